@@ -1,0 +1,328 @@
+// Package changes tells which lines of a buffer changed against the last
+// commit, so that Kody Rules run only over what the developer touched.
+//
+// Load reads a file's baseline, its content at a git revision, by running
+// the git command; Changed diffs a baseline against the buffer's current
+// text. Load costs a few git processes and belongs on open, save and
+// repository changes; Changed is cheap enough for every keystroke.
+package changes
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind says where a file stands with respect to git.
+type Kind int
+
+const (
+	// Tracked: the file exists at the revision; Baseline.Text is its
+	// content there.
+	Tracked Kind = iota
+	// Untracked: the file is in a repository but not at the revision
+	// (new, only staged, deleted from it, or the repository has no commit
+	// yet). Every line counts as changed.
+	Untracked
+	// OutsideRepo: no git repository contains the file.
+	OutsideRepo
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Tracked:
+		return "tracked"
+	case Untracked:
+		return "untracked"
+	case OutsideRepo:
+		return "outside repository"
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Baseline is the content a file is compared against.
+type Baseline struct {
+	Kind Kind
+	// RepoRoot is the real (symlink-free) path of the repository's work
+	// tree; "" outside a repository.
+	RepoRoot string
+	// RelPath is the file's slash-separated path relative to RepoRoot.
+	RelPath string
+	// Text is the file's content at Rev; "" unless Kind is Tracked.
+	Text string
+	// Rev is the full hash of the commit the ref resolved to; "" when the
+	// repository has no commit or there is no repository.
+	Rev string
+}
+
+// ChangedLines returns the lines of current to check: the changed ones for
+// a tracked file, and all of them otherwise. Callers that treat files
+// outside a repository differently check Kind first.
+func (b Baseline) ChangedLines(current string) LineSet {
+	if b.Kind != Tracked {
+		return AllLines()
+	}
+	return Changed(b.Text, current)
+}
+
+// ErrGitNotFound is returned (wrapped) by Load when no git executable is on
+// the PATH.
+var ErrGitNotFound = errors.New("git executable not found in PATH; install git to compare against commits")
+
+// waitDelay bounds how long Load waits for git's output pipes after the
+// context kills it, in case a child process of git keeps them open.
+const waitDelay = 2 * time.Second
+
+// Load finds the git repository containing absPath and reads the file's
+// content at ref ("" means HEAD). The file itself need not exist: a buffer
+// whose file was deleted on disk still has a baseline.
+//
+// It reports Untracked when the repository does not have the file at ref or
+// has no commit yet, and OutsideRepo with an empty Text when no repository
+// contains the file; what to compare against then is the caller's choice.
+// Paths are compared after resolving symbolic links, so a repository under
+// a linked directory (macOS's /var -> /private/var) is handled.
+//
+// Load honours ctx: git is killed when ctx is done and the error wraps
+// ctx.Err(). Without git on the PATH the error wraps ErrGitNotFound.
+func Load(ctx context.Context, absPath, ref string) (Baseline, error) {
+	if ref == "" {
+		ref = "HEAD"
+	}
+	if strings.HasPrefix(ref, "-") || strings.ContainsAny(ref, "\x00\n") {
+		// A ref starting with "-" would be read by git as an option.
+		return Baseline{}, fmt.Errorf("load baseline: invalid ref %q", ref)
+	}
+	if !filepath.IsAbs(absPath) {
+		return Baseline{}, fmt.Errorf("load baseline: path %q is not absolute", absPath)
+	}
+	real, dir, err := realPath(filepath.Clean(absPath))
+	if err != nil {
+		return Baseline{}, fmt.Errorf("load baseline: %w", err)
+	}
+
+	top, ok, err := toplevel(ctx, dir)
+	if err != nil {
+		return Baseline{}, fmt.Errorf("load baseline: %w", err)
+	}
+	if !ok {
+		return Baseline{Kind: OutsideRepo}, nil
+	}
+	rel, err := filepath.Rel(top, real)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return Baseline{}, fmt.Errorf("load baseline: %s is not inside its repository %s", real, top)
+	}
+	b := Baseline{Kind: Untracked, RepoRoot: top, RelPath: filepath.ToSlash(rel)}
+
+	rev, ok, err := resolveRev(ctx, top, ref)
+	if err != nil {
+		return Baseline{}, fmt.Errorf("load baseline: %w", err)
+	}
+	if !ok {
+		// ref does not resolve. That is expected in a repository with no
+		// commit yet, where HEAD points at an unborn branch; any other
+		// unknown ref is the caller's mistake and worth reporting.
+		if _, hasHead, err := resolveRev(ctx, top, "HEAD"); err != nil {
+			return Baseline{}, fmt.Errorf("load baseline: %w", err)
+		} else if hasHead {
+			return Baseline{}, fmt.Errorf("load baseline: unknown revision %q in %s", ref, top)
+		}
+		return b, nil
+	}
+	b.Rev = rev
+
+	text, ok, err := readBlob(ctx, top, rev+":"+b.RelPath)
+	if err != nil {
+		return Baseline{}, fmt.Errorf("load baseline of %s: %w", b.RelPath, err)
+	}
+	if ok {
+		b.Kind, b.Text = Tracked, text
+	}
+	return b, nil
+}
+
+// realPath resolves symbolic links in p. When p does not exist (a buffer
+// whose file was deleted), its nearest existing ancestor is resolved and the
+// rest appended. It also returns the existing directory to run git in.
+func realPath(p string) (real, dir string, err error) {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		st, err := os.Stat(r)
+		if err != nil {
+			return "", "", fmt.Errorf("stat %s: %w", p, err)
+		}
+		if st.IsDir() {
+			return "", "", fmt.Errorf("%s is a directory, not a file", p)
+		}
+		return r, filepath.Dir(r), nil
+	}
+	rest := filepath.Base(p)
+	for parent := filepath.Dir(p); ; parent = filepath.Dir(parent) {
+		r, err := filepath.EvalSymlinks(parent)
+		if err == nil {
+			st, err := os.Stat(r)
+			if err != nil {
+				return "", "", fmt.Errorf("stat %s: %w", parent, err)
+			}
+			if !st.IsDir() {
+				return "", "", fmt.Errorf("%s is not a directory", parent)
+			}
+			return filepath.Join(r, rest), r, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", "", fmt.Errorf("resolve %s: %w", parent, err)
+		}
+		if filepath.Dir(parent) == parent {
+			return "", "", fmt.Errorf("resolve %s: no part of the path exists", p)
+		}
+		rest = filepath.Join(filepath.Base(parent), rest)
+	}
+}
+
+// toplevel returns the real path of the work tree containing dir, and false
+// when dir is in no repository.
+func toplevel(ctx context.Context, dir string) (string, bool, error) {
+	out, stderr, err := git(ctx, dir, nil, "rev-parse", "--show-toplevel")
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && (strings.Contains(stderr, "not a git repository") ||
+			strings.Contains(stderr, "must be run in a work tree")) {
+			// Inside .git or a bare repository there is no work tree
+			// either, so there is nothing to compare with.
+			return "", false, nil
+		}
+		return "", false, gitError("find repository", err, stderr)
+	}
+	top := strings.TrimRight(out, "\r\n")
+	if top == "" {
+		return "", false, nil
+	}
+	real, err := filepath.EvalSymlinks(filepath.FromSlash(top))
+	if err != nil {
+		return "", false, fmt.Errorf("resolve repository root: %w", err)
+	}
+	return real, true, nil
+}
+
+// resolveRev returns the full commit hash ref names in the repository at
+// top, and false when it names none.
+func resolveRev(ctx context.Context, top, ref string) (string, bool, error) {
+	out, stderr, err := git(ctx, top, nil, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() == 1 {
+			return "", false, nil
+		}
+		return "", false, gitError("resolve "+ref, err, stderr)
+	}
+	return strings.TrimSpace(out), true, nil
+}
+
+// readBlob returns the content of a blob named "rev:path", and false when
+// the revision has no file at that path. It uses cat-file's batch mode,
+// which says "missing" on standard output instead of failing with a message
+// that would need parsing, and takes the name on standard input, where
+// spaces and non-ASCII characters need no quoting.
+func readBlob(ctx context.Context, top, name string) (string, bool, error) {
+	if strings.ContainsAny(name, "\n\r") {
+		// Batch mode reads one name per line; such a path cannot be asked
+		// for, and no sane repository tracks one.
+		return "", false, nil
+	}
+	out, stderr, err := git(ctx, top, []byte(name+"\n"), "cat-file", "--batch")
+	if err != nil {
+		return "", false, gitError("read file", err, stderr)
+	}
+	header, body, found := strings.Cut(out, "\n")
+	if !found {
+		return "", false, fmt.Errorf("read file: unexpected git cat-file output %q", out)
+	}
+	// The header is "<hash> <type> <size>", or "<name> missing" when there
+	// is no such object; the name may contain spaces, so look at the end.
+	if strings.HasSuffix(header, " missing") || strings.HasSuffix(header, " ambiguous") {
+		return "", false, nil
+	}
+	fields := strings.Fields(header)
+	if len(fields) != 3 {
+		return "", false, fmt.Errorf("read file: unexpected git cat-file header %q", header)
+	}
+	if fields[1] != "blob" {
+		// A directory (tree) or submodule (commit) at that path: not the
+		// same file, so the buffer counts as new.
+		return "", false, nil
+	}
+	size, err := strconv.Atoi(fields[2])
+	if err != nil || size < 0 || size > len(body) {
+		return "", false, fmt.Errorf("read file: git cat-file header %q does not match its output", header)
+	}
+	return body[:size], true, nil
+}
+
+// git runs a git command in dir and returns its standard output and error.
+// Variables that point git at a particular repository are dropped, so that
+// Load finds the repository from the path even when the server itself runs
+// inside a git hook. Optional locks are disabled so that reading never
+// competes with the developer's own git commands.
+func git(ctx context.Context, dir string, stdin []byte, args ...string) (stdout, stderr string, err error) {
+	if err := ctx.Err(); err != nil {
+		return "", "", err
+	}
+	exe, err := exec.LookPath("git")
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %w", ErrGitNotFound, err)
+	}
+	cmd := exec.CommandContext(ctx, exe, append([]string{"-C", dir}, args...)...)
+	cmd.Env = gitEnv()
+	cmd.WaitDelay = waitDelay
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	if err != nil && ctx.Err() != nil {
+		// The kill's "signal: killed" says less than the context's error.
+		return "", errb.String(), ctx.Err()
+	}
+	return out.String(), errb.String(), err
+}
+
+func gitEnv() []string {
+	env := os.Environ()
+	out := env[:0:0]
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR",
+			"GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE":
+			continue
+		}
+		out = append(out, kv)
+	}
+	// A fixed locale keeps the messages toplevel looks for in English; the
+	// later value wins over any inherited one.
+	return append(out, "LC_ALL=C", "LANGUAGE=", "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
+}
+
+// gitError wraps a failed git command with its first line of stderr, which
+// is where git says what went wrong.
+func gitError(what string, err error, stderr string) error {
+	if errors.Is(err, ErrGitNotFound) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	msg := strings.TrimSpace(stderr)
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	if msg == "" {
+		return fmt.Errorf("%s: git: %w", what, err)
+	}
+	return fmt.Errorf("%s: git: %s: %w", what, msg, err)
+}

@@ -1,0 +1,247 @@
+package changes
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/aymanbagabas/go-udiff/lcs"
+)
+
+// span is a half-open range [start, end) of 0-based line indexes.
+type span struct{ start, end int }
+
+// LineSet is a set of 0-based line indexes, or the set of all lines. The
+// zero value is the empty set. It is kept as sorted, disjoint ranges, so
+// that a typical edit costs a few words however long the file is, and Has
+// is a binary search.
+type LineSet struct {
+	all   bool
+	spans []span
+}
+
+// AllLines returns the set that holds every line, for files with nothing to
+// compare against.
+func AllLines() LineSet { return LineSet{all: true} }
+
+// All reports whether the set holds every line.
+func (s LineSet) All() bool { return s.all }
+
+// Has reports whether line is in the set.
+func (s LineSet) Has(line int) bool {
+	if s.all {
+		return line >= 0
+	}
+	i, _ := slices.BinarySearchFunc(s.spans, line, func(sp span, l int) int {
+		switch {
+		case sp.end <= l:
+			return -1
+		case sp.start > l:
+			return 1
+		}
+		return 0
+	})
+	return i < len(s.spans) && s.spans[i].start <= line && line < s.spans[i].end
+}
+
+// Lines returns the lines of the set in increasing order. For the set of all
+// lines, which has no end, it returns nil: check All first.
+func (s LineSet) Lines() []int {
+	if s.all {
+		return nil
+	}
+	var out []int
+	for _, sp := range s.spans {
+		for l := sp.start; l < sp.end; l++ {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Len returns the number of lines in the set, or -1 for the set of all
+// lines.
+func (s LineSet) Len() int {
+	if s.all {
+		return -1
+	}
+	n := 0
+	for _, sp := range s.spans {
+		n += sp.end - sp.start
+	}
+	return n
+}
+
+// Empty reports whether the set holds no line.
+func (s LineSet) Empty() bool { return !s.all && len(s.spans) == 0 }
+
+// add appends the range [start, end), which must not start before the last
+// range, merging adjacent ranges.
+func (s *LineSet) add(start, end int) {
+	if start >= end {
+		return
+	}
+	if n := len(s.spans); n > 0 && s.spans[n-1].end >= start {
+		s.spans[n-1].end = max(s.spans[n-1].end, end)
+		return
+	}
+	s.spans = append(s.spans, span{start, end})
+}
+
+// Changed returns the lines of current that are added or modified relative
+// to base, as 0-based line indexes of current. Lines that were only deleted
+// leave no trace; a modified line counts as changed.
+//
+// Lines end at "\n", "\r\n" or "\r", as in the Language Server Protocol, and
+// are compared without their terminators: a file whose line endings were
+// converted (by git's autocrlf or an editor) has not changed.
+//
+// Editing a large file usually changes a small block, so the common leading
+// and trailing bytes are skipped first with string comparisons, which run
+// at memory speed, and only the lines in between are split and diffed with
+// go-udiff's line LCS. For very different inputs go-udiff bounds its search
+// and may report a few more changed lines than the minimum; that is safe
+// here, as it only widens what gets checked.
+func Changed(base, current string) LineSet {
+	var set LineSet
+	if base == current {
+		return set
+	}
+
+	// Skip the common head, backed up to the start of a line. A "\r" as
+	// the last common byte might be half of a "\r\n" in one text and a
+	// line end of its own in the other, so the line before it is kept in
+	// the diff too.
+	start := commonPrefixLen(base, current)
+	for start > 0 {
+		j := strings.LastIndexAny(current[:start], "\r\n")
+		if j < 0 {
+			start = 0
+			break
+		}
+		if current[j] == '\r' && j == start-1 {
+			start = j
+			continue
+		}
+		start = j + 1
+		break
+	}
+	firstLine := countLines(current[:start])
+	base, current = base[start:], current[start:]
+
+	// Skip the common tail, moved forward to just after a line terminator
+	// inside it, so that the tail starts a line in both texts.
+	tail := commonSuffixLen(base, current)
+	if tail > 0 {
+		common := current[len(current)-tail:]
+		if k := strings.IndexAny(common, "\r\n"); k < 0 {
+			tail = 0
+		} else {
+			if common[k] == '\r' && k+1 < len(common) && common[k+1] == '\n' {
+				k++
+			}
+			tail -= k + 1
+		}
+	}
+	a := splitLines(base[:len(base)-tail])
+	b := splitLines(current[:len(current)-tail])
+
+	// Lines that differ only in their terminators are equal here, which
+	// the byte comparison above could not see.
+	prefix := 0
+	for prefix < len(a) && prefix < len(b) && a[prefix] == b[prefix] {
+		prefix++
+	}
+	suffix := 0
+	for suffix < len(a)-prefix && suffix < len(b)-prefix && a[len(a)-1-suffix] == b[len(b)-1-suffix] {
+		suffix++
+	}
+	a, b = a[prefix:len(a)-suffix], b[prefix:len(b)-suffix]
+	offset := firstLine + prefix
+
+	switch {
+	case len(b) == 0:
+		// Only deletions (or nothing) remain.
+	case len(a) == 0:
+		set.add(offset, offset+len(b))
+	default:
+		for _, d := range lcs.DiffLines(a, b) {
+			set.add(offset+d.ReplStart, offset+d.ReplEnd)
+		}
+	}
+	return set
+}
+
+// commonPrefixLen returns the length of the longest common prefix of a and
+// b. It compares ever smaller chunks with ==, which the runtime vectorises,
+// instead of walking byte by byte.
+func commonPrefixLen(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for chunk := 4096; chunk >= 1; chunk /= 8 {
+		for i+chunk <= n && a[i:i+chunk] == b[i:i+chunk] {
+			i += chunk
+		}
+	}
+	return i
+}
+
+// commonSuffixLen is commonPrefixLen for the ends of a and b.
+func commonSuffixLen(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for chunk := 4096; chunk >= 1; chunk /= 8 {
+		for i+chunk <= n && a[len(a)-i-chunk:len(a)-i] == b[len(b)-i-chunk:len(b)-i] {
+			i += chunk
+		}
+	}
+	return i
+}
+
+// countLines returns the number of line terminators in s, counting "\r\n"
+// as one.
+func countLines(s string) int {
+	n := strings.Count(s, "\n")
+	if strings.IndexByte(s, '\r') >= 0 {
+		n += strings.Count(s, "\r") - strings.Count(s, "\r\n")
+	}
+	return n
+}
+
+// splitLines returns the lines of text without their terminators. A
+// terminator at the very end does not start another line, so "a\n" and "a"
+// are both one line; line indexes agree with an editor's for every line
+// that has content.
+func splitLines(text string) []string {
+	if text == "" {
+		return nil
+	}
+	lines := make([]string, 0, countLines(text)+1)
+	if strings.IndexByte(text, '\r') < 0 {
+		// The common case needs one test per byte.
+		from := 0
+		for i := 0; i < len(text); i++ {
+			if text[i] == '\n' {
+				lines = append(lines, text[from:i])
+				from = i + 1
+			}
+		}
+		if from < len(text) {
+			lines = append(lines, text[from:])
+		}
+		return lines
+	}
+	for {
+		i := strings.IndexAny(text, "\r\n")
+		if i < 0 {
+			if text != "" {
+				lines = append(lines, text)
+			}
+			return lines
+		}
+		lines = append(lines, text[:i])
+		if text[i] == '\r' && i+1 < len(text) && text[i+1] == '\n' {
+			i++
+		}
+		text = text[i+1:]
+	}
+}

@@ -1,0 +1,250 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// DetectorRegex is the only detector type so far: a regular expression
+// matched against each line.
+const DetectorRegex = "regex"
+
+// Detector finds violations of a rule without a reviewer. Type is
+// DetectorRegex; Pattern is a Go (RE2) regular expression and Flags a set of
+// single-letter flags, of which only "i" (case-insensitive) exists.
+type Detector struct {
+	Type    string
+	Pattern string
+	Flags   string
+
+	re *regexp.Regexp
+}
+
+// NewDetector validates and compiles a detector, so that rules built in code
+// behave exactly like rules read from files.
+func NewDetector(typ, pattern, flags string) (*Detector, error) {
+	typ, err := checkDetectorType(typ)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFlags(flags); err != nil {
+		return nil, err
+	}
+	re, err := compilePattern(pattern, flags)
+	if err != nil {
+		return nil, err
+	}
+	return &Detector{Type: typ, Pattern: pattern, Flags: flags, re: re}, nil
+}
+
+// Regexp returns the compiled pattern, flags applied; nil for a Detector that
+// was not made by NewDetector or Parse.
+func (d *Detector) Regexp() *regexp.Regexp {
+	if d == nil {
+		return nil
+	}
+	return d.re
+}
+
+// matcher returns the compiled pattern, compiling a hand-built Detector on
+// the fly. The result is not stored back so that concurrent Detect calls
+// never write to a shared Rule.
+func (d *Detector) matcher() *regexp.Regexp {
+	if d == nil {
+		return nil
+	}
+	if d.re != nil {
+		return d.re
+	}
+	if _, err := checkDetectorType(d.Type); err != nil {
+		return nil
+	}
+	if checkFlags(d.Flags) != nil {
+		return nil
+	}
+	re, err := compilePattern(d.Pattern, d.Flags)
+	if err != nil {
+		return nil
+	}
+	return re
+}
+
+func checkDetectorType(typ string) (string, error) {
+	t := strings.ToLower(strings.TrimSpace(typ))
+	switch t {
+	case DetectorRegex:
+		return t, nil
+	case "":
+		return "", errors.New(`detector has no "type"; set type: regex`)
+	}
+	return "", fmt.Errorf("unknown detector type %q: only %q is supported", typ, DetectorRegex)
+}
+
+func checkFlags(flags string) error {
+	for _, f := range flags {
+		if f != 'i' {
+			return fmt.Errorf("unknown detector flag %q in %q: only \"i\" (case-insensitive) is supported", f, flags)
+		}
+	}
+	return nil
+}
+
+// compilePattern compiles a detector pattern with its flags. Rule authors
+// often come from PCRE or JavaScript, so when the pattern fails and uses
+// constructs RE2 lacks, the error says so instead of leaving them to decode
+// "invalid or unsupported Perl syntax".
+func compilePattern(pattern, flags string) (*regexp.Regexp, error) {
+	if pattern == "" {
+		return nil, errors.New("detector pattern is empty")
+	}
+	expr := pattern
+	if strings.ContainsRune(flags, 'i') {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		if hint := re2Hint(pattern); hint != "" {
+			return nil, fmt.Errorf("invalid detector pattern: %w; %s", err, hint)
+		}
+		return nil, fmt.Errorf("invalid detector pattern: %w", err)
+	}
+	return re, nil
+}
+
+// re2Hint names the PCRE-only constructs found in a pattern that failed to
+// compile.
+func re2Hint(pattern string) string {
+	var found []string
+	for _, c := range []struct{ syntax, name string }{
+		{"(?=", "lookahead"},
+		{"(?!", "negative lookahead"},
+		{"(?<=", "lookbehind"},
+		{"(?<!", "negative lookbehind"},
+		{"(?>", "atomic groups"},
+		{`\k<`, "named backreferences"},
+	} {
+		if strings.Contains(pattern, c.syntax) {
+			found = append(found, c.name+" "+c.syntax)
+		}
+	}
+	if hasBackreference(pattern) {
+		found = append(found, `backreferences \1`)
+	}
+	if len(found) == 0 {
+		return ""
+	}
+	return "Go regular expressions are RE2 and do not support " + strings.Join(found, ", ") +
+		"; rewrite the pattern without them"
+}
+
+// hasBackreference reports whether the pattern contains \1 to \9 outside of
+// an escaped backslash.
+func hasBackreference(pattern string) bool {
+	for i := 0; i+1 < len(pattern); i++ {
+		if pattern[i] != '\\' {
+			continue
+		}
+		if c := pattern[i+1]; c >= '1' && c <= '9' {
+			return true
+		}
+		i++ // skip the escaped character, so that `\\1` is not taken for one
+	}
+	return false
+}
+
+// Violation is one match of a rule's detector. Line is 0-based; Start and
+// End are byte offsets within the line (End exclusive); Match is the matched
+// text.
+type Violation struct {
+	Rule       *Rule
+	Line       int
+	Start, End int
+	Match      string
+}
+
+// Detect runs the regex detectors of the rules that apply to relPath over
+// the lines of text for which include(line) is true; a nil include means
+// every line. Lines end at "\n", "\r\n" or "\r", as in the Language Server
+// Protocol, so line numbers agree with an editor's. Every non-empty match on
+// a line is reported; empty matches are not, because a pattern such as `x*`
+// would otherwise flag every position of every line. The result is sorted by
+// line, start and rule file.
+func Detect(rules []*Rule, relPath, text string, include func(line int) bool) []Violation {
+	type active struct {
+		rule *Rule
+		re   *regexp.Regexp
+	}
+	var act []active
+	for _, r := range rules {
+		if r == nil || r.Detector == nil || !r.AppliesTo(relPath) {
+			continue
+		}
+		if re := r.Detector.matcher(); re != nil {
+			act = append(act, active{r, re})
+		}
+	}
+	if len(act) == 0 {
+		return nil
+	}
+
+	var out []Violation
+	forEachLine(text, func(n int, line string) {
+		if include != nil && !include(n) {
+			return
+		}
+		first := len(out)
+		for _, a := range act {
+			for _, m := range a.re.FindAllStringIndex(line, -1) {
+				if m[0] == m[1] {
+					continue
+				}
+				out = append(out, Violation{Rule: a.rule, Line: n, Start: m[0], End: m[1], Match: line[m[0]:m[1]]})
+			}
+		}
+		// Lines are visited in order, so sorting each line's matches is
+		// enough to sort the whole result.
+		if len(out)-first > 1 {
+			slices.SortFunc(out[first:], compareViolations)
+		}
+	})
+	return out
+}
+
+func compareViolations(a, b Violation) int {
+	switch {
+	case a.Line != b.Line:
+		return a.Line - b.Line
+	case a.Start != b.Start:
+		return a.Start - b.Start
+	case a.Rule.File != b.Rule.File:
+		return strings.Compare(a.Rule.File, b.Rule.File)
+	case a.End != b.End:
+		return a.End - b.End
+	}
+	return strings.Compare(a.Rule.UUID, b.Rule.UUID)
+}
+
+// forEachLine calls fn with the 0-based index and content of every line of
+// text, without its terminator. A terminator at the very end does not start
+// another line, but an empty text is one empty line, as an editor shows it.
+func forEachLine(text string, fn func(n int, line string)) {
+	n := 0
+	for {
+		i := strings.IndexAny(text, "\r\n")
+		if i < 0 {
+			if text != "" || n == 0 {
+				fn(n, text)
+			}
+			return
+		}
+		fn(n, text[:i])
+		n++
+		if text[i] == '\r' && i+1 < len(text) && text[i+1] == '\n' {
+			i++
+		}
+		text = text[i+1:]
+	}
+}

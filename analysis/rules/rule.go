@@ -1,0 +1,202 @@
+// Package rules models a Kody Rule, loads a workspace's rule files from
+// .kody/rules/**/*.md and runs the rules' local regex detectors over text.
+//
+// A rule file is YAML front matter between a first line "---" and a closing
+// "---" line, followed by a Markdown body with "## Instructions" and
+// "## Examples" sections. Broken files are reported as *LoadError values
+// that carry the line and column to fix, so that an editor can show them as
+// diagnostics on the rule file itself.
+package rules
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Severity says how serious a violation of a rule is.
+type Severity string
+
+// The severities a rule may declare, from the most to the least serious.
+const (
+	SeverityCritical Severity = "critical"
+	SeverityHigh     Severity = "high"
+	SeverityMedium   Severity = "medium"
+	SeverityLow      Severity = "low"
+)
+
+// ParseSeverity returns the severity named by s, ignoring case and
+// surrounding spaces, and false when s names none.
+func ParseSeverity(s string) (Severity, bool) {
+	switch sev := Severity(strings.ToLower(strings.TrimSpace(s))); sev {
+	case SeverityCritical, SeverityHigh, SeverityMedium, SeverityLow:
+		return sev, true
+	}
+	return "", false
+}
+
+// Scope says what a rule looks at: a single file, or a whole pull request.
+type Scope string
+
+// The scopes a rule may declare.
+const (
+	ScopeFile        Scope = "file"
+	ScopePullRequest Scope = "pull_request"
+)
+
+// Example is one example of a rule's Markdown body. Kind is "bad" or "good"
+// when the example sits under a "### Bad example" or "### Good example"
+// heading and "" otherwise. Code is the content of one code fence and
+// Language its info string; Text is the prose around it in the same
+// sub-section.
+type Example struct {
+	Kind     string
+	Language string
+	Code     string
+	Text     string
+}
+
+// Rule is one Kody Rule as read from a rule file.
+type Rule struct {
+	// UUID identifies the rule. When the file declares none, it is derived
+	// from the file's path ("path:" followed by File) so that it stays
+	// stable across reloads.
+	UUID     string
+	Title    string
+	Severity Severity
+	// Paths are doublestar globs relative to the workspace root; a pattern
+	// starting with "!" excludes. Empty means every file.
+	Paths     []string
+	Scope     Scope
+	Enabled   bool
+	Languages []string
+
+	// Instructions is the text of the "## Instructions" section, or the
+	// whole body without its examples when that heading is missing.
+	Instructions string
+	Examples     []Example
+	// Body is the Markdown after the front matter, trimmed.
+	Body string
+	// BodyLine is the 1-based line of the file on which the body starts.
+	BodyLine int
+
+	// File is the workspace-relative, slash-separated path of the rule file.
+	File string
+
+	// Detector finds violations locally; nil when the rule has none and can
+	// only be checked by a reviewer.
+	Detector *Detector
+
+	// uuidLine is the line of the uuid key, kept to point at it when two
+	// files declare the same uuid.
+	uuidLine, uuidColumn int
+}
+
+// AppliesTo reports whether the rule checks the file at relPath (relative to
+// the workspace root): the rule must be enabled, have file scope, and its
+// path globs must match. A file matches when no positive pattern is given or
+// one of them matches, and no "!" pattern matches.
+func (r *Rule) AppliesTo(relPath string) bool {
+	if r == nil || !r.Enabled || r.Scope != ScopeFile {
+		return false
+	}
+	return matchPaths(r.Paths, normalizeRelPath(relPath))
+}
+
+// AppliesToLanguage reports whether the rule is meant for documents of the
+// given language identifier (as an editor names it, such as "go"). A rule
+// that lists no languages applies to all of them.
+func (r *Rule) AppliesToLanguage(languageID string) bool {
+	if r == nil {
+		return false
+	}
+	if len(r.Languages) == 0 {
+		return true
+	}
+	for _, l := range r.Languages {
+		if strings.EqualFold(l, languageID) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchPaths applies include and "!" exclude patterns to a clean,
+// slash-separated relative path. The patterns were validated when the rule
+// was parsed, so a match error cannot happen for rules from Parse; a pattern
+// that is invalid anyway simply does not match.
+func matchPaths(patterns []string, rel string) bool {
+	included, hasPositive := false, false
+	for _, p := range patterns {
+		if neg, ok := strings.CutPrefix(p, "!"); ok {
+			if m, err := doublestar.Match(neg, rel); err == nil && m {
+				return false
+			}
+			continue
+		}
+		hasPositive = true
+		if !included {
+			if m, err := doublestar.Match(p, rel); err == nil && m {
+				included = true
+			}
+		}
+	}
+	return included || !hasPositive
+}
+
+// normalizeRelPath turns an OS-specific or "./"-prefixed relative path into
+// the clean slash-separated form the globs are written against.
+func normalizeRelPath(p string) string {
+	p = path.Clean(filepath.ToSlash(p))
+	return strings.TrimPrefix(p, "./")
+}
+
+// normalizePattern strips what a rule author may reasonably write but the
+// glob matcher would not understand: a leading "./" or "/", since patterns
+// are always relative to the workspace root.
+func normalizePattern(p string) string {
+	neg := strings.HasPrefix(p, "!")
+	if neg {
+		p = p[1:]
+	}
+	p = strings.TrimSpace(p)
+	for {
+		switch {
+		case strings.HasPrefix(p, "./"):
+			p = p[2:]
+			continue
+		case strings.HasPrefix(p, "/"):
+			p = p[1:]
+			continue
+		}
+		break
+	}
+	if neg {
+		return "!" + p
+	}
+	return p
+}
+
+// LoadError is a rule file that could not be loaded. Line and Column are
+// 1-based positions inside the file where known (0 when the problem concerns
+// the file as a whole, such as its size); Msg says what to fix.
+type LoadError struct {
+	File         string
+	Line, Column int
+	Msg          string
+}
+
+// Error formats the problem as "file:line:col: msg", the form editors and
+// terminals turn into links. The position is left out when it is unknown.
+func (e *LoadError) Error() string {
+	switch {
+	case e.Line <= 0:
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	case e.Column <= 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
+}

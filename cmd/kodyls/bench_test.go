@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/kodustech/kodyls/lsp/lsptest"
+)
+
+// BenchmarkStartupToInitialize measures process start to the initialize
+// reply through the real binary.
+func BenchmarkStartupToInitialize(b *testing.B) {
+	bin := lsptest.BuildBinary(b)
+	repo := workspace(b)
+	env := testEnv(b)
+	var total time.Duration
+	samples := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(bin, "serve")
+		cmd.Env, cmd.Dir = env, repo.Dir
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		begin := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		raw := lsptest.NewRaw(b, stdin, stdout)
+		raw.Request(1, "initialize", map[string]any{"rootUri": "file://" + repo.Dir, "capabilities": map[string]any{}})
+		raw.Response("1")
+		d := time.Since(begin)
+		total += d
+		samples = append(samples, d)
+		raw.Notify("exit", nil)
+		_ = cmd.Wait()
+	}
+	b.ReportMetric(float64(median(samples).Microseconds())/1000, "ms-median")
+}
+
+// BenchmarkDidChangeToDiagnostics5000Lines measures, through the real
+// binary, the time from sending a didChange that adds or removes a rule
+// violation in a 5,000-line file to receiving its publishDiagnostics.
+func BenchmarkDidChangeToDiagnostics5000Lines(b *testing.B) {
+	repo := workspace(b)
+	var sb strings.Builder
+	sb.WriteString("package main\n\n")
+	for i := 0; i < 4998; i++ {
+		fmt.Fprintf(&sb, "var v%d = fmt.Sprint(%d) // ordinary line\n", i, i)
+	}
+	repo.Write(map[string]string{"big.go": sb.String()})
+	repo.Commit("big file")
+	s := lsptest.StartBinary(b, lsptest.BuildBinary(b), repo.Dir, testEnv(b))
+	s.Initialize(lsptest.InitOptions{})
+	s.OpenFile("big.go")
+	time.Sleep(200 * time.Millisecond) // baseline loaded
+	samples := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		line := uint32(2500)
+		begin := time.Now()
+		if i%2 == 0 {
+			s.Insert("big.go", protocol.Position{Line: line, Character: 0}, "var _ = fmt.Println(1)\n")
+			s.AwaitDiagnostics("big.go", lsptest.HasCodeOnLine(printlnRule, line))
+		} else {
+			s.EditBuffer("big.go", lsptest.Edit{Range: protocol.Range{Start: protocol.Position{Line: line}, End: protocol.Position{Line: line + 1}}, Text: ""})
+			s.AwaitDiagnostics("big.go", lsptest.Empty)
+		}
+		samples = append(samples, time.Since(begin))
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(median(samples).Microseconds())/1000, "ms-median")
+	s.Shutdown()
+}
+
+// BenchmarkRSSAfter200Files opens 200 files of 300 lines through the real
+// binary and reports the server's resident set size.
+func BenchmarkRSSAfter200Files(b *testing.B) {
+	repo := workspace(b)
+	files := map[string]string{}
+	for f := 0; f < 200; f++ {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "package p%d\n\n", f)
+		for i := 0; i < 300; i++ {
+			fmt.Fprintf(&sb, "func f%d() string { return fmt.Sprint(%d) }\n", i, i)
+		}
+		files[fmt.Sprintf("pkg%d/file.go", f)] = sb.String()
+	}
+	repo.Write(files)
+	repo.Commit("many files")
+	var rss float64
+	for i := 0; i < b.N; i++ {
+		s := lsptest.StartBinary(b, lsptest.BuildBinary(b), repo.Dir, testEnv(b))
+		s.Initialize(lsptest.InitOptions{})
+		for f := 0; f < 200; f++ {
+			name := fmt.Sprintf("pkg%d/file.go", f)
+			s.OpenFile(name)
+			s.Insert(name, protocol.Position{Line: 2, Character: 0}, "var _ = fmt.Println(0)\n")
+		}
+		for f := 0; f < 200; f++ {
+			s.AwaitDiagnostics(fmt.Sprintf("pkg%d/file.go", f), lsptest.Count(1))
+		}
+		rss = residentMB(b, s.Process.Pid)
+		s.Shutdown()
+	}
+	b.ReportMetric(rss, "MB-rss")
+}
+
+func residentMB(b *testing.B, pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Skipf("no /proc: %v", err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			kb, _ := strconv.Atoi(strings.Fields(line)[1])
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
+func median(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/kodustech/kodyls/analysis/rules"
+	"github.com/kodustech/kodyls/index"
+	"github.com/kodustech/kodyls/lsp/settings"
+)
+
+// doctor prints how kodyls resolved its configuration for a workspace and
+// exits 1 when something needs fixing, saying what to do.
+func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	wsFlag := fs.String("workspace", "", "workspace to check (default: the current directory)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ws := *wsFlag
+	if ws == "" {
+		ws, _ = os.Getwd()
+	}
+	var problems []string
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, a...)) }
+
+	row("kodyls", "%s", currentVersion())
+
+	abs, err := filepath.Abs(ws)
+	if st, serr := os.Stat(abs); err != nil || serr != nil || !st.IsDir() {
+		row("workspace", "%s (not a directory)", ws)
+		problems = append(problems, fmt.Sprintf("workspace %q is not a directory: pass --workspace DIR", ws))
+	} else {
+		row("workspace", "%s", abs)
+	}
+
+	gitPath, gerr := exec.LookPath("git")
+	if gerr != nil {
+		row("git", "not found")
+		problems = append(problems, "git is not on PATH: kodyls compares buffers with the last commit; install git")
+	} else {
+		out, _ := exec.CommandContext(ctx, gitPath, "--version").Output()
+		row("git", "%s (%s)", gitPath, strings.TrimSpace(string(out)))
+		top, terr := exec.CommandContext(ctx, gitPath, "-C", abs, "rev-parse", "--show-toplevel").Output()
+		if terr != nil {
+			row("repository", "none (files are compared with their content when opened)")
+		} else {
+			head, herr := exec.CommandContext(ctx, gitPath, "-C", abs, "rev-parse", "--short", "HEAD").Output()
+			h := strings.TrimSpace(string(head))
+			if herr != nil {
+				h = "no commits yet (every file counts as changed)"
+			}
+			row("repository", "%s (HEAD %s)", strings.TrimSpace(string(top)), h)
+		}
+	}
+
+	dir, source, derr := index.DataDir(os.Getenv)
+	if derr != nil {
+		row("data dir", "unresolved")
+		problems = append(problems, fmt.Sprintf("no data directory: %v; set KODYLS_DATA_DIR", derr))
+	} else {
+		row("data dir", "%s (from %s)", dir, source)
+		if st, err := index.OpenStore(ctx, dir); err != nil {
+			row("store", "error")
+			problems = append(problems, fmt.Sprintf("local store: %v", err))
+		} else {
+			v, _ := st.SchemaVersion(ctx)
+			wss, _ := st.Workspaces(ctx)
+			row("store", "%s (schema v%d, %d workspaces seen)", st.Path(), v, len(wss))
+			if x, err := index.OpenSearch(st, dir); err != nil {
+				row("error index", "error")
+				problems = append(problems, fmt.Sprintf("error index: %v", err))
+			} else if n, err := x.Count(ctx); err != nil {
+				row("error index", "%s (%v)", x.Path(), err)
+			} else {
+				pending, _ := x.Pending(ctx)
+				row("error index", "%s (%d documents, %d queued)", x.Path(), n, pending)
+			}
+			_ = st.Close()
+		}
+	}
+
+	rs, errs := rules.LoadDir(ctx, abs)
+	row("kody rules", "%d loaded from %s, %d broken", len(rs), filepath.Join(abs, ".kody", "rules"), len(errs))
+	for _, r := range rs {
+		det := "no local detector (checked by the LLM)"
+		if r.Detector != nil {
+			det = "regex detector"
+		}
+		state := ""
+		if !r.Enabled {
+			state = ", disabled"
+		}
+		row("", "%s  %s [%s, %s%s]", r.File, r.Title, r.Severity, det, state)
+	}
+	for _, le := range errs {
+		row("", "BROKEN %s", le.Error())
+		problems = append(problems, fmt.Sprintf("rule file %s:%d: %s", le.File, le.Line, le.Msg))
+	}
+
+	res := settings.Resolve(os.Getenv, nil, nil)
+	cfg := res.Settings.Redacted()
+	if cfg.LLMConfigured() {
+		model := cfg.LLM.Model
+		if model == "" {
+			model = "(server default)"
+		}
+		key := "none (fine for local endpoints)"
+		if cfg.LLM.APIKey != "" {
+			key = "set"
+		}
+		row("llm", "%s model %s, API key %s (from %s)", cfg.LLM.BaseURL, model, key, res.Origin["llm.baseUrl"])
+	} else {
+		row("llm", "not configured: local rules, error parsing and history work offline; set KODYLS_LLM_BASE_URL (e.g. http://localhost:11434/v1) to enable AI review")
+	}
+	row("settings", "review.trigger=%s rules.scope=%s baseRef=%s", cfg.Review.Trigger, cfg.Rules.Scope, cfg.BaseRef)
+	levels := make([]string, 0, len(cfg.Severity))
+	for k, v := range cfg.Severity {
+		levels = append(levels, k+"→"+v)
+	}
+	sort.Strings(levels)
+	row("severity", "%s", strings.Join(levels, " "))
+	row("", "editor settings (initializationOptions, workspace/configuration \"kodyls\") override these per session")
+	problems = append(problems, res.Problems...)
+	_ = tw.Flush()
+
+	if len(problems) > 0 {
+		fmt.Fprintf(stdout, "\n%d problem(s):\n", len(problems))
+		for _, p := range problems {
+			fmt.Fprintf(stdout, "  - %s\n", p)
+		}
+		return 1
+	}
+	fmt.Fprintln(stdout, "\nno problems found")
+	return 0
+}

@@ -1,0 +1,122 @@
+// Command kodyls is the kodyls language server and its command-line tools:
+// AI code review and build-error explanation for any LSP editor.
+//
+//	kodyls [serve]   speak LSP on stdin/stdout (the default)
+//	kodyls doctor    show how configuration was resolved and what is wrong
+//	kodyls version   print the version
+//
+// Logs go to stderr or --log-file, never to stdout, which is the protocol
+// channel.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…"; otherwise
+// the module version recorded by the Go toolchain is used.
+var version = ""
+
+func currentVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+const usage = `kodyls: AI code review and build-error explanation in your editor
+
+Usage:
+  kodyls [global flags] [command] [command flags]
+
+Commands:
+  serve     speak the Language Server Protocol on stdin/stdout (default)
+  doctor    print how configuration was resolved; exit 1 if something is wrong
+  version   print the version
+
+Global flags:
+  --log-file PATH    append logs to PATH instead of stderr
+  --log-level LEVEL  debug, info, warn or error (default info)
+
+Environment:
+  KODYLS_LLM_BASE_URL, KODYLS_LLM_API_KEY, KODYLS_LLM_MODEL   the OpenAI-compatible endpoint
+  (OPENAI_BASE_URL and OPENAI_API_KEY are used when the KODYLS_ ones are unset)
+  KODYLS_DATA_DIR    where the history and index live (default $XDG_DATA_HOME/kodyls)
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it returns the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	global := flag.NewFlagSet("kodyls", flag.ContinueOnError)
+	global.SetOutput(stderr)
+	global.Usage = func() { fmt.Fprint(stderr, usage) }
+	logFile := global.String("log-file", "", "append logs to this file instead of stderr")
+	logLevel := global.String("log-level", "info", "debug, info, warn or error")
+	if err := global.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	logger, closeLog, err := newLogger(*logFile, *logLevel, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "kodyls: %v\n", err)
+		return 2
+	}
+	defer closeLog()
+
+	rest := global.Args()
+	cmd := "serve"
+	if len(rest) > 0 {
+		cmd, rest = rest[0], rest[1:]
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch cmd {
+	case "serve":
+		return serve(ctx, rest, stdin, stdout, logger, stderr)
+	case "doctor":
+		return doctor(ctx, rest, stdout, stderr)
+	case "version":
+		fmt.Fprintf(stdout, "kodyls %s\n", currentVersion())
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "kodyls: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+}
+
+func newLogger(path, level string, stderr io.Writer) (*slog.Logger, func(), error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(strings.ToLower(level))); err != nil {
+		return nil, nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	out, closeFn := stderr, func() {}
+	if path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--log-file: %w", err)
+		}
+		out, closeFn = f, func() { _ = f.Close() }
+	}
+	return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: lv})), closeFn, nil
+}

@@ -1,0 +1,83 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are applied in order; migration i brings the schema from
+// user_version i to i+1. Never edit a released migration: append a new one,
+// because databases in the field have already run the old ones.
+var migrations = [][]string{
+	// v1: the tables every later feature builds on.
+	{
+		`CREATE TABLE meta (
+			key   TEXT PRIMARY KEY,
+			value TEXT NOT NULL
+		)`,
+		// Times are unix milliseconds: sortable, compact and unambiguous
+		// about time zones.
+		`CREATE TABLE workspaces (
+			path       TEXT PRIMARY KEY,
+			first_seen INTEGER NOT NULL,
+			last_seen  INTEGER NOT NULL,
+			opens      INTEGER NOT NULL DEFAULT 0
+		)`,
+		// index_queue parks search-index writes that could not get the bleve
+		// lock. AUTOINCREMENT keeps ids strictly increasing even after the
+		// queue is emptied, which the flush relies on to apply entries in
+		// order and to delete exactly what it applied. op is 'index' (body is
+		// the JSON object of fields) or 'delete' (body is NULL).
+		`CREATE TABLE index_queue (
+			id        INTEGER PRIMARY KEY AUTOINCREMENT,
+			doc_id    TEXT NOT NULL,
+			op        TEXT NOT NULL DEFAULT 'index' CHECK (op IN ('index', 'delete')),
+			body      TEXT,
+			queued_at INTEGER NOT NULL
+		)`,
+	},
+}
+
+// LatestSchemaVersion is the user_version this binary migrates to.
+var LatestSchemaVersion = len(migrations)
+
+// migrate applies pending migrations, each in its own IMMEDIATE transaction.
+// The version is re-read inside every transaction, so two processes that
+// start together serialise on the write lock and the second one finds the
+// work already done.
+func (s *Store) migrate(ctx context.Context) error {
+	for {
+		done := false
+		err := s.Write(ctx, func(tx *sql.Tx) error {
+			var v int
+			if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+				return fmt.Errorf("read schema version: %w", err)
+			}
+			switch {
+			case v > len(migrations):
+				return fmt.Errorf("%w (database %s has schema v%d, this kodyls knows up to v%d)",
+					ErrNewerSchema, s.path, v, len(migrations))
+			case v == len(migrations):
+				done = true
+				return nil
+			}
+			for _, stmt := range migrations[v] {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return fmt.Errorf("migration v%d: %w", v+1, err)
+				}
+			}
+			// PRAGMA cannot take a bound parameter; v is an int we control.
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
+				return fmt.Errorf("migration v%d: set version: %w", v+1, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("migrate %s: %w", s.path, err)
+		}
+		if done {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,538 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/regexp"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// IndexDir is the name of the bleve index inside the data directory.
+const IndexDir = "errors.bleve"
+
+// Timing of the bleve lock. Scorch holds an exclusive flock on root.bolt for
+// as long as the index is open, and bbolt polls that flock every 50ms until
+// its Timeout (which scorch takes from the runtime config key
+// "bolt_timeout"). A short per-attempt timeout lets us check ctx between
+// attempts; the total wait bounds how long a caller can be held up by
+// another process.
+const (
+	defaultLockWait    = 2 * time.Second
+	defaultLockAttempt = 250 * time.Millisecond
+	// queueReserve is kept back from a ctx deadline so that, after giving up
+	// on the lock, there is still time to park the docs in sqlite.
+	queueReserve = 250 * time.Millisecond
+	// flushChunk bounds one batch of queued entries, so a long backlog does
+	// not build one huge in-memory batch.
+	flushChunk = 500
+	// analyzerName is the analyzer every text field uses (see newMapping).
+	analyzerName = "kodyls_error"
+)
+
+// ErrBusy means the search index was held by another process for longer
+// than the wait. Search returns it; Index and Delete park their work in the
+// queue instead.
+var ErrBusy = errors.New("search index is busy: another kodyls process is using it")
+
+// Doc is one document of the search index. Fields are free text, for example
+// "message", "code", "language", "template" and "root_cause".
+type Doc struct {
+	ID     string
+	Fields map[string]string
+}
+
+// Hit is one search result with its relevance score and stored fields.
+type Hit struct {
+	ID     string
+	Score  float64
+	Fields map[string]string
+}
+
+// Search is the bleve index at <dir>/errors.bleve. It does not hold the
+// index open between operations: each operation opens it with a short lock
+// timeout, works and closes it, so other kodyls processes can use it too.
+// Operations of one Search are serialised, because a second open from the
+// same process would conflict on the same flock.
+type Search struct {
+	store *Store
+	dir   string
+	path  string
+
+	// lockWait and lockAttempt are fields rather than constants so tests
+	// can shorten them.
+	lockWait    time.Duration
+	lockAttempt time.Duration
+
+	mu sync.Mutex
+}
+
+// OpenSearch prepares the index in dir, creating it if it does not exist.
+// The queue of writes that could not reach the index lives in store.
+func OpenSearch(store *Store, dir string) (*Search, error) {
+	if store == nil {
+		return nil, errors.New("open search index: nil store")
+	}
+	x := &Search{
+		store:       store,
+		dir:         dir,
+		path:        filepath.Join(dir, IndexDir),
+		lockWait:    defaultLockWait,
+		lockAttempt: defaultLockAttempt,
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("open search index: create data dir %s: %w", dir, err)
+	}
+	if err := x.ensure(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// Path is the directory of the bleve index.
+func (x *Search) Path() string { return x.path }
+
+// ensure creates the index if it is missing. It builds the index in a
+// private temporary directory and renames it into place, because two
+// processes running bleve.New on the same path at once would interleave
+// their files. rename(2) of a directory onto a non-empty directory fails, so
+// exactly one process wins and the others use its index.
+func (x *Search) ensure() error {
+	meta := filepath.Join(x.path, "index_meta.json")
+	if _, err := os.Stat(meta); err == nil {
+		return nil
+	}
+	if _, err := os.Stat(x.path); err == nil {
+		if entries, _ := os.ReadDir(x.path); len(entries) > 0 {
+			return fmt.Errorf("search index %s is incomplete (no index_meta.json); remove that directory and kodyls will create a new index", x.path)
+		}
+	}
+	x.removeStaleTemps()
+
+	tmp, err := os.MkdirTemp(x.dir, IndexDir+".tmp-")
+	if err != nil {
+		return fmt.Errorf("create search index: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	build := filepath.Join(tmp, "index")
+	m, err := newMapping()
+	if err != nil {
+		return fmt.Errorf("create search index: %w", err)
+	}
+	idx, err := bleve.NewUsing(build, m, scorch.Name, scorch.Name, nil)
+	if err != nil {
+		return fmt.Errorf("create search index: %w", err)
+	}
+	if err := idx.Close(); err != nil {
+		return fmt.Errorf("create search index: %w", err)
+	}
+	if err := os.Rename(build, x.path); err != nil {
+		if _, statErr := os.Stat(meta); statErr == nil {
+			// Another process created the index first; use theirs.
+			return nil
+		}
+		return fmt.Errorf("create search index %s: %w", x.path, err)
+	}
+	return nil
+}
+
+// removeStaleTemps deletes build directories left behind by a process that
+// died while creating the index. Only old ones are removed, so that a build
+// in progress in another process is left alone.
+func (x *Search) removeStaleTemps() {
+	matches, _ := filepath.Glob(filepath.Join(x.dir, IndexDir+".tmp-*"))
+	for _, m := range matches {
+		if fi, err := os.Stat(m); err == nil && time.Since(fi.ModTime()) > time.Hour {
+			_ = os.RemoveAll(m)
+		}
+	}
+}
+
+// newMapping is the mapping of a new index. Every field is dynamic text,
+// stored and included in the composite "_all" field, so a match query
+// without a field searches all of them. The analyzer splits on anything that
+// is not a letter, digit or underscore: the standard (UAX#29) tokenizer
+// would keep "foo.Bar" as one token, so a search for "Bar" would miss it.
+func newMapping() (*mapping.IndexMappingImpl, error) {
+	m := bleve.NewIndexMapping()
+	if err := m.AddCustomTokenizer("kodyls_word", map[string]interface{}{
+		"type":   regexp.Name,
+		"regexp": `[\p{L}\p{N}_]+`,
+	}); err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	if err := m.AddCustomAnalyzer(analyzerName, map[string]interface{}{
+		"type":          custom.Name,
+		"tokenizer":     "kodyls_word",
+		"token_filters": []string{lowercase.Name},
+	}); err != nil {
+		return nil, fmt.Errorf("analyzer: %w", err)
+	}
+	m.DefaultAnalyzer = analyzerName
+	return m, nil
+}
+
+// op is one pending change to the index, either from a caller or from the
+// queue.
+type op struct {
+	id     string
+	fields map[string]string // nil for a delete
+	delete bool
+}
+
+// Index adds or replaces docs in one batch. If the index stays busy for the
+// whole wait, the docs are parked in the sqlite queue and nil is returned:
+// the next process to open the index applies them.
+func (x *Search) Index(ctx context.Context, docs []Doc) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	ops := make([]op, len(docs))
+	for i, d := range docs {
+		if d.ID == "" {
+			return fmt.Errorf("index: document %d has an empty ID", i)
+		}
+		f := d.Fields
+		if f == nil {
+			f = map[string]string{}
+		}
+		ops[i] = op{id: d.ID, fields: f}
+	}
+	return x.write(ctx, "index", ops)
+}
+
+// Delete removes documents by ID. Like Index, it queues the deletes if the
+// index is busy, so that a deleted document cannot come back.
+func (x *Search) Delete(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	ops := make([]op, len(ids))
+	for i, id := range ids {
+		if id == "" {
+			return fmt.Errorf("delete: ID %d is empty", i)
+		}
+		ops[i] = op{id: id, delete: true}
+	}
+	return x.write(ctx, "delete", ops)
+}
+
+func (x *Search) write(ctx context.Context, what string, ops []op) error {
+	err := x.with(ctx, func(idx bleve.Index) error {
+		return applyOps(idx, ops)
+	})
+	if errors.Is(err, ErrBusy) && ctx.Err() == nil {
+		if qerr := x.enqueue(ctx, ops); qerr != nil {
+			return fmt.Errorf("%s: index busy and queueing failed: %w", what, qerr)
+		}
+		slog.Debug("search index busy, queued", "op", what, "docs", len(ops), "path", x.path)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// Search runs a match query for text over all fields and returns the top k
+// hits (k <= 0 means 10) with their stored fields. text is analysed, never
+// parsed as query syntax, so raw compiler output is safe to pass. If the
+// index stays busy for the whole wait it returns an error wrapping ErrBusy.
+func (x *Search) Search(ctx context.Context, text string, k int) ([]Hit, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	if k <= 0 {
+		k = 10
+	}
+	var hits []Hit
+	err := x.with(ctx, func(idx bleve.Index) error {
+		q := bleve.NewMatchQuery(text)
+		req := bleve.NewSearchRequestOptions(q, k, 0, false)
+		req.Fields = []string{"*"}
+		res, err := idx.SearchInContext(ctx, req)
+		if err != nil {
+			return err
+		}
+		hits = make([]Hit, 0, len(res.Hits))
+		for _, h := range res.Hits {
+			f := make(map[string]string, len(h.Fields))
+			for name, v := range h.Fields {
+				f[name] = fieldString(v)
+			}
+			hits = append(hits, Hit{ID: h.ID, Score: h.Score, Fields: f})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	return hits, nil
+}
+
+// fieldString turns a stored field back into text. Fields are indexed as
+// single strings, but bleve returns a slice if a name repeats.
+func fieldString(v interface{}) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case []interface{}:
+		parts := make([]string, len(t))
+		for i, p := range t {
+			parts[i] = fmt.Sprint(p)
+		}
+		return strings.Join(parts, "\n")
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// Count returns the number of documents in the index, after applying the
+// queue.
+func (x *Search) Count(ctx context.Context) (uint64, error) {
+	var n uint64
+	err := x.with(ctx, func(idx bleve.Index) error {
+		var err error
+		n, err = idx.DocCount()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("count: %w", err)
+	}
+	return n, nil
+}
+
+// Pending returns how many queued changes are waiting for the index.
+func (x *Search) Pending(ctx context.Context) (int, error) {
+	var n int
+	if err := x.store.Reader().QueryRowContext(ctx, "SELECT count(*) FROM index_queue").Scan(&n); err != nil {
+		return 0, fmt.Errorf("pending: %w", err)
+	}
+	return n, nil
+}
+
+// Flush applies queued changes if the index can be opened. It is what every
+// other operation does first; it exists on its own for idle-time callers.
+func (x *Search) Flush(ctx context.Context) error {
+	if err := x.with(ctx, func(bleve.Index) error { return nil }); err != nil {
+		return fmt.Errorf("flush: %w", err)
+	}
+	return nil
+}
+
+// with opens the index, applies the queue, runs fn and closes the index.
+// The queue is applied before fn so that changes parked earlier can never
+// overwrite the newer ones fn makes.
+func (x *Search) with(ctx context.Context, fn func(idx bleve.Index) error) (err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	idx, err := x.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := idx.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close search index: %w", cerr)
+		}
+	}()
+	if err := x.flush(ctx, idx); err != nil {
+		return err
+	}
+	return fn(idx)
+}
+
+// open opens the index, retrying while another process holds its lock, for
+// at most lockWait (less if ctx has an earlier deadline).
+func (x *Search) open(ctx context.Context) (bleve.Index, error) {
+	start := time.Now()
+	deadline := start.Add(x.lockWait)
+	if d, ok := ctx.Deadline(); ok && d.Add(-queueReserve).Before(deadline) {
+		deadline = d.Add(-queueReserve)
+	}
+	recreated := false
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("open search index: %w", err)
+		}
+		// bolt_timeout must never be 0: bbolt reads 0 as "wait forever".
+		attempt := min(x.lockAttempt, time.Until(deadline))
+		attempt = max(attempt, time.Millisecond)
+		idx, err := bleve.OpenUsing(x.path, map[string]interface{}{
+			"bolt_timeout": attempt.String(),
+		})
+		if err == nil {
+			return idx, nil
+		}
+		switch {
+		case errors.Is(err, bolterrors.ErrTimeout):
+			// Held by another process (or another Search in this one).
+		case errors.Is(err, bleve.ErrorIndexPathDoesNotExist) && !recreated:
+			// Someone removed the index, for example to rebuild it; make a
+			// fresh one rather than failing every operation from now on.
+			recreated = true
+			if err := x.ensure(); err != nil {
+				return nil, err
+			}
+			continue
+		default:
+			return nil, fmt.Errorf("open search index %s: %w", x.path, err)
+		}
+		if !time.Now().Before(deadline) {
+			return nil, fmt.Errorf("%w (%s held for more than %s); try again shortly",
+				ErrBusy, x.path, time.Since(start).Round(time.Millisecond))
+		}
+		if err := sleepCtx(ctx, time.Duration(5+rand.IntN(20))*time.Millisecond); err != nil {
+			return nil, fmt.Errorf("open search index: %w", err)
+		}
+	}
+}
+
+// applyOps writes ops to idx as one batch. Later ops for the same ID win, as
+// bleve applies a batch in order.
+func applyOps(idx bleve.Index, ops []op) error {
+	b := idx.NewBatch()
+	for _, o := range ops {
+		if o.delete {
+			b.Delete(o.id)
+			continue
+		}
+		doc := make(map[string]interface{}, len(o.fields))
+		for k, v := range o.fields {
+			doc[k] = v
+		}
+		if err := b.Index(o.id, doc); err != nil {
+			return fmt.Errorf("document %q: %w", o.id, err)
+		}
+	}
+	if err := idx.Batch(b); err != nil {
+		return fmt.Errorf("batch: %w", err)
+	}
+	return nil
+}
+
+// enqueue parks ops in index_queue in one transaction.
+func (x *Search) enqueue(ctx context.Context, ops []op) error {
+	now := time.Now().UnixMilli()
+	bodies := make([]sql.NullString, len(ops))
+	for i, o := range ops {
+		if o.delete {
+			continue
+		}
+		b, err := json.Marshal(o.fields)
+		if err != nil {
+			return fmt.Errorf("encode document %q: %w", o.id, err)
+		}
+		bodies[i] = sql.NullString{String: string(b), Valid: true}
+	}
+	return x.store.Write(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx,
+			`INSERT INTO index_queue (doc_id, op, body, queued_at) VALUES (?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i, o := range ops {
+			kind := "index"
+			if o.delete {
+				kind = "delete"
+			}
+			if _, err := stmt.ExecContext(ctx, o.id, kind, bodies[i], now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// flush applies the queue to idx in id order and deletes what it applied.
+// It must run while idx is open, because holding the index lock is what
+// stops two processes from applying the same entries at once. If kodyls
+// dies between the batch and the delete, the entries are applied again next
+// time, which is harmless: indexing and deleting by ID are idempotent.
+func (x *Search) flush(ctx context.Context, idx bleve.Index) error {
+	var last int64
+	total := 0
+	for {
+		ops, maxID, err := x.readQueue(ctx, last)
+		if err != nil {
+			return err
+		}
+		if maxID == last {
+			break
+		}
+		if len(ops) > 0 {
+			if err := applyOps(idx, ops); err != nil {
+				return fmt.Errorf("flush queue: %w", err)
+			}
+		}
+		// Ids only grow (AUTOINCREMENT), so every row up to maxID has been
+		// read and applied; rows queued meanwhile have larger ids.
+		err = x.store.Write(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `DELETE FROM index_queue WHERE id <= ?`, maxID)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("flush queue: %w", err)
+		}
+		last = maxID
+		total += len(ops)
+	}
+	if total > 0 {
+		slog.Debug("flushed search index queue", "entries", total, "path", x.path)
+	}
+	return nil
+}
+
+// readQueue reads up to flushChunk queue entries with id > after.
+func (x *Search) readQueue(ctx context.Context, after int64) ([]op, int64, error) {
+	rows, err := x.store.Reader().QueryContext(ctx,
+		`SELECT id, doc_id, op, body FROM index_queue WHERE id > ? ORDER BY id LIMIT ?`, after, flushChunk)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read queue: %w", err)
+	}
+	defer rows.Close()
+	var ops []op
+	maxID := after
+	for rows.Next() {
+		var (
+			id   int64
+			o    op
+			kind string
+			body sql.NullString
+		)
+		if err := rows.Scan(&id, &o.id, &kind, &body); err != nil {
+			return nil, 0, fmt.Errorf("read queue: %w", err)
+		}
+		maxID = id
+		if kind == "delete" {
+			o.delete = true
+		} else {
+			if err := json.Unmarshal([]byte(body.String), &o.fields); err != nil {
+				// A corrupt entry must not block the queue forever; skip it
+				// (it is deleted with the rest) and say so.
+				slog.Warn("dropping unreadable search queue entry", "id", id, "doc", o.id, "err", err)
+				continue
+			}
+		}
+		ops = append(ops, o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("read queue: %w", err)
+	}
+	return ops, maxID, nil
+}

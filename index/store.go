@@ -1,0 +1,296 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// DBFile is the name of the sqlite database inside the data directory.
+const DBFile = "kodyls.db"
+
+// writeRetryLimit bounds how long Write keeps retrying a transaction that
+// fails with SQLITE_BUSY or SQLITE_LOCKED. Each attempt already waits up to
+// busy_timeout inside sqlite, so this only matters under heavy contention.
+const writeRetryLimit = 10 * time.Second
+
+// ErrStoreBusy is returned by Write when another process kept the database
+// locked for longer than the retry limit. It replaces sqlite's own "database
+// is locked", which tells the user nothing about what to do.
+var ErrStoreBusy = errors.New("kodyls database is busy: another kodyls process kept it locked; retry, or stop the other kodyls process")
+
+// ErrNewerSchema is returned by OpenStore when the database was migrated by a
+// newer kodyls than this binary. Opening it anyway could corrupt data that the
+// newer version relies on.
+var ErrNewerSchema = errors.New("data dir was written by a newer kodyls; upgrade or set KODYLS_DATA_DIR")
+
+// Store is the sqlite database of kodyls at <dir>/kodyls.db. It keeps two
+// connection pools: one writer connection, because sqlite allows only one
+// writer at a time and a single connection turns in-process contention into
+// a queue instead of SQLITE_BUSY, and a read pool that WAL lets run alongside
+// the writer.
+type Store struct {
+	dir  string
+	path string
+	w    *sql.DB
+	r    *sql.DB
+}
+
+// OpenStore opens (creating if needed) the database in dir and migrates it to
+// the latest schema. dir is created with mode 0700 because the history may
+// contain source code.
+func OpenStore(ctx context.Context, dir string) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("open store: empty data dir; set KODYLS_DATA_DIR or HOME")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir %s: %w; check permissions or set KODYLS_DATA_DIR", dir, err)
+	}
+	path := filepath.Join(dir, DBFile)
+	s := &Store{dir: dir, path: path}
+
+	// The pragmas go in the DSN so every connection database/sql opens gets
+	// them, including ones opened later to replace a broken connection.
+	// busy_timeout makes sqlite wait for another process's lock instead of
+	// failing at once; _txlock=immediate takes the write lock at BEGIN, so a
+	// transaction never has to upgrade a read lock, which is the one case
+	// busy_timeout cannot help with.
+	w, err := sql.Open("sqlite", dsn(path, []string{
+		"busy_timeout(5000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(NORMAL)",
+	}, "immediate"))
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	s.w = w
+
+	// The first connection converts the file to WAL, which needs a brief
+	// exclusive lock; retry it like a write so that two processes starting
+	// together do not fail here.
+	if err := s.retryBusy(ctx, "open database", func() error { return w.PingContext(ctx) }); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+
+	// query_only makes an accidental write through the read pool fail loudly
+	// instead of bypassing the single-writer discipline.
+	r, err := sql.Open("sqlite", dsn(path, []string{
+		"busy_timeout(5000)", "foreign_keys(1)", "query_only(1)",
+	}, ""))
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
+	r.SetMaxIdleConns(2)
+	s.r = r
+
+	if err := s.migrate(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// dsn builds a modernc sqlite URI. The path is escaped so that a data dir
+// containing '?', '#' or '%' cannot be mistaken for query parameters.
+func dsn(path string, pragmas []string, txlock string) string {
+	q := url.Values{}
+	for _, p := range pragmas {
+		q.Add("_pragma", p)
+	}
+	if txlock != "" {
+		q.Set("_txlock", txlock)
+	}
+	u := url.URL{Scheme: "file", OmitHost: true, Path: filepath.ToSlash(path), RawQuery: q.Encode()}
+	return u.String()
+}
+
+// Close closes both connection pools.
+func (s *Store) Close() error {
+	var errs []error
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
+	if s.w != nil {
+		errs = append(errs, s.w.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close database %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Path is the file name of the database.
+func (s *Store) Path() string { return s.path }
+
+// Dir is the data directory the store lives in.
+func (s *Store) Dir() string { return s.dir }
+
+// Reader returns the read pool. Writes through it fail (query_only); use
+// Write instead.
+func (s *Store) Reader() *sql.DB { return s.r }
+
+// SchemaVersion returns PRAGMA user_version, the number of migrations applied.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	if err := s.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return v, nil
+}
+
+// Write runs fn in one IMMEDIATE transaction on the writer connection and
+// commits it if fn returns nil. When sqlite reports SQLITE_BUSY or
+// SQLITE_LOCKED (another process held the lock past busy_timeout), the whole
+// transaction is rolled back and fn runs again after a backoff, until ctx is
+// done or about 10s have passed; fn must therefore be safe to re-run. fn must
+// not call Write itself: the writer has a single connection, so a nested call
+// would wait for itself.
+func (s *Store) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.retryBusy(ctx, "write", func() error { return s.writeOnce(ctx, fn) })
+}
+
+func (s *Store) writeOnce(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// retryBusy runs op until it succeeds, fails with something other than a
+// busy/locked error, ctx is done, or writeRetryLimit has passed.
+func (s *Store) retryBusy(ctx context.Context, what string, op func() error) error {
+	start := time.Now()
+	backoff := 10 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := op()
+		if err == nil || !isBusy(err) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		}
+		if time.Since(start) >= writeRetryLimit {
+			// The raw sqlite error is logged, not returned, because its text
+			// ("database is locked") is what users must never see.
+			slog.Warn("kodyls database stayed locked", "op", what, "path", s.path, "attempts", attempt, "err", err)
+			return fmt.Errorf("%s: %w (waited %s)", what, ErrStoreBusy, time.Since(start).Round(time.Millisecond))
+		}
+		slog.Debug("kodyls database busy, retrying", "op", what, "attempt", attempt, "err", err)
+		// Jitter keeps two processes that collided from colliding again in
+		// lockstep.
+		d := backoff/2 + rand.N(backoff)
+		if err := sleepCtx(ctx, d); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		backoff = min(backoff*2, 500*time.Millisecond)
+	}
+}
+
+// isBusy reports whether err is SQLITE_BUSY or SQLITE_LOCKED, including their
+// extended codes (the driver enables extended result codes).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return true
+	}
+	return false
+}
+
+// sleepCtx sleeps for d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Workspace is one workspace root that kodyls has served.
+type Workspace struct {
+	Path      string
+	FirstSeen time.Time
+	LastSeen  time.Time
+	Opens     int
+}
+
+// TouchWorkspace records that the workspace at path was opened: it is
+// inserted on first sight and its open count and last-seen time updated on
+// every later call.
+func (s *Store) TouchWorkspace(ctx context.Context, path string) error {
+	if path == "" {
+		return errors.New("touch workspace: empty path")
+	}
+	path = filepath.Clean(path)
+	now := time.Now().UnixMilli()
+	err := s.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `
+INSERT INTO workspaces (path, first_seen, last_seen, opens) VALUES (?, ?, ?, 1)
+ON CONFLICT (path) DO UPDATE SET last_seen = excluded.last_seen, opens = workspaces.opens + 1`,
+			path, now, now)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("touch workspace %s: %w", path, err)
+	}
+	return nil
+}
+
+// Workspaces lists known workspaces, most recently seen first.
+func (s *Store) Workspaces(ctx context.Context) ([]Workspace, error) {
+	rows, err := s.r.QueryContext(ctx,
+		`SELECT path, first_seen, last_seen, opens FROM workspaces ORDER BY last_seen DESC, path`)
+	if err != nil {
+		return nil, fmt.Errorf("list workspaces: %w", err)
+	}
+	defer rows.Close()
+	var out []Workspace
+	for rows.Next() {
+		var w Workspace
+		var first, last int64
+		if err := rows.Scan(&w.Path, &first, &last, &w.Opens); err != nil {
+			return nil, fmt.Errorf("list workspaces: %w", err)
+		}
+		w.FirstSeen = time.UnixMilli(first)
+		w.LastSeen = time.UnixMilli(last)
+		out = append(out, w)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list workspaces: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,43 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+
+	"go.lsp.dev/protocol"
+)
+
+// codeAction offers, for each Kody Rule diagnostic in the request, a command
+// that opens the rule so the user can read its instructions and examples.
+func (s *Server) codeAction(_ context.Context, p *protocol.CodeActionParams) ([]protocol.CodeAction, error) {
+	actions := []protocol.CodeAction{}
+	seen := map[string]bool{}
+	for _, d := range p.Context.Diagnostics {
+		src, _ := d.Source.Get()
+		if src != diagnosticSource || len(d.Data) == 0 {
+			continue
+		}
+		var data diagnosticData
+		if json.Unmarshal(d.Data, &data) != nil || data.Rule == "" || seen[data.Rule] {
+			continue
+		}
+		seen[data.Rule] = true
+		r, _ := s.findRule(data.Rule)
+		if r == nil {
+			continue
+		}
+		arg, _ := json.Marshal(showRuleArgs{UUID: r.UUID})
+		kind := protocol.CodeActionKindQuickFix
+		actions = append(actions, protocol.CodeAction{
+			Title:       "Show Kody Rule: " + r.Title,
+			Kind:        &kind,
+			Diagnostics: []protocol.Diagnostic{d},
+			Command: protocol.Command{
+				Title:     "Show Kody Rule",
+				Command:   CommandShowRule,
+				Arguments: []protocol.LSPAny{arg},
+			},
+		})
+	}
+	return actions, nil
+}

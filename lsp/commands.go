@@ -1,0 +1,57 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+)
+
+func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandParams) (any, error) {
+	var arg0 []byte
+	if len(p.Arguments) > 0 {
+		arg0 = p.Arguments[0]
+	}
+	switch p.Command {
+	case CommandRuleViolations:
+		return s.ruleViolations(), nil
+	case CommandReloadRules:
+		n, errs := s.reloadRules(ctx, p.WorkDoneToken)
+		return map[string]any{"rules": n, "broken": len(errs)}, nil
+	case CommandShowRule:
+		return s.showRule(ctx, arg0)
+	}
+	if fn, ok := s.opts.Commands[p.Command]; ok {
+		return fn(ctx, arg0)
+	}
+	return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("unknown command %q", p.Command))
+}
+
+// showRuleArgs is the argument of kodyls.showRule.
+type showRuleArgs struct {
+	UUID string `json:"uuid"`
+}
+
+// showRule opens the rule file in the editor (window/showDocument) and
+// returns its location, so clients without showDocument can open it too.
+func (s *Server) showRule(ctx context.Context, arg []byte) (any, error) {
+	var a showRuleArgs
+	if err := json.Unmarshal(arg, &a); err != nil || a.UUID == "" {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, `kodyls.showRule expects {"uuid": "<rule uuid>"}`)
+	}
+	r, path := s.findRule(a.UUID)
+	if r == nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("no loaded Kody Rule has uuid %q; run kodyls.reloadRules if the file is new", a.UUID))
+	}
+	loc := protocol.Location{URI: fileURI(path)}
+	if s.clientCap.showDocument {
+		takeFocus := true
+		var res protocol.ShowDocumentResult
+		if err := protocol.Call(ctx, s.conn, protocol.MethodWindowShowDocument, &protocol.ShowDocumentParams{URI: loc.URI, TakeFocus: &takeFocus}, &res); err != nil {
+			s.log.Debug("showDocument failed", "error", err)
+		}
+	}
+	return loc, nil
+}

@@ -1,0 +1,212 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/kodustech/kodyls/analysis/rulecheck"
+	"github.com/kodustech/kodyls/lsp/settings"
+	"github.com/kodustech/kodyls/lsp/textdoc"
+)
+
+// Commands kodyls answers in workspace/executeCommand.
+const (
+	CommandRuleViolations = "kodyls.ruleViolations"
+	CommandReloadRules    = "kodyls.reloadRules"
+	CommandShowRule       = "kodyls.showRule"
+)
+
+func (s *Server) initialize(_ context.Context, params []byte) (any, error) {
+	var p protocol.InitializeParams
+	if err := decode(params, &p); err != nil {
+		return nil, invalidParams(protocol.MethodInitialize, err)
+	}
+	caps := p.Capabilities
+	s.encoding = negotiateEncoding(caps.General)
+	if w := caps.Window; w != nil {
+		s.clientCap.workDoneProgress = w.WorkDoneProgress != nil && *w.WorkDoneProgress
+		s.clientCap.showDocument = w.ShowDocument != nil && w.ShowDocument.Support
+	}
+	if w := caps.Workspace; w != nil {
+		s.clientCap.configuration = w.Configuration != nil && *w.Configuration
+	}
+
+	folders := workspaceFolders(&p)
+	s.mu.Lock()
+	s.initOptions = append([]byte(nil), p.InitializationOptions...)
+	s.cfg = settings.Resolve(s.opts.Getenv, s.initOptions, nil)
+	s.folders = folders
+	for _, f := range folders {
+		s.engines[f] = rulecheck.New(f)
+	}
+	cfg := s.cfg
+	s.mu.Unlock()
+	for _, pr := range cfg.Problems {
+		s.log.Warn("configuration problem", "problem", pr)
+	}
+	s.log.Info("initialize", "client", p.ClientInfo.Name, "folders", folders, "positionEncoding", s.encoding.String())
+
+	commands := []string{CommandRuleViolations, CommandReloadRules, CommandShowRule}
+	for name := range s.opts.Commands {
+		commands = append(commands, name)
+	}
+	syncKind := protocol.TextDocumentSyncKindIncremental
+	openClose := true
+	result := &protocol.InitializeResult{
+		ServerInfo: protocol.ServerInfo{Name: "kodyls", Version: protocol.NewOptional(s.opts.Version)},
+		Capabilities: protocol.ServerCapabilities{
+			PositionEncoding: protocol.PositionEncodingKind(s.encoding.String()),
+			TextDocumentSync: &protocol.TextDocumentSyncOptions{
+				OpenClose: &openClose,
+				Change:    &syncKind,
+				Save:      protocol.Boolean(true),
+			},
+			CodeActionProvider: &protocol.CodeActionOptions{
+				CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix},
+			},
+			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: commands},
+		},
+	}
+	s.state.Store(stateInitialized)
+	return result, nil
+}
+
+// negotiateEncoding picks the first encoding in the client's preference
+// list that kodyls supports; UTF-16 is the protocol's default.
+func negotiateEncoding(g *protocol.GeneralClientCapabilities) textdoc.Encoding {
+	if g == nil {
+		return textdoc.UTF16
+	}
+	for _, k := range g.PositionEncodings {
+		if enc, ok := textdoc.ParseEncoding(string(k)); ok {
+			return enc
+		}
+	}
+	return textdoc.UTF16
+}
+
+// workspaceFolders returns the roots in the order the client gave them:
+// workspaceFolders, else rootUri, else rootPath.
+func workspaceFolders(p *protocol.InitializeParams) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(path string) {
+		if path == "" {
+			return
+		}
+		path = canonicalPath(path)
+		if !seen[path] {
+			seen[path] = true
+			out = append(out, path)
+		}
+	}
+	if wf, ok := p.WorkspaceFolders.Get(); ok {
+		for _, f := range wf {
+			add(f.URI.FsPath())
+		}
+	}
+	if len(out) == 0 && p.RootURI != nil {
+		add(p.RootURI.FsPath())
+	}
+	if len(out) == 0 {
+		if rp, ok := p.RootPath.Get(); ok {
+			add(rp)
+		}
+	}
+	return out
+}
+
+// canonicalPath makes a path absolute and resolves symlinks when it can, so
+// that a file and its workspace root compare equal however they were named.
+func canonicalPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	return filepath.Clean(path)
+}
+
+// initialized starts the session's background work: the client's
+// configuration, the rules, the file watcher.
+func (s *Server) initialized() {
+	s.goBackground(func(ctx context.Context) {
+		s.fetchConfiguration(ctx)
+		s.reloadRules(ctx, nil)
+		if s.opts.OnInitialize != nil {
+			s.mu.Lock()
+			folders := append([]string(nil), s.folders...)
+			s.mu.Unlock()
+			s.opts.OnInitialize(ctx, folders)
+		}
+	})
+	s.goBackground(s.watchFiles)
+}
+
+// fetchConfiguration asks the client for section "kodyls" and re-resolves
+// the settings.
+func (s *Server) fetchConfiguration(ctx context.Context) {
+	if !s.clientCap.configuration {
+		return
+	}
+	section := settings.Section
+	var result []json.RawMessage
+	err := protocol.Call(ctx, s.conn, protocol.MethodWorkspaceConfiguration,
+		&protocol.ConfigurationParams{Items: []protocol.ConfigurationItem{{Section: &section}}}, &result)
+	if err != nil {
+		s.log.Warn("workspace/configuration failed; keeping current settings", "error", err)
+		return
+	}
+	var raw []byte
+	if len(result) > 0 {
+		raw = result[0]
+	}
+	s.applyClientConfig(raw)
+}
+
+func (s *Server) applyClientConfig(raw []byte) {
+	s.mu.Lock()
+	old := s.cfg.Settings
+	s.cfg = settings.Resolve(s.opts.Getenv, s.initOptions, raw)
+	cfg := s.cfg
+	s.mu.Unlock()
+	for _, pr := range cfg.Problems {
+		s.log.Warn("configuration problem", "problem", pr)
+	}
+	if old.Rules.Scope != cfg.Settings.Rules.Scope || !sameMap(old.Severity, cfg.Settings.Severity) {
+		s.recheckAll()
+	}
+	if old.BaseRef != cfg.Settings.BaseRef {
+		s.refreshBaselines()
+	}
+}
+
+// didChangeConfiguration: clients either push the settings or send null and
+// expect the server to pull them.
+func (s *Server) didChangeConfiguration(pushed []byte) {
+	if s.clientCap.configuration {
+		s.goBackground(s.fetchConfiguration)
+		return
+	}
+	s.applyClientConfig(pushed)
+}
+
+func sameMap(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// fileURI converts an absolute path to a URI.
+func fileURI(path string) uri.URI { return uri.File(path) }

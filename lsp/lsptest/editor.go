@@ -1,0 +1,544 @@
+// Package lsptest is a fake editor for tests: it drives a kodyls server (in
+// process or the real binary over stdio) the way an editor would, keeps its
+// own copy of every buffer, and lets a test wait for the diagnostics it
+// expects. It follows the spirit of gopls's integration tests:
+//
+//	ed.OpenFile("main.go")
+//	ed.Type("main.go", ed.EndOfLine("main.go", "func main"), "\n\tfmt.Println(1)")
+//	ed.AwaitDiagnostics("main.go", lsptest.HasDiagnosticAt(3, "kody"))
+package lsptest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+)
+
+// DefaultTimeout bounds every wait so that a broken server fails a test
+// instead of hanging it.
+const DefaultTimeout = 15 * time.Second
+
+// Editor is a fake LSP client.
+type Editor struct {
+	t    testing.TB
+	Root string
+	conn jsonrpc2.Conn
+
+	// Settings is what the editor answers to workspace/configuration.
+	Settings any
+
+	mu       sync.Mutex
+	changed  chan struct{} // closed and replaced when diagnostics arrive
+	diags    map[uri.URI]*protocol.PublishDiagnosticsParams
+	publish  int // publishDiagnostics notifications received
+	buffers  map[string]*buffer
+	progress []json.RawMessage
+	shown    []protocol.ShowDocumentParams
+}
+
+type buffer struct {
+	text    string
+	version int32
+}
+
+// codec marshals with the protocol package, which knows its union types.
+type codec struct{}
+
+func (codec) Marshal(v any) ([]byte, error) {
+	if raw, ok := v.(jsonrpc2.RawMessage); ok {
+		return raw, nil
+	}
+	return protocol.Marshal(v)
+}
+
+func (codec) Unmarshal(data []byte, v any) error {
+	if p, ok := v.(*jsonrpc2.RawMessage); ok {
+		*p = append(jsonrpc2.RawMessage(nil), data...)
+		return nil
+	}
+	return protocol.Unmarshal(data, v)
+}
+
+// NewEditor connects an editor to a server stream. root is the workspace
+// folder; files are named relative to it.
+func NewEditor(t testing.TB, rwc io.ReadWriteCloser, root string) *Editor {
+	e := &Editor{
+		t:       t,
+		Root:    root,
+		changed: make(chan struct{}),
+		diags:   map[uri.URI]*protocol.PublishDiagnosticsParams{},
+		buffers: map[string]*buffer{},
+	}
+	e.conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc), jsonrpc2.WithCodec(codec{}))
+	e.conn.Go(context.Background(), e.handle)
+	t.Cleanup(func() { _ = rwc.Close() })
+	return e
+}
+
+// handle answers the server's requests and records its notifications.
+func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	switch req.Method() {
+	case protocol.MethodTextDocumentPublishDiagnostics:
+		var p protocol.PublishDiagnosticsParams
+		if err := protocol.Unmarshal(req.Params(), &p); err != nil {
+			e.t.Errorf("bad publishDiagnostics: %v", err)
+			return nil, nil
+		}
+		e.mu.Lock()
+		e.diags[p.URI] = &p
+		e.publish++
+		close(e.changed)
+		e.changed = make(chan struct{})
+		e.mu.Unlock()
+		return nil, nil
+	case protocol.MethodWorkspaceConfiguration:
+		var p protocol.ConfigurationParams
+		_ = protocol.Unmarshal(req.Params(), &p)
+		e.mu.Lock()
+		s := e.Settings
+		e.mu.Unlock()
+		out := make([]any, len(p.Items))
+		for i := range out {
+			out[i] = s
+		}
+		raw, _ := json.Marshal(out)
+		return jsonrpc2.RawMessage(raw), nil
+	case protocol.MethodWindowWorkDoneProgressCreate, protocol.MethodClientRegisterCapability:
+		return nil, nil
+	case protocol.MethodProgress:
+		var p struct {
+			Value json.RawMessage `json:"value"`
+		}
+		_ = json.Unmarshal(req.Params(), &p)
+		e.mu.Lock()
+		e.progress = append(e.progress, p.Value)
+		e.mu.Unlock()
+		return nil, nil
+	case protocol.MethodWindowShowDocument:
+		var p protocol.ShowDocumentParams
+		_ = protocol.Unmarshal(req.Params(), &p)
+		e.mu.Lock()
+		e.shown = append(e.shown, p)
+		e.mu.Unlock()
+		return jsonrpc2.RawMessage(`{"success":true}`), nil
+	}
+	if req.IsCall() {
+		return nil, jsonrpc2.ErrMethodNotFound
+	}
+	return nil, nil
+}
+
+func (e *Editor) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), DefaultTimeout)
+}
+
+// Call sends a request and decodes its result into result (may be nil).
+func (e *Editor) Call(method string, params, result any) error {
+	ctx, cancel := e.ctx()
+	defer cancel()
+	_, err := e.conn.Call(ctx, method, params, result)
+	return err
+}
+
+// Notify sends a notification.
+func (e *Editor) Notify(method string, params any) {
+	e.t.Helper()
+	ctx, cancel := e.ctx()
+	defer cancel()
+	if err := e.conn.Notify(ctx, method, params); err != nil {
+		e.t.Fatalf("notify %s: %v", method, err)
+	}
+}
+
+// Conn exposes the connection for tests of raw protocol behaviour.
+func (e *Editor) Conn() jsonrpc2.Conn { return e.conn }
+
+// InitOptions tune Initialize.
+type InitOptions struct {
+	InitializationOptions any
+	PositionEncodings     []string // client preference, e.g. {"utf-8","utf-16"}
+	NoConfiguration       bool     // do not advertise workspace/configuration
+}
+
+// Initialize performs initialize and initialized.
+func (e *Editor) Initialize(o InitOptions) *protocol.InitializeResult {
+	e.t.Helper()
+	root := uri.File(e.Root)
+	cfg := !o.NoConfiguration
+	wdp := true
+	sd := protocol.ShowDocumentClientCapabilities{Support: true}
+	p := &protocol.InitializeParams{
+		RootURI:    &root,
+		ClientInfo: protocol.ClientInfo{Name: "lsptest"},
+		Capabilities: protocol.ClientCapabilities{
+			Workspace: &protocol.WorkspaceClientCapabilities{Configuration: &cfg},
+			Window:    &protocol.WindowClientCapabilities{WorkDoneProgress: &wdp, ShowDocument: &sd},
+		},
+	}
+	p.WorkspaceFolders = protocol.NewNullable([]protocol.WorkspaceFolder{{URI: root, Name: filepath.Base(e.Root)}})
+	if len(o.PositionEncodings) > 0 {
+		g := &protocol.GeneralClientCapabilities{}
+		for _, pe := range o.PositionEncodings {
+			g.PositionEncodings = append(g.PositionEncodings, protocol.PositionEncodingKind(pe))
+		}
+		p.Capabilities.General = g
+	}
+	if o.InitializationOptions != nil {
+		raw, _ := json.Marshal(o.InitializationOptions)
+		p.InitializationOptions = raw
+	}
+	var res protocol.InitializeResult
+	if err := e.Call(protocol.MethodInitialize, p, &res); err != nil {
+		e.t.Fatalf("initialize: %v", err)
+	}
+	e.Notify(protocol.MethodInitialized, &protocol.InitializedParams{})
+	return &res
+}
+
+// Shutdown sends shutdown and exit.
+func (e *Editor) Shutdown() {
+	e.t.Helper()
+	if err := e.Call(protocol.MethodShutdown, nil, nil); err != nil {
+		e.t.Fatalf("shutdown: %v", err)
+	}
+	e.Notify(protocol.MethodExit, nil)
+}
+
+// Path returns the absolute path of a workspace-relative name.
+func (e *Editor) Path(name string) string { return filepath.Join(e.Root, filepath.FromSlash(name)) }
+
+// URI returns the URI of a workspace-relative name.
+func (e *Editor) URI(name string) uri.URI { return uri.File(e.Path(name)) }
+
+// OpenFile opens a file with its content on disk.
+func (e *Editor) OpenFile(name string) {
+	e.t.Helper()
+	data, err := os.ReadFile(e.Path(name))
+	if err != nil {
+		e.t.Fatalf("open %s: %v", name, err)
+	}
+	e.OpenText(name, string(data))
+}
+
+// OpenText opens a buffer with the given text (which need not be on disk).
+func (e *Editor) OpenText(name, text string) {
+	e.t.Helper()
+	e.mu.Lock()
+	e.buffers[name] = &buffer{text: text, version: 1}
+	e.mu.Unlock()
+	e.Notify(protocol.MethodTextDocumentDidOpen, &protocol.DidOpenTextDocumentParams{TextDocument: protocol.TextDocumentItem{
+		URI: e.URI(name), LanguageID: languageID(name), Version: 1, Text: text,
+	}})
+}
+
+func languageID(name string) protocol.LanguageKind {
+	switch filepath.Ext(name) {
+	case ".go":
+		return "go"
+	case ".md":
+		return "markdown"
+	case ".ts":
+		return "typescript"
+	}
+	return "plaintext"
+}
+
+// Text returns the editor's copy of a buffer.
+func (e *Editor) Text(name string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.buffers[name].text
+}
+
+// Version returns the buffer's current version.
+func (e *Editor) Version(name string) int32 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.buffers[name].version
+}
+
+// Edit is one ranged replacement in UTF-16 positions.
+type Edit struct {
+	Range protocol.Range
+	Text  string
+}
+
+// EditBuffer applies edits to the editor's copy and sends them in one
+// didChange with the next version.
+func (e *Editor) EditBuffer(name string, edits ...Edit) {
+	e.t.Helper()
+	e.mu.Lock()
+	b := e.buffers[name]
+	if b == nil {
+		e.mu.Unlock()
+		e.t.Fatalf("edit %s: not open", name)
+	}
+	changes := make([]protocol.TextDocumentContentChangeEvent, 0, len(edits))
+	for _, ed := range edits {
+		next, err := applyUTF16(b.text, ed.Range, ed.Text)
+		if err != nil {
+			e.mu.Unlock()
+			e.t.Fatalf("edit %s: %v", name, err)
+		}
+		b.text = next
+		changes = append(changes, &protocol.TextDocumentContentChangePartial{Range: ed.Range, Text: ed.Text})
+	}
+	b.version++
+	v := b.version
+	e.mu.Unlock()
+	e.Notify(protocol.MethodTextDocumentDidChange, &protocol.DidChangeTextDocumentParams{
+		TextDocument:   protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: e.URI(name)}, Version: v},
+		ContentChanges: changes,
+	})
+}
+
+// Insert types text at a position.
+func (e *Editor) Insert(name string, at protocol.Position, text string) {
+	e.t.Helper()
+	e.EditBuffer(name, Edit{Range: protocol.Range{Start: at, End: at}, Text: text})
+}
+
+// Save writes the buffer to disk and sends didSave.
+func (e *Editor) Save(name string) {
+	e.t.Helper()
+	if err := os.WriteFile(e.Path(name), []byte(e.Text(name)), 0o644); err != nil {
+		e.t.Fatalf("save %s: %v", name, err)
+	}
+	e.Notify(protocol.MethodTextDocumentDidSave, &protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: e.URI(name)}})
+}
+
+// Close closes a buffer.
+func (e *Editor) Close(name string) {
+	e.t.Helper()
+	e.mu.Lock()
+	delete(e.buffers, name)
+	e.mu.Unlock()
+	e.Notify(protocol.MethodTextDocumentDidClose, &protocol.DidCloseTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: e.URI(name)}})
+}
+
+// RegexpRange returns the UTF-16 range of the first match of re in a buffer.
+func (e *Editor) RegexpRange(name, re string) protocol.Range {
+	e.t.Helper()
+	text := e.Text(name)
+	loc := regexp.MustCompile(re).FindStringIndex(text)
+	if loc == nil {
+		e.t.Fatalf("%s: no match for %q", name, re)
+	}
+	return protocol.Range{Start: PositionUTF16(text, loc[0]), End: PositionUTF16(text, loc[1])}
+}
+
+// EndOfLine returns the position at the end of the first line matching re.
+func (e *Editor) EndOfLine(name, re string) protocol.Position {
+	e.t.Helper()
+	text := e.Text(name)
+	loc := regexp.MustCompile(re).FindStringIndex(text)
+	if loc == nil {
+		e.t.Fatalf("%s: no match for %q", name, re)
+	}
+	end := strings.IndexByte(text[loc[0]:], '\n')
+	if end < 0 {
+		return PositionUTF16(text, len(text))
+	}
+	return PositionUTF16(text, loc[0]+end)
+}
+
+// Diagnostics returns the last diagnostics published for a buffer.
+func (e *Editor) Diagnostics(name string) []protocol.Diagnostic {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p := e.diags[e.URI(name)]; p != nil {
+		return p.Diagnostics
+	}
+	return nil
+}
+
+// PublishCount is the number of publishDiagnostics received so far.
+func (e *Editor) PublishCount() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.publish
+}
+
+// Progress returns the $/progress values received.
+func (e *Editor) Progress() []json.RawMessage {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]json.RawMessage(nil), e.progress...)
+}
+
+// Shown returns the window/showDocument requests received.
+func (e *Editor) Shown() []protocol.ShowDocumentParams {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]protocol.ShowDocumentParams(nil), e.shown...)
+}
+
+// AwaitDiagnostics waits until the diagnostics published for a buffer
+// satisfy pred, and returns them. It fails the test after DefaultTimeout
+// with what was last seen.
+func (e *Editor) AwaitDiagnostics(name string, pred func([]protocol.Diagnostic) bool) []protocol.Diagnostic {
+	e.t.Helper()
+	deadline := time.After(DefaultTimeout)
+	u := e.URI(name)
+	for {
+		e.mu.Lock()
+		p := e.diags[u]
+		ch := e.changed
+		e.mu.Unlock()
+		var ds []protocol.Diagnostic
+		if p != nil {
+			ds = p.Diagnostics
+		}
+		if pred(ds) {
+			return ds
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			e.t.Fatalf("%s: timed out waiting for diagnostics; last published: %s", name, Describe(ds))
+			return nil
+		}
+	}
+}
+
+// CodeActions requests code actions for a range with the given diagnostics.
+func (e *Editor) CodeActions(name string, rng protocol.Range, diags []protocol.Diagnostic) []protocol.CodeAction {
+	e.t.Helper()
+	var out []protocol.CodeAction
+	err := e.Call(protocol.MethodTextDocumentCodeAction, &protocol.CodeActionParams{
+		TextDocument: protocol.TextDocumentIdentifier{URI: e.URI(name)},
+		Range:        rng,
+		Context:      protocol.CodeActionContext{Diagnostics: diags},
+	}, &out)
+	if err != nil {
+		e.t.Fatalf("codeAction: %v", err)
+	}
+	return out
+}
+
+// ExecuteCommand runs a workspace/executeCommand and decodes the result.
+func (e *Editor) ExecuteCommand(command string, arg any, result any) error {
+	p := &protocol.ExecuteCommandParams{Command: command}
+	if arg != nil {
+		raw, err := json.Marshal(arg)
+		if err != nil {
+			return err
+		}
+		p.Arguments = []protocol.LSPAny{raw}
+	}
+	return e.Call(protocol.MethodWorkspaceExecuteCommand, p, result)
+}
+
+// Describe renders diagnostics for failure messages.
+func Describe(ds []protocol.Diagnostic) string {
+	if len(ds) == 0 {
+		return "[]"
+	}
+	var b strings.Builder
+	for _, d := range ds {
+		src, _ := d.Source.Get()
+		fmt.Fprintf(&b, "\n  %d:%d-%d:%d %s %v %q", d.Range.Start.Line, d.Range.Start.Character, d.Range.End.Line, d.Range.End.Character, src, d.Code, Message(d))
+	}
+	return b.String()
+}
+
+// Message returns a diagnostic's message text.
+func Message(d protocol.Diagnostic) string {
+	switch m := d.Message.(type) {
+	case protocol.String:
+		return string(m)
+	case *protocol.MarkupContent:
+		return m.Value
+	}
+	return ""
+}
+
+// Code returns a diagnostic's code as a string.
+func Code(d protocol.Diagnostic) string {
+	switch c := d.Code.(type) {
+	case protocol.String:
+		return string(c)
+	case protocol.Integer:
+		return fmt.Sprint(int32(c))
+	}
+	return ""
+}
+
+// Predicates for AwaitDiagnostics.
+
+// Empty matches no diagnostics.
+func Empty(ds []protocol.Diagnostic) bool { return len(ds) == 0 }
+
+// HasCodeOnLine matches when a diagnostic with code is on a 0-based line.
+func HasCodeOnLine(code string, line uint32) func([]protocol.Diagnostic) bool {
+	return func(ds []protocol.Diagnostic) bool {
+		for _, d := range ds {
+			if Code(d) == code && d.Range.Start.Line == line {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// Count matches exactly n diagnostics.
+func Count(n int) func([]protocol.Diagnostic) bool {
+	return func(ds []protocol.Diagnostic) bool { return len(ds) == n }
+}
+
+// PositionUTF16 converts a byte offset in text to an LSP position in UTF-16
+// code units. It is written independently of the server's conversion so that
+// tests check one against the other.
+func PositionUTF16(text string, offset int) protocol.Position {
+	line := strings.Count(text[:offset], "\n")
+	start := strings.LastIndexByte(text[:offset], '\n') + 1
+	return protocol.Position{Line: uint32(line), Character: uint32(len(utf16.Encode([]rune(text[start:offset]))))}
+}
+
+// applyUTF16 applies one ranged replacement to text (lines split on \n).
+func applyUTF16(text string, r protocol.Range, repl string) (string, error) {
+	a, err := offsetUTF16(text, r.Start)
+	if err != nil {
+		return "", err
+	}
+	b, err := offsetUTF16(text, r.End)
+	if err != nil {
+		return "", err
+	}
+	if a > b {
+		return "", fmt.Errorf("range start after end")
+	}
+	return text[:a] + repl + text[b:], nil
+}
+
+func offsetUTF16(text string, p protocol.Position) (int, error) {
+	off := 0
+	for i := uint32(0); i < p.Line; i++ {
+		nl := strings.IndexByte(text[off:], '\n')
+		if nl < 0 {
+			return 0, fmt.Errorf("line %d beyond end", p.Line)
+		}
+		off += nl + 1
+	}
+	units := uint32(0)
+	for off < len(text) && text[off] != '\n' && units < p.Character {
+		r, size := utf8.DecodeRuneInString(text[off:])
+		units += uint32(len(utf16.Encode([]rune{r})))
+		off += size
+	}
+	return off, nil
+}

@@ -1,0 +1,380 @@
+// Package lsp is kodyls's protocol glue: the connection, the lifecycle, open
+// documents, diagnostics publishing, code actions, commands, progress and
+// configuration. Handlers stay thin: the work lives in the analysis, agents
+// and index packages, which know nothing of LSP.
+package lsp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+
+	"github.com/kodustech/kodyls/analysis/rulecheck"
+	"github.com/kodustech/kodyls/lsp/settings"
+	"github.com/kodustech/kodyls/lsp/textdoc"
+)
+
+// Options configure a server.
+type Options struct {
+	// Logger receives the server's logs. Never stdout: that is the protocol
+	// channel.
+	Logger *slog.Logger
+	// Version is reported in serverInfo.
+	Version string
+	// Getenv reads the environment (os.Getenv when nil).
+	Getenv func(string) string
+	// OnInitialize, when set, is called once the workspace folders are
+	// known, off the protocol's read loop (cmd uses it to record the
+	// workspace in the local store).
+	OnInitialize func(ctx context.Context, folders []string)
+	// Commands adds workspace/executeCommand handlers beside the built-in
+	// ones; used by tests to exercise cancellation and shutdown with a
+	// handler whose duration they control.
+	Commands map[string]CommandFunc
+}
+
+// CommandFunc handles one workspace/executeCommand command.
+type CommandFunc func(ctx context.Context, args []byte) (any, error)
+
+// Lifecycle states.
+const (
+	stateNew int32 = iota
+	stateInitialized
+	stateShutdown
+)
+
+// Server is one LSP session.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+
+	conn jsonrpc2.Conn
+	ctx  context.Context // lives until exit
+	stop context.CancelFunc
+	wg   sync.WaitGroup // goroutines the server owns
+
+	state    atomic.Int32
+	exited   chan int
+	exitOnce sync.Once
+
+	docs      *textdoc.Store
+	diags     *publisher
+	checks    *scheduler
+	encoding  textdoc.Encoding
+	clientCap clientCapabilities
+
+	mu          sync.Mutex
+	initOptions []byte
+	cfg         settings.Resolved
+	folders     []string // workspace roots, absolute and symlink-free
+	engines     map[string]*rulecheck.Engine
+	open        map[string]*openDoc // by URI
+	progressSeq int
+}
+
+type clientCapabilities struct {
+	workDoneProgress bool
+	configuration    bool
+	showDocument     bool
+}
+
+// New returns a server; Serve runs it on a connection.
+func New(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	s := &Server{
+		opts:    opts,
+		log:     opts.Logger,
+		exited:  make(chan int, 1),
+		docs:    textdoc.NewStore(),
+		engines: map[string]*rulecheck.Engine{},
+		open:    map[string]*openDoc{},
+	}
+	s.cfg = settings.Resolve(opts.Getenv, nil, nil)
+	return s
+}
+
+// Serve speaks LSP over rwc until the client sends exit or closes the
+// stream. It returns the process exit code the protocol prescribes: 0 after
+// shutdown then exit, 1 otherwise.
+func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) int {
+	s.ctx, s.stop = context.WithCancel(ctx)
+	defer s.stop()
+	s.conn = jsonrpc2.NewConn(newStream(rwc, s.log), jsonrpc2.WithCodec(codec{}))
+	s.diags = newPublisher(s.conn, s.log)
+	s.checks = newScheduler(s.ctx, s.runChecks)
+	s.conn.Go(s.ctx, s.handler())
+
+	code := 1
+	select {
+	case code = <-s.exited:
+	case <-s.conn.Done():
+		if err := s.conn.Err(); err != nil {
+			s.log.Warn("connection ended", "error", err)
+		} else {
+			s.log.Info("client closed the connection without exit")
+		}
+	case <-ctx.Done():
+	}
+	s.shutdownWork()
+	// Close waits for in-flight handlers, which observe s.ctx and return at
+	// once; but a reader blocked on a stdin pipe cannot always be woken, so
+	// the wait is bounded and the process exits regardless.
+	closed := make(chan struct{})
+	go func() {
+		_ = s.conn.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(500 * time.Millisecond):
+		s.log.Warn("connection did not close within 500ms; exiting anyway")
+	}
+	return code
+}
+
+// shutdownWork cancels everything the server started and waits for it.
+func (s *Server) shutdownWork() {
+	s.stop()
+	s.checks.Stop()
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(500 * time.Millisecond):
+		s.log.Warn("background work did not stop within 500ms")
+	}
+}
+
+// goBackground runs fn on a goroutine the server owns and waits for at
+// shutdown.
+func (s *Server) goBackground(fn func(ctx context.Context)) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		fn(s.ctx)
+	}()
+}
+
+// handler wires dispatch: $/cancelRequest is handled at once, in wire order;
+// notifications (text synchronization above all) run inline on the read loop
+// so edits are applied in the order they were sent; every call releases the
+// read loop with jsonrpc2.Async so that no request waits behind another.
+func (s *Server) handler() jsonrpc2.Handler {
+	h, cancel := jsonrpc2.CancelHandler(s.dispatch)
+	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		if req.IsCall() {
+			// Every call is released from the read loop before anything
+			// derives a context from it: the request (and its context) is
+			// pooled and recycled once a synchronous handler returns, which
+			// would race with the watcher goroutine of a derived context.
+			// Released requests are never recycled.
+			jsonrpc2.Async(ctx)
+		}
+		if req.Method() == protocol.MethodCancelRequest {
+			if id, ok := cancelID(req.Params()); ok {
+				cancel(id)
+			} else {
+				s.log.Warn("ignoring $/cancelRequest with a malformed id", "params", prefix(req.Params(), 80))
+			}
+			return nil, nil
+		}
+		return h(ctx, req)
+	}
+}
+
+func cancelID(params []byte) (jsonrpc2.ID, bool) {
+	var p protocol.CancelParams
+	if err := protocol.Unmarshal(params, &p); err != nil {
+		return jsonrpc2.ID{}, false
+	}
+	switch id := p.ID.(type) {
+	case protocol.Integer:
+		return jsonrpc2.NewNumberID(int64(id)), true
+	case protocol.String:
+		return jsonrpc2.NewStringID(string(id)), true
+	}
+	return jsonrpc2.ID{}, false
+}
+
+// inline lists the notifications handled on the read loop, in wire order.
+// They only update in-memory state and schedule work, so they stay fast.
+var inline = map[string]bool{
+	protocol.MethodInitialized:                     true,
+	protocol.MethodExit:                            true,
+	protocol.MethodTextDocumentDidOpen:             true,
+	protocol.MethodTextDocumentDidChange:           true,
+	protocol.MethodTextDocumentDidClose:            true,
+	protocol.MethodTextDocumentDidSave:             true,
+	protocol.MethodWorkspaceDidChangeConfiguration: true,
+	protocol.MethodWorkspaceDidChangeWatchedFiles:  true,
+}
+
+var errNotInitialized = jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the server is not initialized: send initialize first")
+
+func (s *Server) dispatch(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	method := req.Method()
+	isCall := req.IsCall()
+	if method == protocol.MethodExit {
+		s.exit()
+		return nil, nil
+	}
+	switch s.state.Load() {
+	case stateNew:
+		if method == protocol.MethodInitialize {
+			return s.initialize(ctx, req.Params())
+		}
+		if isCall {
+			return nil, errNotInitialized
+		}
+		return nil, nil // notifications before initialize are dropped
+	case stateShutdown:
+		if isCall {
+			return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "the server is shutting down: only exit is accepted")
+		}
+		return nil, nil
+	}
+	if !isCall {
+		if !inline[method] {
+			s.log.Debug("ignoring notification", "method", method)
+			return nil, nil
+		}
+		// An error returned from a notification handler would close the
+		// connection: bad parameters are logged and the session goes on.
+		if err := s.notification(ctx, method, req.Params()); err != nil {
+			s.log.Warn("notification rejected", "method", method, "error", err)
+		}
+		return nil, nil
+	}
+	if method == protocol.MethodInitialize {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize may be sent only once")
+	}
+	res, err := s.call(ctx, method, req.Params())
+	if ctx.Err() != nil && s.state.Load() != stateShutdown {
+		return nil, protocol.ErrRequestCancelled
+	}
+	return res, err
+}
+
+func (s *Server) notification(ctx context.Context, method string, params []byte) error {
+	switch method {
+	case protocol.MethodInitialized:
+		s.initialized()
+	case protocol.MethodTextDocumentDidOpen:
+		var p protocol.DidOpenTextDocumentParams
+		if err := decode(params, &p); err != nil {
+			return err
+		}
+		s.didOpen(&p)
+	case protocol.MethodTextDocumentDidChange:
+		var p protocol.DidChangeTextDocumentParams
+		if err := decode(params, &p); err != nil {
+			return err
+		}
+		return s.didChange(&p)
+	case protocol.MethodTextDocumentDidClose:
+		var p protocol.DidCloseTextDocumentParams
+		if err := decode(params, &p); err != nil {
+			return err
+		}
+		s.didClose(ctx, &p)
+	case protocol.MethodTextDocumentDidSave:
+		var p protocol.DidSaveTextDocumentParams
+		if err := decode(params, &p); err != nil {
+			return err
+		}
+		s.didSave(&p)
+	case protocol.MethodWorkspaceDidChangeConfiguration:
+		var p protocol.DidChangeConfigurationParams
+		if err := decode(params, &p); err != nil {
+			return err
+		}
+		s.didChangeConfiguration(p.Settings)
+	case protocol.MethodWorkspaceDidChangeWatchedFiles:
+		var p protocol.DidChangeWatchedFilesParams
+		if err := decode(params, &p); err != nil {
+			return err
+		}
+		s.didChangeWatchedFiles(&p)
+	}
+	return nil
+}
+
+func (s *Server) call(ctx context.Context, method string, params []byte) (any, error) {
+	switch method {
+	case protocol.MethodShutdown:
+		s.state.Store(stateShutdown)
+		return nil, nil
+	case protocol.MethodTextDocumentCodeAction:
+		var p protocol.CodeActionParams
+		if err := decode(params, &p); err != nil {
+			return nil, invalidParams(method, err)
+		}
+		return s.codeAction(ctx, &p)
+	case protocol.MethodWorkspaceExecuteCommand:
+		var p protocol.ExecuteCommandParams
+		if err := decode(params, &p); err != nil {
+			return nil, invalidParams(method, err)
+		}
+		return s.executeCommand(ctx, &p)
+	}
+	return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, fmt.Sprintf("method not supported by kodyls: %s", method))
+}
+
+func decode(params []byte, v any) error {
+	if len(params) == 0 {
+		params = []byte("{}")
+	}
+	return protocol.Unmarshal(params, v)
+}
+
+func invalidParams(method string, err error) error {
+	return jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("invalid params for %s: %v", method, err))
+}
+
+// exit ends the session: Serve returns 0 if shutdown came first, else 1.
+func (s *Server) exit() {
+	s.exitOnce.Do(func() {
+		code := 1
+		if s.state.Load() == stateShutdown {
+			code = 0
+		}
+		s.exited <- code
+	})
+}
+
+// settings returns the current configuration.
+func (s *Server) settings() settings.Settings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.Settings
+}
+
+// errClientCall wraps a failed server-to-client request.
+var errClientCall = errors.New("client request failed")
+
+// Document returns the server's copy of an open buffer and its version.
+// Tests use it to check that edits were applied in order.
+func (s *Server) Document(u string) (text string, version int32, ok bool) {
+	d, ok := s.docs.Get(u)
+	if !ok {
+		return "", 0, false
+	}
+	return d.Text(), d.Version(), true
+}

@@ -1,0 +1,552 @@
+package lsp_test
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"go.lsp.dev/protocol"
+	"go.uber.org/goleak"
+
+	"github.com/kodustech/kodyls/lsp"
+	"github.com/kodustech/kodyls/lsp/lsptest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+const (
+	printlnRule = "11111111-2222-4333-8444-555555555555"
+	todoRule    = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"
+)
+
+const mainGo = "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Print(\"hi\")\n}\n"
+
+// newWorkspace is a committed repository with two rules and a Go file.
+func newWorkspace(t *testing.T) *lsptest.Repo {
+	return lsptest.NewRepo(t, map[string]string{
+		".kody/rules/no-println.md": lsptest.RuleFile("No fmt.Println", printlnRule, "high", "**/*.go", `fmt\.Println\(`),
+		".kody/rules/todo.md":       lsptest.RuleFile("TODO needs an owner", todoRule, "low", "**/*", `TODO[^(]`),
+		"main.go":                   mainGo,
+	})
+}
+
+func start(t *testing.T, dir string, opts lsp.Options) *lsptest.Session {
+	s := lsptest.StartInProcess(t, dir, opts)
+	return s
+}
+
+func TestInitializeAndExitCodes(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{Version: "test"})
+	res := s.Initialize(lsptest.InitOptions{})
+	if res.ServerInfo.Name != "kodyls" {
+		t.Errorf("serverInfo.name = %q, want kodyls", res.ServerInfo.Name)
+	}
+	if res.Capabilities.PositionEncoding != "utf-16" {
+		t.Errorf("positionEncoding = %q, want utf-16 by default", res.Capabilities.PositionEncoding)
+	}
+	s.Shutdown()
+	if code, err := s.Wait(time.Second); err != nil || code != 0 {
+		t.Fatalf("exit after shutdown: code %d err %v, want 0", code, err)
+	}
+
+	s2 := start(t, repo.Dir, lsp.Options{})
+	s2.Initialize(lsptest.InitOptions{})
+	s2.Notify(protocol.MethodExit, nil)
+	if code, err := s2.Wait(time.Second); err != nil || code != 1 {
+		t.Fatalf("exit without shutdown: code %d err %v, want 1", code, err)
+	}
+}
+
+func TestUTF8WhenClientPrefersIt(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	res := s.Initialize(lsptest.InitOptions{PositionEncodings: []string{"utf-8", "utf-16"}})
+	if res.Capabilities.PositionEncoding != "utf-8" {
+		t.Fatalf("positionEncoding = %q, want utf-8", res.Capabilities.PositionEncoding)
+	}
+	s.OpenFile("main.go")
+	// In UTF-8 the column counts bytes: "日本" is 6 bytes, 2 UTF-16 units.
+	line := "\ts := \"日本\"; fmt.Println(s)\n"
+	s.Insert("main.go", protocol.Position{Line: 5, Character: 0}, line)
+	ds := s.AwaitDiagnostics("main.go", lsptest.HasCodeOnLine(printlnRule, 5))
+	want := uint32(strings.Index(line, "fmt.Println"))
+	if ds[0].Range.Start.Character != want {
+		t.Fatalf("utf-8 column = %d, want %d", ds[0].Range.Start.Character, want)
+	}
+	s.Shutdown()
+}
+
+func TestRequestsBeforeInitialize(t *testing.T) {
+	client, server := net.Pipe()
+	srv := lsp.New(lsp.Options{Getenv: func(string) string { return "" }})
+	done := make(chan int, 1)
+	go func() { done <- srv.Serve(context.Background(), server) }()
+	raw := lsptest.NewRaw(t, client, client)
+	raw.Request(1, "textDocument/codeAction", map[string]any{})
+	if m := raw.Response("1"); m.Error == nil || m.Error.Code != -32002 {
+		t.Fatalf("request before initialize: %+v, want error -32002", m.Error)
+	}
+	raw.Request(2, "initialize", map[string]any{"processId": nil, "rootUri": nil, "capabilities": map[string]any{}})
+	if m := raw.Response("2"); m.Error != nil {
+		t.Fatalf("initialize: %+v", m.Error)
+	}
+	raw.Request(3, "initialize", map[string]any{"capabilities": map[string]any{}})
+	if m := raw.Response("3"); m.Error == nil || m.Error.Code != -32600 {
+		t.Fatalf("second initialize: %+v, want -32600", m.Error)
+	}
+	raw.Request(4, "shutdown", nil)
+	raw.Response("4")
+	raw.Request(5, "workspace/executeCommand", map[string]any{"command": "kodyls.ruleViolations"})
+	if m := raw.Response("5"); m.Error == nil || m.Error.Code != -32600 {
+		t.Fatalf("request after shutdown: %+v, want -32600", m.Error)
+	}
+	raw.Notify("exit", nil)
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit code %d, want 0", code)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("server did not exit")
+	}
+	client.Close()
+}
+
+func TestMalformedInputKeepsServing(t *testing.T) {
+	repo := newWorkspace(t)
+	client, server := net.Pipe()
+	srv := lsp.New(lsp.Options{Getenv: func(string) string { return "" }})
+	done := make(chan int, 1)
+	go func() { done <- srv.Serve(context.Background(), server) }()
+	defer func() {
+		client.Close()
+		<-done
+	}()
+	raw := lsptest.NewRaw(t, client, client)
+	raw.Request(1, "initialize", map[string]any{"rootUri": "file://" + repo.Dir, "capabilities": map[string]any{}})
+	raw.Response("1")
+	raw.Notify("initialized", map[string]any{})
+
+	raw.Send(`{"jsonrpc":"2.0","id":2,"method":"workspace/executeCommand","params":{`) // truncated JSON
+	if m := raw.Response("null"); m.Error == nil || m.Error.Code != -32700 {
+		t.Fatalf("truncated frame: %+v, want -32700", m.Error)
+	}
+	raw.Send(`{"id":3,"jsonrpc":"1.0","method":"x"}`) // not JSON-RPC 2.0
+	if m := raw.Response("3"); m.Error == nil || m.Error.Code != -32600 {
+		t.Fatalf("wrong version: %+v, want -32600", m.Error)
+	}
+	raw.Request(4, "textDocument/unknownThing", map[string]any{})
+	if m := raw.Response("4"); m.Error == nil || m.Error.Code != -32601 {
+		t.Fatalf("unknown method: %+v, want -32601", m.Error)
+	}
+	raw.Send(`{"jsonrpc":"2.0","id":5,"method":"workspace/executeCommand","params":{"command":42}}`)
+	if m := raw.Response("5"); m.Error == nil || m.Error.Code != -32602 {
+		t.Fatalf("wrong param type: %+v, want -32602", m.Error)
+	}
+	// A notification with wrong types has no reply and must not end the session.
+	raw.Send(`{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":"nope","contentChanges":7}}`)
+	raw.Notify("$/cancelRequest", map[string]any{"id": map[string]any{"bad": true}})
+	raw.Request(6, "workspace/executeCommand", map[string]any{"command": "kodyls.ruleViolations"})
+	m := raw.Response("6")
+	if m.Error != nil {
+		t.Fatalf("server stopped serving after bad input: %+v", m.Error)
+	}
+	var got lsp.RuleViolations
+	if err := json.Unmarshal(m.Result, &got); err != nil {
+		t.Fatalf("ruleViolations result %s: %v", m.Result, err)
+	}
+}
+
+func TestRuleDiagnosticsFollowEditsAndClear(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.OpenFile("main.go")
+
+	// The committed fmt.Print line is not a violation; type one below it.
+	at := s.EndOfLine("main.go", `fmt.Print\("hi"\)`)
+	s.Insert("main.go", at, "\n\tfmt.Println(\"changed\")")
+	ds := s.AwaitDiagnostics("main.go", lsptest.HasCodeOnLine(printlnRule, 6))
+	d := ds[0]
+	if src, _ := d.Source.Get(); src != "kody" {
+		t.Errorf("source = %q, want kody", src)
+	}
+	if d.Severity != protocol.DiagnosticSeverityWarning {
+		t.Errorf("severity = %d, want warning for high", d.Severity)
+	}
+	want := s.RegexpRange("main.go", `fmt\.Println\(`)
+	if d.Range != want {
+		t.Errorf("range = %+v, want %+v", d.Range, want)
+	}
+
+	// Two lines typed above move the finding down by two.
+	s.Insert("main.go", protocol.Position{Line: 3, Character: 0}, "// one\n// two\n")
+	s.AwaitDiagnostics("main.go", func(ds []protocol.Diagnostic) bool {
+		return len(ds) == 1 && ds[0].Range.Start.Line == 8
+	})
+
+	// Removing the violating call clears the file with [].
+	r := s.RegexpRange("main.go", `fmt\.Println`)
+	s.EditBuffer("main.go", lsptest.Edit{Range: r, Text: "fmt.Print"})
+	s.AwaitDiagnostics("main.go", lsptest.Empty)
+	s.Shutdown()
+}
+
+func TestUnchangedDiagnosticsAreNotResent(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.OpenFile("main.go")
+	s.Insert("main.go", protocol.Position{Line: 7, Character: 0}, "var _ = fmt.Println(1)\n")
+	s.AwaitDiagnostics("main.go", lsptest.HasCodeOnLine(printlnRule, 7))
+	before := s.PublishCount()
+	// Typing below the finding changes nothing the user sees.
+	for i := 0; i < 20; i++ {
+		s.Insert("main.go", protocol.Position{Line: 8, Character: uint32(i)}, "x")
+	}
+	// A round trip: every didChange before it has been handled.
+	var v lsp.RuleViolations
+	if err := s.ExecuteCommand(lsp.CommandRuleViolations, nil, &v); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		_, ver, _ := s.Server.Document(string(s.URI("main.go")))
+		return ver == s.Version("main.go")
+	})
+	time.Sleep(100 * time.Millisecond) // let the coalesced check finish
+	if n := s.PublishCount() - before; n != 0 {
+		t.Fatalf("%d publishDiagnostics for edits that did not change the findings", n)
+	}
+	s.Shutdown()
+}
+
+func TestUntrackedFileCountsAsChanged(t *testing.T) {
+	repo := newWorkspace(t)
+	repo.Write(map[string]string{"extra.go": "package main\n\nfunc f() { fmt.Println(1) } // TODO later\n"})
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.OpenFile("extra.go")
+	ds := s.AwaitDiagnostics("extra.go", lsptest.Count(2))
+	if lsptest.Code(ds[0]) != printlnRule || lsptest.Code(ds[1]) != todoRule {
+		t.Fatalf("diagnostics: %s", lsptest.Describe(ds))
+	}
+	if ds[1].Severity != protocol.DiagnosticSeverityHint {
+		t.Errorf("low severity maps to %d, want hint", ds[1].Severity)
+	}
+	s.Shutdown()
+}
+
+func TestUTF16ColumnsWithEmojiAndCJK(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.OpenFile("main.go")
+	s.Insert("main.go", protocol.Position{Line: 7, Character: 0}, "var s = \"😀 日本語 👩‍💻\"; var _ = fmt.Println(s)\n")
+	ds := s.AwaitDiagnostics("main.go", lsptest.HasCodeOnLine(printlnRule, 7))
+	want := s.RegexpRange("main.go", `fmt\.Println\(`)
+	if ds[0].Range != want {
+		t.Fatalf("range %+v, want %+v (UTF-16 units)", ds[0].Range, want)
+	}
+	// An edit placed after the emoji by UTF-16 column lands where the
+	// editor meant it.
+	pos := s.RegexpRange("main.go", `日本語`).End
+	s.Insert("main.go", pos, "!")
+	waitFor(t, func() bool {
+		text, _, _ := s.Server.Document(string(s.URI("main.go")))
+		return text == s.Text("main.go")
+	})
+	s.Shutdown()
+}
+
+func TestOutOfRangeEditKeepsLastGoodText(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.OpenFile("main.go")
+	u := s.URI("main.go")
+	s.Notify(protocol.MethodTextDocumentDidChange, &protocol.DidChangeTextDocumentParams{
+		TextDocument: protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u}, Version: 2},
+		ContentChanges: []protocol.TextDocumentContentChangeEvent{
+			&protocol.TextDocumentContentChangePartial{Range: protocol.Range{Start: protocol.Position{Line: 0}, End: protocol.Position{Line: 0}}, Text: "X"},
+			&protocol.TextDocumentContentChangePartial{Range: protocol.Range{Start: protocol.Position{Line: 500}, End: protocol.Position{Line: 501}}, Text: "boom"},
+		},
+	})
+	// A version that goes backwards is refused too.
+	s.Notify(protocol.MethodTextDocumentDidChange, &protocol.DidChangeTextDocumentParams{
+		TextDocument:   protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u}, Version: 0},
+		ContentChanges: []protocol.TextDocumentContentChangeEvent{&protocol.TextDocumentContentChangeWholeDocument{Text: "garbage"}},
+	})
+	var v lsp.RuleViolations
+	if err := s.ExecuteCommand(lsp.CommandRuleViolations, nil, &v); err != nil {
+		t.Fatal(err)
+	}
+	text, ver, _ := s.Server.Document(string(u))
+	if text != mainGo || ver != 1 {
+		t.Fatalf("after rejected edits: version %d text %q; want version 1 and the original text", ver, text)
+	}
+	// The session goes on: a valid edit applies.
+	s.Insert("main.go", protocol.Position{Line: 0, Character: 0}, "// ok\n")
+	waitFor(t, func() bool {
+		text, _, _ := s.Server.Document(string(u))
+		return text == "// ok\n"+mainGo
+	})
+	s.Shutdown()
+}
+
+// TestBurstOfEditsAppliedInOrder sends 2,000 didChange notifications without
+// waiting and checks the server's text equals the editor's.
+func TestBurstOfEditsAppliedInOrder(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.OpenFile("main.go")
+	rng := rand.New(rand.NewSource(7))
+	alphabet := []string{"a", "é", "日", "😀", "\n", "fmt.Println(", " "}
+	for i := 0; i < 2000; i++ {
+		text := s.Text("main.go")
+		lines := strings.Split(text, "\n")
+		line := rng.Intn(len(lines))
+		col := len([]rune(lines[line])) // end of line keeps the column valid in UTF-16 too
+		pos := lsptest.PositionUTF16(text, lineOffset(lines, line)+len(string([]rune(lines[line])[:rng.Intn(col+1)])))
+		_ = col
+		s.Insert("main.go", pos, alphabet[rng.Intn(len(alphabet))])
+	}
+	var v lsp.RuleViolations
+	if err := s.ExecuteCommand(lsp.CommandRuleViolations, nil, &v); err != nil {
+		t.Fatal(err)
+	}
+	text, ver, _ := s.Server.Document(string(s.URI("main.go")))
+	if ver != 2001 {
+		t.Fatalf("server version %d, want 2001", ver)
+	}
+	if text != s.Text("main.go") {
+		t.Fatalf("server text differs from the editor's after 2,000 edits")
+	}
+	s.Shutdown()
+}
+
+func lineOffset(lines []string, n int) int {
+	off := 0
+	for i := 0; i < n; i++ {
+		off += len(lines[i]) + 1
+	}
+	return off
+}
+
+func TestBrokenRuleFileIsReportedAndOthersWork(t *testing.T) {
+	repo := newWorkspace(t)
+	repo.Write(map[string]string{".kody/rules/broken.md": "---\ntitle: Broken\ndetector:\n  type: regex\n  pattern: '(unclosed'\n---\nbody\n"})
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.OpenFile(".kody/rules/broken.md")
+	ds := s.AwaitDiagnostics(".kody/rules/broken.md", lsptest.Count(1))
+	if ds[0].Range.Start.Line != 4 || !strings.Contains(lsptest.Message(ds[0]), "not loaded") {
+		t.Fatalf("broken rule diagnostic: %s (want on line 5, the pattern)", lsptest.Describe(ds))
+	}
+	s.OpenFile("main.go")
+	s.Insert("main.go", protocol.Position{Line: 7, Character: 0}, "var _ = fmt.Println(1)\n")
+	s.AwaitDiagnostics("main.go", lsptest.HasCodeOnLine(printlnRule, 7))
+
+	var v lsp.RuleViolations
+	if err := s.ExecuteCommand(lsp.CommandRuleViolations, nil, &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.RuleErrors) != 1 || v.RuleErrors[0].File != ".kody/rules/broken.md" {
+		t.Fatalf("ruleErrors = %+v", v.RuleErrors)
+	}
+
+	// Fixing the pattern and saving reloads the rules and clears the diagnostic.
+	s.EditBuffer(".kody/rules/broken.md", lsptest.Edit{Range: s.RegexpRange(".kody/rules/broken.md", `\(unclosed`), Text: `closed\(`})
+	s.Save(".kody/rules/broken.md")
+	s.AwaitDiagnostics(".kody/rules/broken.md", lsptest.Empty)
+	s.Shutdown()
+}
+
+func TestRuleViolationsGroupedAndShowRule(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.OpenText("a.go", "package main\n\nvar _ = fmt.Println(1) // TODO x\nvar _ = fmt.Println(2)\n")
+	s.OpenText("b.go", "package main\n\nvar _ = fmt.Println(3)\n")
+	s.AwaitDiagnostics("a.go", lsptest.Count(3))
+	s.AwaitDiagnostics("b.go", lsptest.Count(1))
+	var v lsp.RuleViolations
+	if err := s.ExecuteCommand(lsp.CommandRuleViolations, nil, &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Groups) != 2 {
+		t.Fatalf("groups = %+v, want 2 rules", v.Groups)
+	}
+	counts := map[string]int{}
+	for _, g := range v.Groups {
+		counts[g.Rule.UUID] = len(g.Violations)
+	}
+	if counts[printlnRule] != 3 || counts[todoRule] != 1 {
+		t.Fatalf("violations per rule = %v, want 3 println and 1 todo", counts)
+	}
+
+	ds := s.Diagnostics("b.go")
+	actions := s.CodeActions("b.go", ds[0].Range, ds)
+	if len(actions) != 1 || !strings.Contains(actions[0].Title, "No fmt.Println") {
+		t.Fatalf("code actions = %+v", actions)
+	}
+	var loc protocol.Location
+	cmd := actions[0].Command
+	if err := s.Call(protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{Command: cmd.Command, Arguments: cmd.Arguments}, &loc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(string(loc.URI), "/.kody/rules/no-println.md") {
+		t.Fatalf("showRule location %s", loc.URI)
+	}
+	waitFor(t, func() bool { return len(s.Shown()) == 1 })
+	s.Shutdown()
+}
+
+func TestReloadRulesReportsProgress(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	var res map[string]int
+	if err := s.ExecuteCommand(lsp.CommandReloadRules, nil, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res["rules"] != 2 {
+		t.Fatalf("reload result %v", res)
+	}
+	var kinds []string
+	for _, v := range s.Progress() {
+		var p struct{ Kind string }
+		_ = json.Unmarshal(v, &p)
+		kinds = append(kinds, p.Kind)
+	}
+	joined := strings.Join(kinds, ",")
+	if !strings.HasPrefix(joined, "begin") || !strings.HasSuffix(joined, "end") {
+		t.Fatalf("progress kinds = %v, want begin … end", kinds)
+	}
+	s.Shutdown()
+}
+
+func TestConfigurationScopeFile(t *testing.T) {
+	repo := lsptest.NewRepo(t, map[string]string{
+		".kody/rules/no-println.md": lsptest.RuleFile("No fmt.Println", printlnRule, "critical", "**/*.go", `fmt\.Println\(`),
+		"old.go":                    "package main\n\nvar _ = fmt.Println(0)\n",
+	})
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Settings = map[string]any{"rules": map[string]any{"scope": "file"}}
+	s.Initialize(lsptest.InitOptions{})
+	s.OpenFile("old.go")
+	ds := s.AwaitDiagnostics("old.go", lsptest.HasCodeOnLine(printlnRule, 2))
+	if ds[0].Severity != protocol.DiagnosticSeverityError {
+		t.Errorf("critical maps to %d, want error", ds[0].Severity)
+	}
+	// Back to changed lines only: the committed line is no longer reported.
+	s.Settings = map[string]any{"rules": map[string]any{"scope": "changed"}}
+	s.Notify(protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{Settings: protocol.LSPAny(`null`)})
+	s.AwaitDiagnostics("old.go", lsptest.Empty)
+	s.Shutdown()
+}
+
+func TestCloseClearsDiagnostics(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.OpenText("n.go", "package main\nvar _ = fmt.Println(1)\n")
+	s.AwaitDiagnostics("n.go", lsptest.Count(1))
+	s.Close("n.go")
+	s.AwaitDiagnostics("n.go", lsptest.Empty)
+	s.Shutdown()
+}
+
+// blockingCommand returns a command that signals when it starts and returns
+// only when its context is cancelled.
+func blockingCommand(started chan<- struct{}) lsp.CommandFunc {
+	return func(ctx context.Context, _ []byte) (any, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+}
+
+func TestCancelRequest(t *testing.T) {
+	repo := newWorkspace(t)
+	started := make(chan struct{}, 1)
+	client, server := net.Pipe()
+	srv := lsp.New(lsp.Options{Getenv: func(string) string { return "" }, Commands: map[string]lsp.CommandFunc{"test.block": blockingCommand(started)}})
+	done := make(chan int, 1)
+	go func() { done <- srv.Serve(context.Background(), server) }()
+	raw := lsptest.NewRaw(t, client, client)
+	raw.Request(1, "initialize", map[string]any{"rootUri": "file://" + repo.Dir, "capabilities": map[string]any{}})
+	raw.Response("1")
+	raw.Notify("initialized", map[string]any{})
+	raw.Request(2, "workspace/executeCommand", map[string]any{"command": "test.block"})
+	<-started
+	// While it blocks, other requests and edits are served.
+	raw.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file://" + repo.Dir + "/x.go", "languageId": "go", "version": 1, "text": "var _ = fmt.Println(1)\n"}})
+	diag := raw.Next(func(m lsptest.RawMessage) bool { return m.Method == "textDocument/publishDiagnostics" })
+	if !strings.Contains(string(diag.Params), printlnRule) {
+		t.Fatalf("diagnostics while a request blocks: %s", diag.Params)
+	}
+	raw.Request(3, "workspace/executeCommand", map[string]any{"command": "kodyls.ruleViolations"})
+	if m := raw.Response("3"); m.Error != nil {
+		t.Fatalf("request behind a blocked one: %+v", m.Error)
+	}
+	sent := time.Now()
+	raw.Notify("$/cancelRequest", map[string]any{"id": 2})
+	m := raw.Response("2")
+	if m.Error == nil || m.Error.Code != -32800 {
+		t.Fatalf("cancelled request: %+v, want -32800", m.Error)
+	}
+	if d := time.Since(sent); d > time.Second {
+		t.Errorf("cancellation took %v", d)
+	}
+	raw.Request(4, "shutdown", nil)
+	raw.Response("4")
+	raw.Notify("exit", nil)
+	if code := <-done; code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	client.Close()
+}
+
+func TestShutdownWithWorkInFlight(t *testing.T) {
+	repo := newWorkspace(t)
+	started := make(chan struct{}, 4)
+	s := start(t, repo.Dir, lsp.Options{Commands: map[string]lsp.CommandFunc{"test.block": blockingCommand(started)}})
+	s.Initialize(lsptest.InitOptions{})
+	s.OpenFile("main.go")
+	for i := 0; i < 3; i++ {
+		go func() { _ = s.ExecuteCommand("test.block", nil, nil) }()
+		<-started
+	}
+	for i := 0; i < 50; i++ {
+		s.Insert("main.go", protocol.Position{Line: 0, Character: 0}, "//x\n")
+	}
+	begin := time.Now()
+	s.Notify(protocol.MethodExit, nil)
+	code, err := s.Wait(time.Second)
+	if err != nil {
+		t.Fatalf("server did not exit within 1s of exit with work in flight")
+	}
+	if code != 1 {
+		t.Errorf("exit without shutdown returned %d, want 1", code)
+	}
+	t.Logf("exited in %v with 3 requests in flight", time.Since(begin))
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(lsptest.DefaultTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in time")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
