@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,7 +41,9 @@ func helperMain(mode string) int {
 	switch mode {
 	case "writer":
 		n, _ := strconv.Atoi(os.Getenv("KODYLS_INDEX_HELPER_N"))
-		err = runWriter(ctx, dir, os.Getenv("KODYLS_INDEX_HELPER_PREFIX"), n)
+		wait, _ := time.ParseDuration(os.Getenv("KODYLS_INDEX_HELPER_WAIT"))
+		err = runWriter(ctx, dir, os.Getenv("KODYLS_INDEX_HELPER_PREFIX"), n, wait)
+		fmt.Printf("queued=%d\n", queuedByWriter.Load())
 	case "hold":
 		err = runHold(dir)
 	default:
@@ -54,8 +57,9 @@ func helperMain(mode string) int {
 }
 
 // runWriter plays a second kodyls process: it writes to the database and
-// indexes documents into the shared index, n batches of batchSize.
-func runWriter(ctx context.Context, dir, prefix string, n int) error {
+// indexes documents into the shared index, n batches of batchSize. A
+// non-zero wait replaces the bleve lock wait, to force queueing.
+func runWriter(ctx context.Context, dir, prefix string, n int, wait time.Duration) error {
 	st, err := OpenStore(ctx, dir)
 	if err != nil {
 		return err
@@ -64,6 +68,9 @@ func runWriter(ctx context.Context, dir, prefix string, n int) error {
 	x, err := OpenSearch(st, dir)
 	if err != nil {
 		return err
+	}
+	if wait > 0 {
+		x.lockWait, x.lockAttempt = wait, wait
 	}
 	for i := 0; i < n; i++ {
 		if err := st.TouchWorkspace(ctx, "/ws/"+prefix); err != nil {
@@ -76,8 +83,12 @@ func runWriter(ctx context.Context, dir, prefix string, n int) error {
 			return err
 		}
 	}
+	queuedByWriter.Add(x.queued.Load())
 	return nil
 }
+
+// queuedByWriter sums what runWriter calls in this process had to queue.
+var queuedByWriter atomic.Int64
 
 // runHold opens the index directly and keeps it open (holding the bolt
 // flock) until the parent closes our stdin.

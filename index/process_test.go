@@ -20,13 +20,22 @@ func TestTwoProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a process")
 	}
+	// The default wait is what users get; the tiny one makes most writes
+	// miss the lock, so the queue and its flush by the other process are
+	// exercised across processes too.
+	t.Run("default wait", func(t *testing.T) { testTwoProcesses(t, 0) })
+	t.Run("tiny wait forces queueing", func(t *testing.T) { testTwoProcesses(t, time.Millisecond) })
+}
+
+func testTwoProcesses(t *testing.T, wait time.Duration) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	const n = 15
 
 	var childOut, childErr bytes.Buffer
-	cmd := startHelper(ctx, t, "writer", dir, "KODYLS_INDEX_HELPER_PREFIX=child", fmt.Sprintf("KODYLS_INDEX_HELPER_N=%d", n))
+	cmd := startHelper(ctx, t, "writer", dir, "KODYLS_INDEX_HELPER_PREFIX=child",
+		fmt.Sprintf("KODYLS_INDEX_HELPER_N=%d", n), "KODYLS_INDEX_HELPER_WAIT="+wait.String())
 	cmd.Stdout, cmd.Stderr = &childOut, &childErr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -34,10 +43,11 @@ func TestTwoProcesses(t *testing.T) {
 
 	// Two goroutines in the parent as well, so that in-process serialisation
 	// and cross-process locking are exercised together.
+	queuedByWriter.Store(0)
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
 	for _, prefix := range []string{"parentA", "parentB"} {
-		wg.Go(func() { errs <- runWriter(ctx, dir, prefix, n) })
+		wg.Go(func() { errs <- runWriter(ctx, dir, prefix, n, wait) })
 	}
 	wg.Wait()
 	close(errs)
@@ -55,8 +65,17 @@ func TestTwoProcesses(t *testing.T) {
 		}
 	}
 
+	var childQueued int64
+	if _, err := fmt.Sscanf(strings.TrimSpace(childOut.String()), "queued=%d", &childQueued); err != nil {
+		t.Errorf("child output %q: %v", childOut.String(), err)
+	}
+	parentQueued := queuedByWriter.Load()
 	st, x := openTestSearch(t, dir)
-	t.Logf("entries still queued after both processes finished: %d", mustPending(t, x))
+	t.Logf("docs queued because the index was busy: parent %d, child %d; still queued at the end: %d",
+		parentQueued, childQueued, mustPending(t, x))
+	if wait > 0 && parentQueued+childQueued == 0 {
+		t.Error("tiny wait: nothing was queued, so the queue path was not exercised")
+	}
 	// Count applies whatever is still queued.
 	wantDocs := uint64(3 * n * batchSize)
 	if got := mustCount(t, x); got != wantDocs {

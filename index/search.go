@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -80,6 +81,10 @@ type Search struct {
 	lockAttempt time.Duration
 
 	mu sync.Mutex
+
+	// queued counts changes this Search parked in the queue, for tests
+	// and diagnostics.
+	queued atomic.Int64
 }
 
 // OpenSearch prepares the index in dir, creating it if it does not exist.
@@ -240,6 +245,7 @@ func (x *Search) write(ctx context.Context, what string, ops []op) error {
 		if qerr := x.enqueue(ctx, ops); qerr != nil {
 			return fmt.Errorf("%s: index busy and queueing failed: %w", what, qerr)
 		}
+		x.queued.Add(int64(len(ops)))
 		slog.Debug("search index busy, queued", "op", what, "docs", len(ops), "path", x.path)
 		return nil
 	}

@@ -140,8 +140,8 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) int {
 	}()
 	select {
 	case <-closed:
-	case <-time.After(500 * time.Millisecond):
-		s.log.Warn("connection did not close within 500ms; exiting anyway")
+	case <-time.After(200 * time.Millisecond):
+		s.log.Debug("connection did not close within 200ms (stdin still open); exiting anyway")
 	}
 	return code
 }

@@ -3,6 +3,7 @@ package changes
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/aymanbagabas/go-udiff/lcs"
 )
@@ -142,8 +143,12 @@ func Changed(base, current string) LineSet {
 			tail -= k + 1
 		}
 	}
-	a := splitLines(base[:len(base)-tail])
-	b := splitLines(current[:len(current)-tail])
+	bufA, bufB := linePool.Get().(*[]string), linePool.Get().(*[]string)
+	defer putLines(bufA)
+	defer putLines(bufB)
+	*bufA = appendLines((*bufA)[:0], base[:len(base)-tail])
+	*bufB = appendLines((*bufB)[:0], current[:len(current)-tail])
+	a, b := *bufA, *bufB
 
 	// Lines that differ only in their terminators are equal here, which
 	// the byte comparison above could not see.
@@ -215,7 +220,25 @@ func splitLines(text string) []string {
 	if text == "" {
 		return nil
 	}
-	lines := make([]string, 0, countLines(text)+1)
+	return appendLines(make([]string, 0, countLines(text)+1), text)
+}
+
+// linePool recycles the line slices of Changed, which runs on every
+// keystroke: reusing them spares the garbage collector two slices the size
+// of the file each time.
+var linePool = sync.Pool{New: func() any { return new([]string) }}
+
+// putLines returns a slice to linePool, cleared so that the pool does not
+// keep old buffer texts alive.
+func putLines(p *[]string) {
+	clear((*p)[:cap(*p)])
+	*p = (*p)[:0]
+	linePool.Put(p)
+}
+
+// appendLines appends the lines of text, as splitLines returns them, to
+// lines.
+func appendLines(lines []string, text string) []string {
 	if strings.IndexByte(text, '\r') < 0 {
 		// The common case needs one test per byte.
 		from := 0

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/aymanbagabas/go-udiff/lcs"
 )
 
 func TestChanged(t *testing.T) {
@@ -36,6 +37,12 @@ func TestChanged(t *testing.T) {
 		{"CRLF edit", "a\r\nb\r\nc\r\n", "a\r\nbb\r\nc\r\n", []int{1}},
 		{"CR-only line endings", "a\rb\rc\r", "a\rb\rX\rc\r", []int{2}},
 		{"mixed terminators", "a\r\nb\rc\n", "a\nb\nc", nil},
+		{"CR becomes CRLF", "a\rb\n", "a\r\nb\n", nil},
+		{"CR becomes CRLF before an edit", "x\ny\rz", "x\ny\r\nZ", []int{2}},
+		{"CRLF becomes CR with an edit", "a\r\nb\r\nc", "a\rb\rX", []int{2}},
+		{"edit in a last line without newline", "a\nb\nccc", "a\nb\ncXc", []int{2}},
+		{"edit in the first line", "abc\nd\n", "aXc\nd\n", []int{0}},
+		{"shared tail inside an edited line", "a\nfoo bar\n", "a\nbaz bar\n", []int{1}},
 		{"repeated lines", "}\n}\n}\n", "}\n}\nx\n}\n", []int{2}},
 		// Either moved block may count as the change; the LCS keeps 2 and 3.
 		{"block moved down", "1\n2\n3\n4\n5\n", "1\n4\n5\n2\n3\n", []int{1, 2}},
@@ -113,7 +120,7 @@ func TestSplitLines(t *testing.T) {
 // or replaced.
 func TestChangedRandomEdits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for iter := range 500 {
+	for iter := range 2000 {
 		n := rng.IntN(60)
 		base := make([]string, n)
 		for i := range base {
@@ -138,7 +145,9 @@ func TestChangedRandomEdits(t *testing.T) {
 				}
 			}
 		}
-		b, c := strings.Join(base, "\n"), strings.Join(cur, "\n")
+		// Each text gets its own random line terminators, which must not
+		// count as changes.
+		b, c := joinRandom(rng, base), joinRandom(rng, cur)
 		set := Changed(b, c)
 		var kept []string
 		for i, l := range cur {
@@ -149,10 +158,39 @@ func TestChangedRandomEdits(t *testing.T) {
 		if !isSubsequence(kept, base) {
 			t.Fatalf("iteration %d: unchanged lines %q are not a subsequence of the base %q", iter, kept, base)
 		}
+		// Trimming must not cost optimality: the count matches a plain
+		// line diff of the whole texts.
+		if ref := referenceChanged(b, c); set.Len() != ref {
+			t.Fatalf("iteration %d: %d lines changed, a whole-file diff finds %d\nbase %q\ncur  %q", iter, set.Len(), ref, b, c)
+		}
 		if set.Len() > inserted {
 			t.Fatalf("iteration %d: %d lines reported for %d inserted or modified\nbase %q\ncur  %q\nset  %v", iter, set.Len(), inserted, base, cur, set.Lines())
 		}
 	}
+}
+
+// referenceChanged counts the changed lines with go-udiff's line LCS over
+// the whole texts, without any trimming.
+func referenceChanged(base, current string) int {
+	n := 0
+	for _, d := range lcs.DiffLines(splitLines(base), splitLines(current)) {
+		n += d.ReplEnd - d.ReplStart
+	}
+	return n
+}
+
+// joinRandom joins non-empty lines with a random mix of terminators, with
+// or without one at the end.
+func joinRandom(rng *rand.Rand, lines []string) string {
+	terms := []string{"\n", "\r\n", "\r"}
+	var sb strings.Builder
+	for i, l := range lines {
+		sb.WriteString(l)
+		if i < len(lines)-1 || rng.IntN(2) == 0 {
+			sb.WriteString(terms[rng.IntN(len(terms))])
+		}
+	}
+	return sb.String()
 }
 
 func isSubsequence(sub, seq []string) bool {
