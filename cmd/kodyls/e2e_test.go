@@ -249,3 +249,46 @@ func TestServerAndCLIShareTheDataDir(t *testing.T) {
 		t.Errorf("the servers did not record the workspace:\n%s", out)
 	}
 }
+
+// TestLogFile: with --log-file the server logs there, and stdout carries
+// only protocol frames (the raw reader fails on anything else).
+func TestLogFile(t *testing.T) {
+	repo := workspace(t)
+	logPath := filepath.Join(t.TempDir(), "kodyls.log")
+	cmd := exec.Command(lsptest.BuildBinary(t), "--log-file", logPath, "--log-level", "debug", "serve")
+	cmd.Env, cmd.Dir = testEnv(t), repo.Dir
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	raw := lsptest.NewRaw(t, stdin, stdout)
+	raw.Request(1, "initialize", map[string]any{"rootUri": "file://" + repo.Dir, "capabilities": map[string]any{}})
+	raw.Response("1")
+	raw.Notify("initialized", map[string]any{})
+	raw.Request(2, "shutdown", nil)
+	raw.Response("2")
+	raw.Notify("exit", nil)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "msg=initialize") || !strings.Contains(string(data), "loaded Kody Rules") {
+		t.Errorf("log file lacks the session:\n%s", data)
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("with --log-file, stderr should stay empty; got:\n%s", stderr.String())
+	}
+}
+
+func TestBadLogLevel(t *testing.T) {
+	_, errOut, code := runBin(t, testEnv(t), t.TempDir(), "--log-level", "loud", "version")
+	if code != 2 || !strings.Contains(errOut, "use debug, info, warn or error") {
+		t.Fatalf("code %d stderr %q", code, errOut)
+	}
+}
