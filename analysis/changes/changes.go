@@ -104,7 +104,7 @@ func Load(ctx context.Context, absPath, ref string) (Baseline, error) {
 	if !filepath.IsAbs(absPath) {
 		return Baseline{}, fmt.Errorf("load baseline: path %q is not absolute", absPath)
 	}
-	real, dir, err := realPath(filepath.Clean(absPath))
+	resolved, dir, err := realPath(filepath.Clean(absPath))
 	if err != nil {
 		return Baseline{}, fmt.Errorf("load baseline: %w", err)
 	}
@@ -116,9 +116,9 @@ func Load(ctx context.Context, absPath, ref string) (Baseline, error) {
 	if !ok {
 		return Baseline{Kind: OutsideRepo}, nil
 	}
-	rel, err := filepath.Rel(top, real)
+	rel, err := filepath.Rel(top, resolved)
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return Baseline{}, fmt.Errorf("load baseline: %s is not inside its repository %s", real, top)
+		return Baseline{}, fmt.Errorf("load baseline: %s is not inside its repository %s", resolved, top)
 	}
 	b := Baseline{Kind: Untracked, RepoRoot: top, RelPath: filepath.ToSlash(rel)}
 
@@ -152,7 +152,7 @@ func Load(ctx context.Context, absPath, ref string) (Baseline, error) {
 // realPath resolves symbolic links in p. When p does not exist (a buffer
 // whose file was deleted), its nearest existing ancestor is resolved and the
 // rest appended. It also returns the existing directory to run git in.
-func realPath(p string) (real, dir string, err error) {
+func realPath(p string) (resolved, dir string, err error) {
 	if r, err := filepath.EvalSymlinks(p); err == nil {
 		st, err := os.Stat(r)
 		if err != nil {
@@ -204,11 +204,11 @@ func toplevel(ctx context.Context, dir string) (string, bool, error) {
 	if top == "" {
 		return "", false, nil
 	}
-	real, err := filepath.EvalSymlinks(filepath.FromSlash(top))
+	resolved, err := filepath.EvalSymlinks(filepath.FromSlash(top))
 	if err != nil {
 		return "", false, fmt.Errorf("resolve repository root: %w", err)
 	}
-	return real, true, nil
+	return resolved, true, nil
 }
 
 // resolveRev returns the full commit hash ref names in the repository at

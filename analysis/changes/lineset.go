@@ -99,9 +99,9 @@ func (s *LineSet) add(start, end int) {
 // Editing a large file usually changes a small block, so the common leading
 // and trailing bytes are skipped first with string comparisons, which run
 // at memory speed, and only the lines in between are split and diffed with
-// go-udiff's line LCS. For very different inputs go-udiff bounds its search
-// and may report a few more changed lines than the minimum; that is safe
-// here, as it only widens what gets checked.
+// go-udiff's line LCS (see diffLines for how its bounded search is kept
+// from over-reporting). When the result is not minimal it errs on the side
+// of more lines, which only widens what gets checked.
 func Changed(base, current string) LineSet {
 	var set LineSet
 	if base == current {
@@ -150,8 +150,32 @@ func Changed(base, current string) LineSet {
 	*bufB = appendLines((*bufB)[:0], current[:len(current)-tail])
 	a, b := *bufA, *bufB
 
+	diffLines(a, b, firstLine, &set, 0)
+	return set
+}
+
+// anchorThreshold is the number of changed lines above which diffLines
+// suspects go-udiff's bounded search and tries anchoring (see diffLines).
+// Below it the LCS is exact, as go-udiff gives up only past about fifty
+// separate insertions and deletions.
+const anchorThreshold = 32
+
+// maxAnchorDepth bounds the recursion of diffLines through anchored gaps.
+const maxAnchorDepth = 8
+
+// diffLines adds to set the lines of b, numbered from offset, that are not
+// in a longest common subsequence of a and b.
+//
+// go-udiff bounds its LCS search, so many scattered edits (a rename across
+// a file, say) come back as one huge replaced block, which would make every
+// line in it "changed". When the result is large, diffLines therefore also
+// tries a patience-style split: lines that occur exactly once in each text
+// and keep their relative order pin what did not change, and each gap
+// between them is diffed on its own. The smaller of the two answers wins;
+// both are valid, so the result is never worse than go-udiff's alone.
+func diffLines(a, b []string, offset int, set *LineSet, depth int) {
 	// Lines that differ only in their terminators are equal here, which
-	// the byte comparison above could not see.
+	// the byte comparison in Changed could not see.
 	prefix := 0
 	for prefix < len(a) && prefix < len(b) && a[prefix] == b[prefix] {
 		prefix++
@@ -161,19 +185,116 @@ func Changed(base, current string) LineSet {
 		suffix++
 	}
 	a, b = a[prefix:len(a)-suffix], b[prefix:len(b)-suffix]
-	offset := firstLine + prefix
+	offset += prefix
 
 	switch {
 	case len(b) == 0:
-		// Only deletions (or nothing) remain.
+		return // only deletions (or nothing) remain
 	case len(a) == 0:
 		set.add(offset, offset+len(b))
-	default:
-		for _, d := range lcs.DiffLines(a, b) {
-			set.add(offset+d.ReplStart, offset+d.ReplEnd)
+		return
+	case len(a) == 1:
+		// A one-line side has an obvious LCS, and anchored gaps are
+		// mostly like this; go-udiff would allocate its search tables for
+		// each of them.
+		k := slices.Index(b, a[0])
+		if k < 0 {
+			set.add(offset, offset+len(b))
+		} else {
+			set.add(offset, offset+k)
+			set.add(offset+k+1, offset+len(b))
+		}
+		return
+	case len(b) == 1:
+		if !slices.Contains(a, b[0]) {
+			set.add(offset, offset+1)
+		}
+		return
+	}
+	diffs := lcs.DiffLines(a, b)
+	changed := 0
+	for _, d := range diffs {
+		changed += d.ReplEnd - d.ReplStart
+	}
+	if changed > anchorThreshold && depth < maxAnchorDepth {
+		var alt LineSet
+		if anchored(a, b, offset, &alt, depth) && alt.Len() < changed {
+			for _, sp := range alt.spans {
+				set.add(sp.start, sp.end)
+			}
+			return
 		}
 	}
-	return set
+	for _, d := range diffs {
+		set.add(offset+d.ReplStart, offset+d.ReplEnd)
+	}
+}
+
+// anchored diffs a and b around their unique common lines, as described at
+// diffLines, and reports false when there is no such line to anchor on.
+func anchored(a, b []string, offset int, set *LineSet, depth int) bool {
+	// The counts live in a slice indexed through the map, rather than
+	// behind one pointer per line, to keep allocations down.
+	type count struct{ na, nb, ia int }
+	index := make(map[string]int, len(a))
+	counts := make([]count, 0, len(a))
+	for i, l := range a {
+		k, ok := index[l]
+		if !ok {
+			k = len(counts)
+			index[l] = k
+			counts = append(counts, count{})
+		}
+		counts[k].na++
+		counts[k].ia = i
+	}
+	for _, l := range b {
+		if k, ok := index[l]; ok {
+			counts[k].nb++
+		}
+	}
+	// Pairs of positions of unique common lines, in the order of b.
+	type pair struct{ ia, ib int }
+	var pairs []pair
+	for ib, l := range b {
+		if k, ok := index[l]; ok && counts[k].na == 1 && counts[k].nb == 1 {
+			pairs = append(pairs, pair{counts[k].ia, ib})
+		}
+	}
+	if len(pairs) == 0 {
+		return false
+	}
+
+	// The longest run of pairs increasing in a as well (patience sorting)
+	// are the anchors. tails[k] is the index in pairs of the smallest last
+	// element of an increasing run of length k+1; prev links the runs.
+	tails := make([]int, 0, len(pairs))
+	prev := make([]int, len(pairs))
+	for i, p := range pairs {
+		k, _ := slices.BinarySearchFunc(tails, p.ia, func(t, ia int) int { return pairs[t].ia - ia })
+		if k > 0 {
+			prev[i] = tails[k-1]
+		} else {
+			prev[i] = -1
+		}
+		if k == len(tails) {
+			tails = append(tails, i)
+		} else {
+			tails[k] = i
+		}
+	}
+	anchors := make([]pair, len(tails))
+	for i, k := len(tails)-1, tails[len(tails)-1]; i >= 0; i, k = i-1, prev[k] {
+		anchors[i] = pairs[k]
+	}
+
+	pa, pb := 0, 0
+	for _, an := range anchors {
+		diffLines(a[pa:an.ia], b[pb:an.ib], offset+pb, set, depth+1)
+		pa, pb = an.ia+1, an.ib+1
+	}
+	diffLines(a[pa:], b[pb:], offset+pb, set, depth+1)
+	return true
 }
 
 // commonPrefixLen returns the length of the longest common prefix of a and

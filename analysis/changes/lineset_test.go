@@ -121,14 +121,19 @@ func TestSplitLines(t *testing.T) {
 func TestChangedRandomEdits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for iter := range 2000 {
-		n := rng.IntN(60)
+		// Most rounds are small files with repeated lines; some are large
+		// with many scattered edits, past go-udiff's search bound.
+		n, distinct, edits := rng.IntN(60), 20, rng.IntN(5)
+		if iter%10 == 0 {
+			n, distinct, edits = 500+rng.IntN(1500), 1<<30, 50+rng.IntN(200)
+		}
 		base := make([]string, n)
 		for i := range base {
-			base[i] = fmt.Sprintf("line %d", rng.IntN(20)) // repeats on purpose
+			base[i] = fmt.Sprintf("line %d", rng.IntN(distinct))
 		}
 		cur := slices.Clone(base)
 		inserted := 0
-		for range rng.IntN(5) {
+		for range edits {
 			pos := rng.IntN(len(cur) + 1)
 			switch rng.IntN(3) {
 			case 0: // insert
@@ -158,9 +163,9 @@ func TestChangedRandomEdits(t *testing.T) {
 		if !isSubsequence(kept, base) {
 			t.Fatalf("iteration %d: unchanged lines %q are not a subsequence of the base %q", iter, kept, base)
 		}
-		// Trimming must not cost optimality: the count matches a plain
-		// line diff of the whole texts.
-		if ref := referenceChanged(b, c); set.Len() != ref {
+		// Trimming and anchoring must never do worse than a plain line
+		// diff of the whole texts.
+		if ref := referenceChanged(b, c); set.Len() > ref {
 			t.Fatalf("iteration %d: %d lines changed, a whole-file diff finds %d\nbase %q\ncur  %q", iter, set.Len(), ref, b, c)
 		}
 		if set.Len() > inserted {
@@ -229,6 +234,37 @@ func file5000() (base, current string) {
 	return base, current
 }
 
+// TestChangedScatteredEdits makes more separate edits than go-udiff's
+// bounded search handles; anchoring on unique lines must still find exactly
+// the edited lines.
+func TestChangedScatteredEdits(t *testing.T) {
+	base, current := scattered(2000, 10)
+	set := Changed(base, current)
+	if set.Len() != 200 {
+		t.Fatalf("Changed reports %d lines, want 200", set.Len())
+	}
+	for _, l := range set.Lines() {
+		if l%10 != 0 {
+			t.Fatalf("line %d reported, but only every tenth line changed", l)
+		}
+	}
+}
+
+// scattered returns a file of n unique lines and a copy with every step-th
+// line modified.
+func scattered(n, step int) (base, current string) {
+	var b, c strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "\tvalue%d := compute(%d)\n", i, i)
+		if i%step == 0 {
+			fmt.Fprintf(&c, "\tvalue%d := compute(%d) // edited\n", i, i)
+		} else {
+			fmt.Fprintf(&c, "\tvalue%d := compute(%d)\n", i, i)
+		}
+	}
+	return b.String(), c.String()
+}
+
 func TestChanged5000(t *testing.T) {
 	base, current := file5000()
 	got := Changed(base, current).Lines()
@@ -262,6 +298,48 @@ func BenchmarkChanged5000(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			Changed(base, oneEdit)
+		}
+	})
+	// Every tenth line edited: 500 hunks, past go-udiff's search bound, so
+	// the anchored diff runs.
+	sBase, sCur := scattered(5000, 10)
+	b.Run("Changed-500-hunks", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			Changed(sBase, sCur)
+		}
+	})
+}
+
+// FuzzChanged checks, on arbitrary bytes, that the lines Changed leaves out
+// are the base's lines in order, that it reports only lines that exist, and
+// that it never reports more than a whole-file diff. Its seeds run with
+// every go test.
+func FuzzChanged(f *testing.F) {
+	f.Add("a\nb\nc\n", "a\nB\nc\n")
+	f.Add("a\r\nb\r\n", "a\rb\r\nc")
+	f.Add("x\ny\rz", "x\ny\r\nZ")
+	f.Add("\r\r\n\n", "\n\r\n\r")
+	f.Add("", "a")
+	f.Fuzz(func(t *testing.T, base, current string) {
+		set := Changed(base, current)
+		cur := splitLines(current)
+		var kept []string
+		for i, l := range cur {
+			if !set.Has(i) {
+				kept = append(kept, l)
+			}
+		}
+		if !isSubsequence(kept, splitLines(base)) {
+			t.Fatalf("unchanged lines %q are not a subsequence of the base", kept)
+		}
+		for _, l := range set.Lines() {
+			if l < 0 || l >= len(cur) {
+				t.Fatalf("line %d reported; current has %d lines", l, len(cur))
+			}
+		}
+		if ref := referenceChanged(base, current); set.Len() > ref {
+			t.Fatalf("%d lines reported, a whole-file diff finds %d", set.Len(), ref)
 		}
 	})
 }

@@ -278,3 +278,29 @@ func BenchmarkDetect5000(b *testing.B) {
 		}
 	})
 }
+
+func TestForEachLine(t *testing.T) {
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{"", []string{""}},
+		{"a", []string{"a"}},
+		{"a\n", []string{"a"}},
+		{"a\n\nb", []string{"a", "", "b"}},
+		{"a\r\nb\rc\n", []string{"a", "b", "c"}},
+		{"\r\n\r\n", []string{"", ""}},
+	}
+	for _, tt := range tests {
+		var got []string
+		forEachLine(tt.text, func(n int, line string) {
+			if n != len(got) {
+				t.Errorf("%q: line %d reported as %d", tt.text, len(got), n)
+			}
+			got = append(got, line)
+		})
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("forEachLine(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}
