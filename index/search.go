@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,6 +35,10 @@ const IndexDir = "errors.bleve"
 const (
 	defaultLockWait    = 2 * time.Second
 	defaultLockAttempt = 250 * time.Millisecond
+	// defaultTurnWait bounds the wait for the other operations of the same
+	// Search. Each of them is itself bounded by the lock wait, so this only
+	// trips if the process floods the index with work.
+	defaultTurnWait = 10 * time.Second
 	// queueReserve is kept back from a ctx deadline so that, after giving up
 	// on the lock, there is still time to park the docs in sqlite.
 	queueReserve = 250 * time.Millisecond
@@ -46,10 +49,11 @@ const (
 	analyzerName = "kodyls_error"
 )
 
-// ErrBusy means the search index was held by another process for longer
-// than the wait. Search returns it; Index and Delete park their work in the
-// queue instead.
-var ErrBusy = errors.New("search index is busy: another kodyls process is using it")
+// ErrBusy means the search index could not be opened within the wait,
+// because another process held it (or, rarely, because this process had too
+// many operations in flight). Search and Count return it; Index and Delete
+// park their work in the queue instead.
+var ErrBusy = errors.New("search index is busy")
 
 // Doc is one document of the search index. Fields are free text, for example
 // "message", "code", "language", "template" and "root_cause".
@@ -68,19 +72,25 @@ type Hit struct {
 // Search is the bleve index at <dir>/errors.bleve. It does not hold the
 // index open between operations: each operation opens it with a short lock
 // timeout, works and closes it, so other kodyls processes can use it too.
-// Operations of one Search are serialised, because a second open from the
-// same process would conflict on the same flock.
+// Operations of one Search take turns, because a second open from the same
+// process would conflict on the same flock. Time spent waiting for a turn
+// counts against the lock wait: a caller whose wait has run out by the time
+// its turn comes makes a single attempt, so callers queued behind an
+// operation that found the index busy fail (or queue) promptly instead of
+// each waiting in full.
 type Search struct {
 	store *Store
 	dir   string
 	path  string
 
-	// lockWait and lockAttempt are fields rather than constants so tests
-	// can shorten them.
+	// The waits are fields rather than constants so tests can change them.
 	lockWait    time.Duration
 	lockAttempt time.Duration
+	turnWait    time.Duration
 
-	mu sync.Mutex
+	// turn is a one-slot semaphore rather than a sync.Mutex so that waiting
+	// for it can give up at the deadline or when ctx is done.
+	turn chan struct{}
 
 	// queued counts changes this Search parked in the queue, for tests
 	// and diagnostics.
@@ -99,6 +109,8 @@ func OpenSearch(store *Store, dir string) (*Search, error) {
 		path:        filepath.Join(dir, IndexDir),
 		lockWait:    defaultLockWait,
 		lockAttempt: defaultLockAttempt,
+		turnWait:    defaultTurnWait,
+		turn:        make(chan struct{}, 1),
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open search index: create data dir %s: %w", dir, err)
@@ -202,7 +214,8 @@ type op struct {
 
 // Index adds or replaces docs in one batch. If the index stays busy for the
 // whole wait, the docs are parked in the sqlite queue and nil is returned:
-// the next process to open the index applies them.
+// the next process to open the index applies them. If ctx ends first, the
+// error says so and nothing is queued, since the caller has given up.
 func (x *Search) Index(ctx context.Context, docs []Doc) error {
 	if len(docs) == 0 {
 		return nil
@@ -345,9 +358,18 @@ func (x *Search) Flush(ctx context.Context) error {
 // The queue is applied before fn so that changes parked earlier can never
 // overwrite the newer ones fn makes.
 func (x *Search) with(ctx context.Context, fn func(idx bleve.Index) error) (err error) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	idx, err := x.open(ctx)
+	start := time.Now()
+	deadline := start.Add(x.lockWait)
+	turnDeadline := start.Add(x.turnWait)
+	if d, ok := ctx.Deadline(); ok {
+		deadline = earliest(deadline, d.Add(-queueReserve))
+		turnDeadline = earliest(turnDeadline, d.Add(-queueReserve))
+	}
+	if err := x.acquire(ctx, start, turnDeadline); err != nil {
+		return err
+	}
+	defer func() { <-x.turn }()
+	idx, err := x.open(ctx, start, deadline)
 	if err != nil {
 		return err
 	}
@@ -362,14 +384,37 @@ func (x *Search) with(ctx context.Context, fn func(idx bleve.Index) error) (err 
 	return fn(idx)
 }
 
-// open opens the index, retrying while another process holds its lock, for
-// at most lockWait (less if ctx has an earlier deadline).
-func (x *Search) open(ctx context.Context) (bleve.Index, error) {
-	start := time.Now()
-	deadline := start.Add(x.lockWait)
-	if d, ok := ctx.Deadline(); ok && d.Add(-queueReserve).Before(deadline) {
-		deadline = d.Add(-queueReserve)
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
 	}
+	return a
+}
+
+// acquire waits for this Search's turn until deadline.
+func (x *Search) acquire(ctx context.Context, start, deadline time.Time) error {
+	select {
+	case x.turn <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case x.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("open search index: %w", ctx.Err())
+	case <-t.C:
+		return fmt.Errorf("%w: this kodyls process has too many search index operations in flight (waited %s); try again shortly",
+			ErrBusy, time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// open opens the index, retrying while another process holds its lock,
+// until deadline. It always makes at least one attempt, even if deadline
+// has already passed while waiting for a turn.
+func (x *Search) open(ctx context.Context, start, deadline time.Time) (bleve.Index, error) {
 	recreated := false
 	for {
 		if err := ctx.Err(); err != nil {
@@ -399,7 +444,7 @@ func (x *Search) open(ctx context.Context) (bleve.Index, error) {
 			return nil, fmt.Errorf("open search index %s: %w", x.path, err)
 		}
 		if !time.Now().Before(deadline) {
-			return nil, fmt.Errorf("%w (%s held for more than %s); try again shortly",
+			return nil, fmt.Errorf("%w: another kodyls process held %s for more than %s; try again shortly",
 				ErrBusy, x.path, time.Since(start).Round(time.Millisecond))
 		}
 		if err := sleepCtx(ctx, time.Duration(5+rand.IntN(20))*time.Millisecond); err != nil {

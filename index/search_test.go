@@ -315,3 +315,66 @@ func TestSearchCanceledContext(t *testing.T) {
 		t.Errorf("Search err = %v, want context.Canceled", err)
 	}
 }
+
+// TestSearchConcurrentCallers runs many operations on one Search at once:
+// they take turns, and none fails.
+func TestSearchConcurrentCallers(t *testing.T) {
+	_, x := openTestSearch(t, t.TempDir())
+	ctx := testCtx(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for g := 0; g < 8; g++ {
+		wg.Go(func() {
+			for i := 0; i < 5; i++ {
+				id := fmt.Sprintf("c%d-%d", g, i)
+				if err := x.Index(ctx, []Doc{{ID: id, Fields: map[string]string{"message": token(id)}}}); err != nil {
+					errs <- err
+				}
+				if _, err := x.Search(ctx, "anything", 3); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := mustCount(t, x); n != 40 {
+		t.Errorf("Count = %d, want 40", n)
+	}
+}
+
+// TestSearchQueuedCallersDoNotAddUp checks that callers waiting behind each
+// other inside one process share the lock wait instead of each waiting in
+// full, one after another.
+func TestSearchQueuedCallersDoNotAddUp(t *testing.T) {
+	_, x := openTestSearch(t, t.TempDir())
+	x.lockWait = time.Second
+	release := holdIndex(t, x)
+	defer release()
+	ctx := testCtx(t)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for g := 0; g < 6; g++ {
+		wg.Go(func() {
+			if err := x.Index(ctx, []Doc{{ID: fmt.Sprint("w", g)}}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	// Serial waits would take 6 × 1s; shared ones about 1s. The bound is
+	// loose because a loaded machine slows the queue writes down too.
+	if d := time.Since(start); d > 3500*time.Millisecond {
+		t.Errorf("6 queued callers took %s", d)
+	}
+	if n := mustPending(t, x); n != 6 {
+		t.Errorf("Pending = %d, want 6", n)
+	}
+	release()
+	if n := mustCount(t, x); n != 6 {
+		t.Errorf("Count = %d, want 6", n)
+	}
+}
