@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -118,5 +119,8 @@ func newLogger(path, level string, stderr io.Writer) (*slog.Logger, func(), erro
 		}
 		out, closeFn = f, func() { _ = f.Close() }
 	}
+	// Libraries that log through the standard logger (bleve does) must not
+	// write anywhere but our log destination either.
+	log.SetOutput(out)
 	return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: lv})), closeFn, nil
 }

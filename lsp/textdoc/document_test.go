@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestEncoding(t *testing.T) {
@@ -41,7 +42,9 @@ func TestEncoding(t *testing.T) {
 	}
 }
 
-func TestLines(t *testing.T) {
+func TestLines(t *testing.T) { forEachChunkConfig(t, testLines) }
+
+func testLines(t *testing.T) {
 	tests := []struct {
 		text   string
 		lines  []string
@@ -80,7 +83,9 @@ func TestLines(t *testing.T) {
 	}
 }
 
-func TestOffset(t *testing.T) {
+func TestOffset(t *testing.T) { forEachChunkConfig(t, testOffset) }
+
+func testOffset(t *testing.T) {
 	const text = "a😀b\n日本語\ne\u0301x\r\n\xffz\n"
 	// Byte layout: line 0 "a😀b" at 0 (a=0, 😀=1..4, b=5), "\n" at 6;
 	// line 1 "日本語" at 7 (3 bytes each), "\n" at 16; line 2 "éx" with a
@@ -139,7 +144,43 @@ func TestOffset(t *testing.T) {
 	checkAgainstRef(t, d)
 }
 
-func TestPositionAt(t *testing.T) {
+// TestInvalidUTF8 checks that malformed text counts one unit per invalid
+// byte in both encodings, never panics, and never lets a position split a
+// valid character next to invalid bytes.
+func TestInvalidUTF8(t *testing.T) {
+	tests := []struct {
+		name  string
+		text  string
+		char  uint32 // a UTF-16 position on line 0
+		off   int    // its byte offset
+		units int    // UTF-16 length of line 0
+	}{
+		{"stray continuation bytes", "\x80\x80\x80\x80x", 4, 4, 5},
+		{"continuations after ascii", "a\x80\x80\x80\x80", 5, 5, 5},
+		{"truncated emoji", "\xf0\x9f\x98!", 3, 3, 4},
+		{"encoded surrogate", "\xed\xa0\x80😀", 3, 3, 5},
+		{"emoji then stray continuation", "😀\x80\x80", 3, 5, 4},
+		{"overlong encoding", "\xc0\xaf/", 2, 2, 3},
+		{"lone lead bytes", "\xe6\xf0\xc3", 2, 2, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := New("file:///t", 1, tt.text)
+			p := Position{Character: tt.char}
+			if got, err := d.Offset(p, UTF16); err != nil || got != tt.off {
+				t.Errorf("Offset(%s) = %d, %v, want %d", p, got, err, tt.off)
+			}
+			if got := d.PositionAt(len(tt.text), UTF16); got.Character != uint32(tt.units) {
+				t.Errorf("PositionAt(end) = %s, want 0:%d", got, tt.units)
+			}
+			checkAgainstRef(t, d)
+		})
+	}
+}
+
+func TestPositionAt(t *testing.T) { forEachChunkConfig(t, testPositionAt) }
+
+func testPositionAt(t *testing.T) {
 	const text = "a😀b\r\n日本語"
 	tests := []struct {
 		off  int
@@ -169,12 +210,24 @@ func TestPositionAt(t *testing.T) {
 	}
 }
 
+// forEachChunkConfig runs test under each of chunkConfigs.
+func forEachChunkConfig(t *testing.T, test func(*testing.T)) {
+	for _, cc := range chunkConfigs {
+		t.Run(cc.name, func(t *testing.T) {
+			setChunkSizes(t, cc.target, cc.min)
+			test(t)
+		})
+	}
+}
+
 // rng is shorthand for a change's range.
 func rng(sl, sc, el, ec uint32) *Range {
 	return &Range{Start: Position{sl, sc}, End: Position{el, ec}}
 }
 
-func TestApply(t *testing.T) {
+func TestApply(t *testing.T) { forEachChunkConfig(t, testApply) }
+
+func testApply(t *testing.T) {
 	tests := []struct {
 		name    string
 		text    string
@@ -309,7 +362,9 @@ func randomPosition(r *rand.Rand, text string, enc Encoding) (Position, refLine,
 	return Position{Line: uint32(i), Character: uint32(u)}, l, k
 }
 
-func TestApplyBurst(t *testing.T) {
+func TestApplyBurst(t *testing.T) { forEachChunkConfig(t, testApplyBurst) }
+
+func testApplyBurst(t *testing.T) {
 	for _, enc := range []Encoding{UTF16, UTF8} {
 		t.Run(enc.String(), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(enc)))
@@ -348,7 +403,7 @@ func TestApplyBurst(t *testing.T) {
 					t.Fatalf("step %d: applying %+v %q to %q: got %q, want %q", step, *ch.Range, ch.Text, ref, d.Text(), want)
 				}
 				ref = want
-				checkTextIndex(t, d)
+				checkStructure(t, d)
 				if step%200 == 0 {
 					checkAgainstRef(t, d)
 				}
@@ -359,7 +414,9 @@ func TestApplyBurst(t *testing.T) {
 	}
 }
 
-func TestSnapshotsAreIndependent(t *testing.T) {
+func TestSnapshotsAreIndependent(t *testing.T) { forEachChunkConfig(t, testSnapshotsAreIndependent) }
+
+func testSnapshotsAreIndependent(t *testing.T) {
 	d1 := New("file:///t", 1, "a\nb\nc")
 	d2, err := d1.Apply(2, []Change{{rng(1, 0, 1, 1), "x\ny"}}, UTF16)
 	if err != nil {
@@ -378,4 +435,37 @@ func TestSnapshotsAreIndependent(t *testing.T) {
 		}
 		checkAgainstRef(t, tt.d)
 	}
+}
+
+// TestEditSharesUntouchedChunks checks what makes edits cheap on large
+// documents: an edit rebuilds the chunk it falls in and shares the text of
+// all others with the previous snapshot.
+func TestEditSharesUntouchedChunks(t *testing.T) {
+	d1 := New("file:///big", 1, benchText(10000))
+	if len(d1.chunks) < 100 {
+		t.Fatalf("a %d-byte document has only %d chunks", len(d1.Text()), len(d1.chunks))
+	}
+	d2, err := d1.Apply(2, []Change{{rng(5000, 3, 5000, 3), "x"}}, UTF16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d2.chunks) != len(d1.chunks) {
+		t.Fatalf("chunk count went from %d to %d", len(d1.chunks), len(d2.chunks))
+	}
+	rebuilt := 0
+	for k := range d1.chunks {
+		if unsafe.StringData(d1.chunks[k].text) != unsafe.StringData(d2.chunks[k].text) {
+			rebuilt++
+		}
+	}
+	if rebuilt != 1 {
+		t.Errorf("%d chunks rebuilt for a one-character edit, want 1", rebuilt)
+	}
+	want := d1.Text()
+	off := d1.LineStart(5000) + 3
+	want = want[:off] + "x" + want[off:]
+	if d2.Text() != want {
+		t.Error("text after the edit differs")
+	}
+	checkStructure(t, d2)
 }

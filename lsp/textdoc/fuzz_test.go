@@ -62,18 +62,20 @@ func (s *script) position(text string, enc Encoding) Position {
 	return Position{Line: line, Character: char}
 }
 
-// FuzzApply applies the edits a script describes to a Document, through a
-// Store, and to the naive model of ref_test.go, and checks that they agree on
-// the text, on which notifications are rejected and why, and on every
-// position query.
+// FuzzApply applies the edits a script describes with Document.Apply, with
+// Store.Change and with the naive model of ref_test.go, and checks that they
+// agree on the text, on which notifications are rejected and why, and on
+// every position query.
 //
-// A script is an encoding byte (odd means UTF-8), then batches: a header
-// byte whose low two bits give the number of changes minus one and whose top
-// bit asks for a stale version (equal to the current one, or one less if bit
-// 6 is set), then per change an op byte (7 in the low three bits replaces the
-// whole document with a literal, 4 to 6 insert a palette string over a range,
-// 0 to 3 a literal), two bytes per range end, and the literal or palette
-// index.
+// A script is a flags byte, then batches of changes. In the flags byte, bit 0
+// selects UTF-8 and the bits above pick one of chunkConfigs (zero: every line
+// its own chunk). A batch starts with a header byte: its low two bits give
+// the number of changes minus one, and its top bit asks for a stale version,
+// equal to the current one or, if bit 6 is also set, one less. Each change is
+// an op byte, then two bytes for each end of its range, then its text: 7 in
+// the op's low three bits replaces the whole document with a literal and
+// reads no range, 4 to 6 read a palette index, 0 to 3 a literal. A literal is
+// a length byte (modulo 16) followed by that many bytes.
 func FuzzApply(f *testing.F) {
 	f.Add("hello\nworld", []byte{0, 0, 0, 0, 1, 0, 3, 1, 'X'})
 	f.Add("a😀b\r\n日本語", []byte{1, 1, 4, 0, 1, 0, 5, 5, 0, 1, 0, 1, 0, 2, 'x'})
@@ -82,10 +84,15 @@ func FuzzApply(f *testing.F) {
 		// slow on them, and slow executions starve the fuzzer.
 		text = text[:min(len(text), maxFuzzText)]
 		s := &script{b: b[:min(len(b), maxFuzzScript)]}
+		flags := s.byte()
 		enc := UTF16
-		if s.byte()&1 == 1 {
+		if flags&1 == 1 {
 			enc = UTF8
 		}
+		// Fuzz texts are small, so they are cut into tiny chunks unless
+		// the script asks for the production sizes.
+		cc := chunkConfigs[int(flags>>1)%len(chunkConfigs)]
+		setChunkSizes(t, cc.target, cc.min)
 		const uri = "file:///fuzz"
 		doc := New(uri, 1, text)
 		store := NewStore()

@@ -131,12 +131,58 @@ func refApply(text string, changes []Change, enc Encoding) (string, bool) {
 	return text, true
 }
 
-// checkTextIndex checks that d's incrementally maintained line index is the
-// one a fresh scan of its text gives.
-func checkTextIndex(t testing.TB, d *Document) {
+// chunkConfigs are the chunk sizes tests run under: every line its own
+// chunk, a few lines per chunk, and the production sizes, under which the
+// small texts of the tests fit in one chunk.
+var chunkConfigs = []struct {
+	name        string
+	target, min int
+}{
+	{"line chunks", 1, 1},
+	{"small chunks", 8, 3},
+	{"default chunks", chunkTarget, chunkMin},
+}
+
+// setChunkSizes sets the chunk sizes until the test ends.
+func setChunkSizes(t testing.TB, target, min int) {
+	oldTarget, oldMin := chunkTarget, chunkMin
+	chunkTarget, chunkMin = target, min
+	t.Cleanup(func() { chunkTarget, chunkMin = oldTarget, oldMin })
+}
+
+// checkStructure checks the invariants of d's chunks: they hold the text,
+// each is located where its predecessors end, only the sole chunk of an
+// empty document is empty, each starts with a line start, and their line
+// starts together are exactly those a fresh scan of the whole text finds,
+// which also proves that no chunk boundary splits a line or a CRLF.
+func checkStructure(t testing.TB, d *Document) {
 	t.Helper()
-	if want := indexLines(d.text); !slices.Equal(d.lines, want) {
-		t.Fatalf("line index of %q is %v, want %v", d.text, d.lines, want)
+	text := d.Text()
+	var joined strings.Builder
+	var starts []int
+	byteStart, lineStart := 0, 0
+	for k, c := range d.chunks {
+		if c.byteStart != byteStart || c.lineStart != lineStart {
+			t.Fatalf("chunk %d of %q located at byte %d line %d, want %d, %d", k, text, c.byteStart, c.lineStart, byteStart, lineStart)
+		}
+		if c.text == "" && len(d.chunks) > 1 {
+			t.Fatalf("chunk %d of %q is empty", k, text)
+		}
+		if len(c.lines) == 0 || c.lines[0] != 0 {
+			t.Fatalf("chunk %d of %q has line starts %v", k, text, c.lines)
+		}
+		joined.WriteString(c.text)
+		for _, l := range c.lines {
+			starts = append(starts, byteStart+l)
+		}
+		byteStart += len(c.text)
+		lineStart += len(c.lines)
+	}
+	if joined.String() != text {
+		t.Fatalf("chunks hold %q, Text is %q", joined.String(), text)
+	}
+	if want := indexLines(text); !slices.Equal(starts, want) {
+		t.Fatalf("line starts of %q are %v, want %v", text, starts, want)
 	}
 }
 
@@ -145,7 +191,7 @@ func checkTextIndex(t testing.TB, d *Document) {
 // both encodings.
 func checkAgainstRef(t testing.TB, d *Document) {
 	t.Helper()
-	checkTextIndex(t, d)
+	checkStructure(t, d)
 	text := d.Text()
 	lines := refSplit(text)
 	if got := d.LineCount(); got != len(lines) {

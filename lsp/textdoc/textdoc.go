@@ -23,7 +23,8 @@ import (
 )
 
 // Encoding is the unit in which Position.Character counts. The zero value is
-// UTF16 because that is what the LSP uses when nothing else was negotiated.
+// UTF16 because that is what the LSP uses when nothing else was negotiated;
+// values other than UTF8 count like UTF16 too.
 type Encoding int
 
 const (
