@@ -26,7 +26,6 @@ func BenchmarkApplyOneCharEdit10kLines(b *testing.B) {
 	text := benchText(10000)
 	s := NewStore()
 	s.Open(uri, 0, text)
-	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	version := int32(0)
 	for b.Loop() {
