@@ -414,22 +414,36 @@ func TestReloadRulesReportsProgress(t *testing.T) {
 	s := start(t, repo.Dir, lsp.Options{})
 	s.Initialize(lsptest.InitOptions{})
 	var res map[string]int
-	if err := s.ExecuteCommand(lsp.CommandReloadRules, nil, &res); err != nil {
+	// The editor passes its own token, as VS Code does for commands.
+	err := s.Call(protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{
+		WorkDoneProgressParams: protocol.WorkDoneProgressParams{WorkDoneToken: protocol.String("cmd-1")},
+		Command:                lsp.CommandReloadRules,
+	}, &res)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if res["rules"] != 2 {
 		t.Fatalf("reload result %v", res)
 	}
 	var kinds []string
-	for _, v := range s.Progress() {
-		var p struct{ Kind string }
-		_ = json.Unmarshal(v, &p)
-		kinds = append(kinds, p.Kind)
+	for _, p := range s.Progress() {
+		if string(p.Token) == `"cmd-1"` {
+			kinds = append(kinds, p.Value.Kind)
+		}
 	}
 	joined := strings.Join(kinds, ",")
 	if !strings.HasPrefix(joined, "begin") || !strings.HasSuffix(joined, "end") {
-		t.Fatalf("progress kinds = %v, want begin … end", kinds)
+		t.Fatalf("progress kinds for the command's token = %v, want begin … end", kinds)
 	}
+	// The load at start-up used a token the server created.
+	waitFor(t, func() bool {
+		for _, p := range s.Progress() {
+			if strings.HasPrefix(string(p.Token), `"kodyls/`) && p.Value.Kind == "end" {
+				return true
+			}
+		}
+		return false
+	})
 	s.Shutdown()
 }
 

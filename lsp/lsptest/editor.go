@@ -46,7 +46,7 @@ type Editor struct {
 	diags    map[uri.URI]*protocol.PublishDiagnosticsParams
 	publish  int // publishDiagnostics notifications received
 	buffers  map[string]*buffer
-	progress []json.RawMessage
+	progress []Progress
 	shown    []protocol.ShowDocumentParams
 }
 
@@ -120,12 +120,10 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	case protocol.MethodWindowWorkDoneProgressCreate, protocol.MethodClientRegisterCapability:
 		return nil, nil
 	case protocol.MethodProgress:
-		var p struct {
-			Value json.RawMessage `json:"value"`
-		}
+		var p Progress
 		_ = json.Unmarshal(req.Params(), &p)
 		e.mu.Lock()
-		e.progress = append(e.progress, p.Value)
+		e.progress = append(e.progress, p)
 		e.mu.Unlock()
 		return nil, nil
 	case protocol.MethodWindowShowDocument:
@@ -373,11 +371,21 @@ func (e *Editor) PublishCount() int {
 	return e.publish
 }
 
-// Progress returns the $/progress values received.
-func (e *Editor) Progress() []json.RawMessage {
+// Progress is one $/progress notification.
+type Progress struct {
+	Token json.RawMessage `json:"token"`
+	Value struct {
+		Kind    string `json:"kind"`
+		Title   string `json:"title"`
+		Message string `json:"message"`
+	} `json:"value"`
+}
+
+// Progress returns the $/progress notifications received.
+func (e *Editor) Progress() []Progress {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return append([]json.RawMessage(nil), e.progress...)
+	return append([]Progress(nil), e.progress...)
 }
 
 // Shown returns the window/showDocument requests received.
