@@ -47,8 +47,15 @@ func BenchmarkStartupToInitialize(b *testing.B) {
 
 // BenchmarkDidChangeToDiagnostics5000Lines measures, through the real
 // binary, the time from sending a didChange that adds or removes a rule
-// violation in a 5,000-line file to receiving its publishDiagnostics.
+// violation in a 5,000-line file to receiving its publishDiagnostics: for a
+// committed file (only changed lines are checked) and an untracked one
+// (every line is).
 func BenchmarkDidChangeToDiagnostics5000Lines(b *testing.B) {
+	b.Run("committed", func(b *testing.B) { benchDidChange(b, true) })
+	b.Run("untracked", func(b *testing.B) { benchDidChange(b, false) })
+}
+
+func benchDidChange(b *testing.B, commit bool) {
 	repo := workspace(b)
 	var sb strings.Builder
 	sb.WriteString("package main\n\n")
@@ -56,7 +63,9 @@ func BenchmarkDidChangeToDiagnostics5000Lines(b *testing.B) {
 		fmt.Fprintf(&sb, "var v%d = fmt.Sprint(%d) // ordinary line\n", i, i)
 	}
 	repo.Write(map[string]string{"big.go": sb.String()})
-	repo.Commit("big file")
+	if commit {
+		repo.Commit("big file")
+	}
 	s := lsptest.StartBinary(b, lsptest.BuildBinary(b), repo.Dir, testEnv(b))
 	s.Initialize(lsptest.InitOptions{})
 	s.OpenFile("big.go")
