@@ -37,6 +37,31 @@ var migrations = [][]string{
 			queued_at INTEGER NOT NULL
 		)`,
 	},
+	// v2: the LLM gateway's response cache and usage log.
+	{
+		// key is a hash of everything that determines a reply (model,
+		// rendered prompt, schema, prompt version); value is the reply.
+		`CREATE TABLE llm_cache (
+			key        TEXT PRIMARY KEY,
+			value      BLOB NOT NULL,
+			created_at INTEGER NOT NULL,
+			expires_at INTEGER NOT NULL
+		)`,
+		`CREATE INDEX llm_cache_expires ON llm_cache (expires_at)`,
+		`CREATE TABLE llm_usage (
+			id                INTEGER PRIMARY KEY AUTOINCREMENT,
+			at                INTEGER NOT NULL,
+			feature           TEXT NOT NULL,
+			model             TEXT NOT NULL,
+			prompt_tokens     INTEGER NOT NULL,
+			completion_tokens INTEGER NOT NULL,
+			latency_ms        INTEGER NOT NULL,
+			cached            INTEGER NOT NULL,
+			attempts          INTEGER NOT NULL,
+			error             TEXT NOT NULL DEFAULT ''
+		)`,
+		`CREATE INDEX llm_usage_feature ON llm_usage (feature, at)`,
+	},
 }
 
 // LatestSchemaVersion is the user_version this binary migrates to.
