@@ -48,7 +48,14 @@ type LLM struct {
 	BaseURL string `json:"baseUrl"`
 	APIKey  string `json:"apiKey"`
 	Model   string `json:"model"`
+	// Models overrides Model per task class: review, rules, agent, cheap.
+	Models        map[string]string `json:"models"`
+	TimeoutMS     int               `json:"timeoutMs"`
+	MaxConcurrent int               `json:"maxConcurrent"`
 }
+
+// TaskClasses are the keys accepted in llm.models.
+var TaskClasses = []string{"review", "rules", "agent", "cheap"}
 
 // Review controls when the LLM review runs.
 type Review struct {
@@ -64,6 +71,7 @@ type Rules struct {
 // Defaults returns the built-in configuration.
 func Defaults() Settings {
 	return Settings{
+		LLM:     LLM{Models: map[string]string{}, TimeoutMS: 60000, MaxConcurrent: 4},
 		Review:  Review{Trigger: TriggerSave, IdleDelayMS: 1500},
 		Rules:   Rules{Scope: ScopeChanged},
 		BaseRef: "HEAD",
@@ -157,7 +165,7 @@ func unwrapSection(raw []byte) []byte {
 
 // known lists the accepted keys; nested objects list their own keys.
 var known = map[string][]string{
-	"llm":      {"baseUrl", "apiKey", "model"},
+	"llm":      {"baseUrl", "apiKey", "model", "models", "timeoutMs", "maxConcurrent"},
 	"review":   {"trigger", "idleDelayMs"},
 	"rules":    {"scope"},
 	"baseRef":  nil,
@@ -208,6 +216,7 @@ func (r *Resolved) applyJSON(origin string, raw []byte) {
 func (r *Resolved) applyKey(origin, key string, v json.RawMessage) {
 	next := r.Settings
 	next.Severity = cloneMap(r.Settings.Severity)
+	next.LLM.Models = cloneMap(r.Settings.LLM.Models)
 	var err error
 	switch key {
 	case "llm.baseUrl":
@@ -216,6 +225,17 @@ func (r *Resolved) applyKey(origin, key string, v json.RawMessage) {
 		err = json.Unmarshal(v, &next.LLM.APIKey)
 	case "llm.model":
 		err = json.Unmarshal(v, &next.LLM.Model)
+	case "llm.models":
+		var m map[string]string
+		if err = json.Unmarshal(v, &m); err == nil {
+			for k, val := range m {
+				next.LLM.Models[strings.ToLower(k)] = val
+			}
+		}
+	case "llm.timeoutMs":
+		err = json.Unmarshal(v, &next.LLM.TimeoutMS)
+	case "llm.maxConcurrent":
+		err = json.Unmarshal(v, &next.LLM.MaxConcurrent)
 	case "review.trigger":
 		err = json.Unmarshal(v, &next.Review.Trigger)
 	case "review.idleDelayMs":
@@ -279,6 +299,20 @@ func (s *Settings) validate() []string {
 			s.Severity[level] = d.Severity[level]
 		}
 	}
+	for task := range s.LLM.Models {
+		if !contains(TaskClasses, task) {
+			problems = append(problems, fmt.Sprintf("llm.models: unknown task class %q (use review, rules, agent, cheap)", task))
+			delete(s.LLM.Models, task)
+		}
+	}
+	if s.LLM.TimeoutMS < 1000 || s.LLM.TimeoutMS > 600000 {
+		problems = append(problems, fmt.Sprintf("llm.timeoutMs %d is outside 1000..600000; using %d", s.LLM.TimeoutMS, d.LLM.TimeoutMS))
+		s.LLM.TimeoutMS = d.LLM.TimeoutMS
+	}
+	if s.LLM.MaxConcurrent < 1 || s.LLM.MaxConcurrent > 64 {
+		problems = append(problems, fmt.Sprintf("llm.maxConcurrent %d is outside 1..64; using %d", s.LLM.MaxConcurrent, d.LLM.MaxConcurrent))
+		s.LLM.MaxConcurrent = d.LLM.MaxConcurrent
+	}
 	if s.LLM.BaseURL != "" {
 		u, err := url.Parse(s.LLM.BaseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -297,6 +331,7 @@ func (s Settings) LLMConfigured() bool { return s.LLM.BaseURL != "" }
 func (s Settings) Redacted() Settings {
 	c := s
 	c.Severity = cloneMap(s.Severity)
+	c.LLM.Models = cloneMap(s.LLM.Models)
 	if c.LLM.APIKey != "" {
 		c.LLM.APIKey = "****" + lastN(c.LLM.APIKey, 4)
 	}

@@ -63,3 +63,18 @@ func TestRedacted(t *testing.T) {
 		t.Fatal("Redacted must not modify the original")
 	}
 }
+
+func TestLLMTaskModels(t *testing.T) {
+	r := Resolve(env(map[string]string{"KODYLS_LLM_MODEL": "base"}), nil,
+		[]byte(`{"llm":{"models":{"review":"big","Cheap":"small","summarise":"x"},"timeoutMs":5,"maxConcurrent":2}}`))
+	l := r.Settings.LLM
+	if l.Model != "base" || l.Models["review"] != "big" || l.Models["cheap"] != "small" || l.MaxConcurrent != 2 {
+		t.Fatalf("llm settings %+v", l)
+	}
+	if _, ok := l.Models["summarise"]; ok || l.TimeoutMS != 60000 {
+		t.Fatalf("invalid values kept: %+v", l)
+	}
+	if len(r.Problems) != 2 {
+		t.Fatalf("problems %v", r.Problems)
+	}
+}
