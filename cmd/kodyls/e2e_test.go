@@ -138,16 +138,7 @@ func TestExitWithoutShutdown(t *testing.T) {
 // stdio; every byte on stdout must be a well-formed frame.
 func TestBinaryMalformedFramesAndStdoutHygiene(t *testing.T) {
 	repo := workspace(t)
-	cmd := exec.Command(lsptest.BuildBinary(t), "--log-level", "debug")
-	cmd.Env, cmd.Dir = testEnv(t), repo.Dir
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	raw := lsptest.NewRaw(t, stdin, stdout)
+	cmd, raw, stderr := startRaw(t, repo.Dir, "--log-level", "debug")
 	raw.Request(1, "initialize", map[string]any{"rootUri": "file://" + repo.Dir, "capabilities": map[string]any{}})
 	raw.Response("1")
 	raw.Notify("initialized", map[string]any{})
@@ -255,16 +246,7 @@ func TestServerAndCLIShareTheDataDir(t *testing.T) {
 func TestLogFile(t *testing.T) {
 	repo := workspace(t)
 	logPath := filepath.Join(t.TempDir(), "kodyls.log")
-	cmd := exec.Command(lsptest.BuildBinary(t), "--log-file", logPath, "--log-level", "debug", "serve")
-	cmd.Env, cmd.Dir = testEnv(t), repo.Dir
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	raw := lsptest.NewRaw(t, stdin, stdout)
+	cmd, raw, stderr := startRaw(t, repo.Dir, "--log-file", logPath, "--log-level", "debug", "serve")
 	raw.Request(1, "initialize", map[string]any{"rootUri": "file://" + repo.Dir, "capabilities": map[string]any{}})
 	raw.Response("1")
 	raw.Notify("initialized", map[string]any{})
@@ -291,4 +273,24 @@ func TestBadLogLevel(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "use debug, info, warn or error") {
 		t.Fatalf("code %d stderr %q", code, errOut)
 	}
+}
+
+// startRaw starts the binary with args and a raw protocol reader on its
+// stdout; stderr is collected.
+func startRaw(t *testing.T, dir string, args ...string) (*exec.Cmd, *lsptest.Raw, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(lsptest.BuildBinary(t), args...)
+	cmd.Env, cmd.Dir = testEnv(t), dir
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	stderr := &bytes.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		_ = cmd.Process.Kill()
+	})
+	return cmd, lsptest.NewRaw(t, stdin, stdout), stderr
 }
