@@ -1,0 +1,252 @@
+package prompts
+
+// This file holds the data each prompt renders. A prompt's template may use
+// only the fields of its type; Example gives a filled-in value of each, and
+// the golden files in testdata/golden show what it renders to.
+//
+// Suggestions and rules appear in prompts under their 1-based position in
+// the slice, never under their ID or UUID: models asked to echo a UUID drop
+// or change digits, while a small number comes back intact. Callers map the
+// numbers in the reply back to their own IDs.
+
+// ReviewModeData is the data of review_mode_select, which decides whether the
+// analysis needs the whole file (heavy) or only the diff (light).
+type ReviewModeData struct {
+	// Language is the programming language, e.g. "go" or "typescript".
+	Language string
+	// FileName is the workspace-relative path, slash-separated.
+	FileName string
+	// Patch is the file's change in the Kodus patch format: "## file: 'x'",
+	// "@@ … @@" hunk headers, "__new hunk__" with new-file line numbers and
+	// "+" on changed lines, then "__old hunk__" with "-" on removed lines.
+	Patch string
+}
+
+// ReviewSystemData is the data of review_analyze_system. It holds nothing
+// about the file under review so that the system prompt is the same for
+// every file of a workspace, which lets servers reuse its cached prefix.
+type ReviewSystemData struct {
+	// ResponseLanguage is the natural language for explanations, e.g.
+	// "en-US" (the default when empty) or "pt-BR"; code is never translated.
+	ResponseLanguage string
+	// Overrides carries the category descriptions and severity flags. Left
+	// zero, Render fills it with the Set's overrides (kodus-config merged
+	// with the defaults).
+	Overrides Overrides
+}
+
+// ReviewAnalyzeData is the data of review_analyze_user, the request for
+// codeSuggestions on one file.
+type ReviewAnalyzeData struct {
+	Language string
+	FileName string
+	// Patch is the change in the Kodus patch format (see ReviewModeData).
+	Patch string
+	// FileContent is the whole file after the change; it is rendered, with
+	// line numbers, only when Heavy is set.
+	FileContent string
+	// Heavy is true when review_mode_select chose heavy_mode.
+	Heavy bool
+	// Rules are the Kody Rules that apply to the file. The analysis must not
+	// contradict them; their violations are found by kodyrules_check.
+	Rules []RuleRef
+	// Overrides supplies the labels and generation.main; zero means the
+	// Set's own (see ReviewSystemData.Overrides).
+	Overrides Overrides
+}
+
+// SeverityData is the data of review_severity, which reassesses the
+// severity of suggestions against the severity flags.
+type SeverityData struct {
+	Suggestions []Suggestion
+	// Overrides supplies the severity flags; zero means the Set's own.
+	Overrides Overrides
+}
+
+// SafeguardData is the data of review_safeguard, the last check of each
+// suggestion: keep it (no_changes), correct it (update) or drop it
+// (discard).
+type SafeguardData struct {
+	Language    string
+	FileName    string
+	Patch       string
+	FileContent string // the whole file after the change, numbered
+	Suggestions []Suggestion
+	// ResponseLanguage is the language of reasons and updated text.
+	ResponseLanguage string
+}
+
+// ValidateImplementedData is the data of review_validate_implemented, which
+// asks whether earlier suggestions have since been carried out.
+type ValidateImplementedData struct {
+	Language string
+	FileName string
+	// Patch is the author's change made after the suggestions were given,
+	// in the Kodus patch format.
+	Patch       string
+	Suggestions []Suggestion
+}
+
+// ClusterData is the data of review_cluster, which groups suggestions that
+// report the same problem in several places (usually several files) so that
+// one comment can cover them all.
+type ClusterData struct {
+	Suggestions      []Suggestion
+	ResponseLanguage string
+}
+
+// KodyRulesData is the data of kodyrules_check, which finds violations of
+// the workspace's Kody Rules in one file's change and proposes fixes.
+type KodyRulesData struct {
+	Language    string
+	FileName    string
+	Patch       string
+	FileContent string // optional: the whole file, numbered, for context
+	Rules       []RuleRef
+	// ResponseLanguage is the language of reasons and suggestion text.
+	ResponseLanguage string
+}
+
+// GuardianData is the data of kodyrules_guardian, which removes standard
+// suggestions whose advice would break one of the Kody Rules.
+type GuardianData struct {
+	Rules       []RuleRef
+	Suggestions []Suggestion
+}
+
+// RCASystemData is the data of rca_system, the RCA agent's system prompt.
+type RCASystemData struct {
+	// Tools are the tools offered through native tool calling, besides
+	// final_answer, which the prompt always describes.
+	Tools []ToolRef
+	// MaxIterations is the step budget the agent loop enforces.
+	MaxIterations    int
+	ResponseLanguage string
+}
+
+// RCAUserData is the data of rca_user, the error to explain.
+type RCAUserData struct {
+	Error ParsedError
+	// Code is the source around the error line; Text empty when the file
+	// could not be read (or lies outside the workspace).
+	Code CodeContext
+	// Similar are past errors of the workspace with similar fingerprints,
+	// best first.
+	Similar []PastError
+}
+
+// RCAFinalData is the data of rca_final, sent when the loop guards stop the
+// agent (iteration limit, repeated action, time out) and tools are turned
+// off: the model must answer from the evidence it has.
+type RCAFinalData struct {
+	// Reason says why the investigation stopped, e.g. "the step limit (10)
+	// was reached".
+	Reason string
+}
+
+// JSONRepairData is the data of json_repair, sent as a user message right
+// after a reply that did not validate against its schema. Its fields are
+// those of the LLM gateway's repair data (agents/llm.RepairPrompt), so the
+// gateway can pass its own value to Render.
+type JSONRepairData struct {
+	SchemaName string
+	// Schema is the JSON Schema the reply must match, as JSON text.
+	Schema string
+	// Reply is the rejected reply. The builtin does not repeat it, since it
+	// is the message just before; an override may.
+	Reply string
+	// Error is the validation error, e.g. `codeSuggestions[0].relevantLinesStart: expected integer, got string`.
+	Error string
+	// Truncated is set when the reply was cut off at the token limit: the
+	// fix is then a shorter answer, not a corrected one.
+	Truncated bool
+}
+
+// JSONFallbackData is the data of json_object_fallback: instructions carrying
+// the JSON Schema, appended to the system prompt when the server does not
+// support response_format json_schema. Its fields are those of the gateway's
+// agents/llm.FallbackPrompt.
+type JSONFallbackData struct {
+	SchemaName string // optional
+	Schema     string // JSON text
+}
+
+// DoctorPingData is the data of doctor_ping, the structured-output check of
+// kodyls doctor. It has no fields.
+type DoctorPingData struct{}
+
+// Suggestion is a code review suggestion as the review prompts show it. Its
+// JSON names are those of the Kodus codeSuggestions shape.
+type Suggestion struct {
+	// ID is the caller's identifier. Prompts never show it (see above).
+	ID                 string `json:"id,omitempty"`
+	RelevantFile       string `json:"relevantFile"`
+	Language           string `json:"language"`
+	SuggestionContent  string `json:"suggestionContent"`
+	ExistingCode       string `json:"existingCode"`
+	ImprovedCode       string `json:"improvedCode"`
+	OneSentenceSummary string `json:"oneSentenceSummary"`
+	RelevantLinesStart int    `json:"relevantLinesStart"`
+	RelevantLinesEnd   int    `json:"relevantLinesEnd"`
+	Label              string `json:"label"`
+	Severity           string `json:"severity"`
+}
+
+// RuleRef is a Kody Rule as prompts show it. It is a copy of the fields the
+// prompts need so that this package depends on no rule loader.
+type RuleRef struct {
+	// UUID identifies the rule for the caller; prompts never show it and
+	// refer to the rule by its 1-based position instead.
+	UUID         string
+	Title        string
+	Severity     string // critical | high | medium | low
+	Instructions string
+	Examples     []RuleExample
+}
+
+// RuleExample is one example of a rule: a good (compliant) or bad snippet.
+type RuleExample struct {
+	Good     bool
+	Language string
+	Code     string
+}
+
+// ToolRef names a tool of the RCA agent for its system prompt.
+type ToolRef struct {
+	Name        string
+	Description string
+}
+
+// ParsedError is the primary error the RCA agent explains, as the error
+// parsers produced it. Line and Column are 1-based, 0 when unknown.
+type ParsedError struct {
+	Tool     string // e.g. "go build", "tsc", "rustc"
+	Language string
+	File     string
+	Line     int
+	Column   int
+	Severity string
+	Code     string // e.g. "TS2339", "E0502"; empty when the tool has none
+	Message  string
+	// Raw is the relevant excerpt of the tool's output (the message with
+	// its stack trace or notes), already redacted.
+	Raw string
+}
+
+// CodeContext is a window of a source file.
+type CodeContext struct {
+	File      string
+	Language  string
+	StartLine int // line number of the first line of Text
+	Text      string
+}
+
+// PastError is a similar error from the workspace's history with the
+// explanation found then.
+type PastError struct {
+	Message       string
+	File          string
+	RootCause     string
+	FixGuidelines []string
+	Confidence    float64
+}
