@@ -5,16 +5,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/kodustech/kodyls/analysis/rules"
 	"github.com/kodustech/kodyls/index"
 	"github.com/kodustech/kodyls/lsp/settings"
+	"github.com/kodustech/kodyls/prompts"
 )
 
 // doctor prints how kodyls resolved its configuration for a workspace and
@@ -64,16 +67,19 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	var st *index.Store
 	dir, source, derr := index.DataDir(os.Getenv)
 	if derr != nil {
 		row("data dir", "unresolved")
 		problems = append(problems, fmt.Sprintf("no data directory: %v; set KODYLS_DATA_DIR", derr))
 	} else {
 		row("data dir", "%s (from %s)", dir, source)
-		if st, err := index.OpenStore(ctx, dir); err != nil {
+		var err error
+		if st, err = index.OpenStore(ctx, dir); err != nil {
 			row("store", "error")
 			problems = append(problems, fmt.Sprintf("local store: %v", err))
 		} else {
+			defer st.Close()
 			v, _ := st.SchemaVersion(ctx)
 			wss, _ := st.Workspaces(ctx)
 			row("store", "%s (schema v%d, %d workspaces seen)", st.Path(), v, len(wss))
@@ -86,7 +92,6 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				pending, _ := x.Pending(ctx)
 				row("error index", "%s (%d documents, %d queued)", x.Path(), n, pending)
 			}
-			_ = st.Close()
 		}
 	}
 
@@ -111,17 +116,17 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	res := settings.Resolve(os.Getenv, nil, nil)
 	cfg := res.Settings.Redacted()
 	if cfg.LLMConfigured() {
-		model := cfg.LLM.Model
-		if model == "" {
-			model = "(server default)"
-		}
-		key := "none (fine for local endpoints)"
-		if cfg.LLM.APIKey != "" {
-			key = "set"
-		}
-		row("llm", "%s model %s, API key %s (from %s)", cfg.LLM.BaseURL, model, key, res.Origin["llm.baseUrl"])
+		problems = append(problems, checkLLM(ctx, res, row)...)
 	} else {
 		row("llm", "not configured: local rules, error parsing and history work offline; set KODYLS_LLM_BASE_URL (e.g. http://localhost:11434/v1) to enable AI review")
+	}
+	if st != nil {
+		if totals, err := st.UsageTotals(ctx, time.Time{}); err == nil {
+			for _, t := range totals {
+				row("llm usage", "%s: %d calls (+%d from cache, %d failed), %d prompt + %d completion tokens, avg %v",
+					t.Feature, t.Calls, t.CachedCalls, t.Failures, t.PromptTokens, t.CompletionTokens, t.AvgLatency.Round(time.Millisecond))
+			}
+		}
 	}
 	row("settings", "review.trigger=%s rules.scope=%s baseRef=%s", cfg.Review.Trigger, cfg.Rules.Scope, cfg.BaseRef)
 	levels := make([]string, 0, len(cfg.Severity))
@@ -143,4 +148,44 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "\nno problems found")
 	return 0
+}
+
+// checkLLM probes the configured endpoint and reports what to fix.
+func checkLLM(ctx context.Context, res settings.Resolved, row func(k, format string, a ...any)) []string {
+	cfg := res.Settings
+	shown := cfg.Redacted()
+	key := "no API key (fine for local endpoints)"
+	if cfg.LLM.APIKey != "" {
+		key = "API key set"
+	}
+	model := cfg.LLM.Model
+	if model == "" {
+		model = "(none set)"
+	}
+	row("llm", "%s model %s, %s (from %s)", shown.LLM.BaseURL, model, key, res.Origin["llm.baseUrl"])
+	g, err := newGateway(cfg, nil, prompts.Builtin(), nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	defer g.Close()
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	rep := g.Check(cctx, "")
+	if rep.Reachable {
+		lat := ""
+		if rep.Latency > 0 {
+			lat = fmt.Sprintf(", round trip %v", rep.Latency.Round(time.Millisecond))
+		}
+		row("", "reachable%s; %d models served", lat, len(rep.Models))
+		switch {
+		case rep.StructuredOK && rep.JSONSchemaSupported:
+			row("", "structured output: json_schema accepted")
+		case rep.StructuredOK:
+			row("", "structured output: json_schema not supported, json_object fallback works")
+		}
+	}
+	for _, n := range rep.Notes {
+		row("", "note: %s", n)
+	}
+	return rep.Problems
 }
