@@ -1,0 +1,289 @@
+// Package filereview reviews one file's change against its baseline, end to
+// end, for the editor and the CLI alike: the file gate, the Kodus patch, a
+// cache per hunk, the review pipeline on the hunks not reviewed before, and
+// the anchoring of every finding in the text it was computed for.
+//
+// The cache is what keeps a second review cheap: each hunk's findings are
+// stored under the hunk's content hash (plus the file, the model, the rules
+// and the prompt versions), with their lines relative to the hunk, so a hunk
+// that did not change, or merely moved because lines were typed above it,
+// costs no LLM call, also after a restart.
+package filereview
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kodustech/kodyls/analysis/anchor"
+	"github.com/kodustech/kodyls/analysis/gate"
+	"github.com/kodustech/kodyls/analysis/patch"
+	"github.com/kodustech/kodyls/analysis/review"
+	"github.com/kodustech/kodyls/prompts"
+)
+
+// Cache keeps reviewed hunks. The sqlite store implements it.
+type Cache interface {
+	Get(ctx context.Context, key string) ([]byte, bool, error)
+	Put(ctx context.Context, key string, value []byte, ttl time.Duration) error
+}
+
+// CacheTTL is how long a reviewed hunk is remembered.
+const CacheTTL = 30 * 24 * time.Hour
+
+// Reviewer reviews files. The zero value is not usable; fill the fields.
+type Reviewer struct {
+	// Pipeline runs the LLM stages; nil reviews nothing (offline).
+	Pipeline *review.Pipeline
+	// Gate decides which files are not reviewed; nil reviews every file.
+	Gate *gate.Gate
+	// Cache keeps reviewed hunks; nil disables it.
+	Cache Cache
+	// Model, RulesKey and PromptsKey are part of the cache key: a different
+	// model, rule set or prompt version reviews again.
+	Model, RulesKey, PromptsKey string
+	// Rules are passed to the analysis so it does not contradict them.
+	Rules []prompts.RuleRef
+	// Context is the number of unchanged lines around a change
+	// (patch.DefaultContext when 0).
+	Context int
+	Log     *slog.Logger
+}
+
+// Input is one file to review.
+type Input struct {
+	Path     string // workspace-relative, slash-separated
+	Language string
+	Base     string // the baseline text ("" for an untracked file)
+	Current  string // the buffer text the review is computed for
+}
+
+// Finding is a suggestion anchored in Input.Current.
+type Finding struct {
+	review.Suggestion
+	Span   anchor.Span
+	Method anchor.Method
+}
+
+// Result is the review of one file.
+type Result struct {
+	Path string
+	// Skipped says why the file was not reviewed ("" when it was).
+	Skipped gate.Reason
+	// Findings are ordered by position.
+	Findings    []Finding
+	Hunks       int // hunks with added lines
+	CachedHunks int // hunks answered from the cache
+	Degraded    []string
+	Discarded   []review.Discard
+	// Unanchored are suggestions that could not be placed in the text and
+	// were dropped rather than shown on a wrong line.
+	Unanchored int
+}
+
+// cachedHunk is what the cache keeps per hunk: its suggestions, with line
+// numbers relative to the hunk's first new-side line.
+type cachedHunk struct {
+	Suggestions []review.Suggestion `json:"suggestions"`
+}
+
+// ErrOffline is returned when uncached hunks need the model and there is
+// none; the result still carries what the cache had.
+var ErrOffline = errors.New("no LLM configured: only cached findings are shown")
+
+// Review reviews in.Current against in.Base.
+func (r *Reviewer) Review(ctx context.Context, in Input) (Result, error) {
+	res := Result{Path: in.Path}
+	if r.Gate != nil {
+		if reason := r.Gate.Check(in.Path, []byte(in.Current)); reason.Skip() {
+			res.Skipped = reason
+			return res, nil
+		}
+	}
+	ctxLines := r.Context
+	if ctxLines == 0 {
+		ctxLines = patch.DefaultContext
+	}
+	fp := patch.Diff(in.Path, in.Base, in.Current, ctxLines)
+	res.Hunks = len(fp.Hunks)
+	if len(fp.Hunks) == 0 {
+		return res, nil
+	}
+
+	var suggestions []review.Suggestion
+	var todo []int // indexes in fp.Hunks of the hunks to review
+	keys := make([]string, len(fp.Hunks))
+	for i, h := range fp.Hunks {
+		keys[i] = r.hunkKey(in.Path, h)
+		if cached, ok := r.cached(ctx, keys[i]); ok {
+			res.CachedHunks++
+			suggestions = append(suggestions, shift(cached, h.NewStart)...)
+			continue
+		}
+		todo = append(todo, i)
+	}
+
+	var err error
+	if len(todo) > 0 {
+		if r.Pipeline == nil {
+			err = ErrOffline
+		} else {
+			fresh, ferr := r.reviewHunks(ctx, in, fp, todo, keys, &res)
+			if ferr != nil {
+				return res, ferr
+			}
+			suggestions = append(suggestions, fresh...)
+		}
+	}
+
+	doc := anchor.NewDoc(in.Current)
+	for _, s := range suggestions {
+		span, method, ok := doc.Locate(s.ExistingCode, s.RelevantLinesStart, s.RelevantLinesEnd)
+		if !ok {
+			res.Unanchored++
+			continue
+		}
+		s.RelevantLinesStart, s.RelevantLinesEnd = span.StartLine+1, span.EndLine+1
+		res.Findings = append(res.Findings, Finding{Suggestion: s, Span: span, Method: method})
+	}
+	sort.SliceStable(res.Findings, func(i, j int) bool { return res.Findings[i].Span.Start < res.Findings[j].Span.Start })
+	return res, err
+}
+
+// reviewHunks runs the pipeline on the hunks not in the cache and stores
+// each hunk's share of the findings.
+func (r *Reviewer) reviewHunks(ctx context.Context, in Input, fp patch.FilePatch, todo []int, keys []string, res *Result) ([]review.Suggestion, error) {
+	hunks := make([]patch.Hunk, len(todo))
+	for i, hi := range todo {
+		hunks[i] = fp.Hunks[hi]
+	}
+	out, err := r.Pipeline.ReviewFile(ctx, review.FileInput{
+		Path:     in.Path,
+		Language: in.Language,
+		Content:  in.Current,
+		Patch:    fp.RenderHunks(hunks),
+		Rules:    r.Rules,
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Degraded = append(res.Degraded, out.Degraded...)
+	res.Discarded = append(res.Discarded, out.Discarded...)
+
+	// Attach each suggestion to the reviewed hunk it is about: where its
+	// code is found, else where the model said it is, else the nearest.
+	doc := anchor.NewDoc(in.Current)
+	perHunk := make(map[int][]review.Suggestion)
+	for _, s := range out.Suggestions {
+		line := s.RelevantLinesStart
+		if span, _, ok := doc.Locate(s.ExistingCode, s.RelevantLinesStart, s.RelevantLinesEnd); ok {
+			line = span.StartLine + 1
+		}
+		i := nearestHunk(hunks, line)
+		perHunk[i] = append(perHunk[i], s)
+	}
+	// A degraded run (a stage failed) is shown but not cached, so the next
+	// review asks again rather than remembering a partial answer.
+	if r.Cache != nil && len(out.Degraded) == 0 {
+		for i, h := range hunks {
+			entry, _ := json.Marshal(cachedHunk{Suggestions: shift(perHunk[i], -h.NewStart)})
+			if perr := r.Cache.Put(ctx, keys[todo[i]], entry, CacheTTL); perr != nil {
+				r.log().Warn("cannot cache a reviewed hunk", "path", in.Path, "error", perr)
+			}
+		}
+	}
+	return out.Suggestions, nil
+}
+
+func (r *Reviewer) cached(ctx context.Context, key string) ([]review.Suggestion, bool) {
+	if r.Cache == nil {
+		return nil, false
+	}
+	raw, ok, err := r.Cache.Get(ctx, key)
+	if err != nil || !ok {
+		return nil, false
+	}
+	var c cachedHunk
+	if json.Unmarshal(raw, &c) != nil {
+		return nil, false
+	}
+	return c.Suggestions, true
+}
+
+// hunkKey identifies what a hunk's review depends on.
+func (r *Reviewer) hunkKey(path string, h patch.Hunk) string {
+	d := sha256.New()
+	for _, part := range []string{"kodyls/filereview v1", path, h.Hash(), r.Model, r.RulesKey, r.PromptsKey} {
+		fmt.Fprintf(d, "%d:%s;", len(part), part)
+	}
+	return "review:" + hex.EncodeToString(d.Sum(nil))
+}
+
+func (r *Reviewer) log() *slog.Logger {
+	if r.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Log
+}
+
+// shift moves suggestions' line numbers by delta.
+func shift(ss []review.Suggestion, delta int) []review.Suggestion {
+	out := make([]review.Suggestion, len(ss))
+	for i, s := range ss {
+		if s.RelevantLinesStart > 0 {
+			s.RelevantLinesStart += delta
+		}
+		if s.RelevantLinesEnd > 0 {
+			s.RelevantLinesEnd += delta
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// nearestHunk returns the index in hs of the hunk containing line, or the
+// closest one.
+func nearestHunk(hs []patch.Hunk, line int) int {
+	best, bestDist := 0, -1
+	for i, h := range hs {
+		if h.Contains(line) {
+			return i
+		}
+		d := h.NewStart - line
+		if d < 0 {
+			d = line - (h.NewStart + h.NewLines - 1)
+		}
+		if bestDist < 0 || d < bestDist {
+			best, bestDist = i, d
+		}
+	}
+	return best
+}
+
+// PromptsKey summarises the versions of the review prompts, for the cache
+// key: a new prompt version reviews again.
+func PromptsKey(set *prompts.Set) string {
+	var parts []string
+	for _, p := range set.List() {
+		if strings.HasPrefix(p.Name, "review_") || strings.HasPrefix(p.Name, "kodyrules_") {
+			parts = append(parts, fmt.Sprintf("%s@%d", p.Name, p.Version))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// RulesKey summarises rules for the cache key.
+func RulesKey(rules []prompts.RuleRef) string {
+	d := sha256.New()
+	for _, r := range rules {
+		fmt.Fprintf(d, "%s\x00%s\x00%s\x00%s\x01", r.UUID, r.Title, r.Severity, r.Instructions)
+	}
+	return hex.EncodeToString(d.Sum(nil))[:16]
+}

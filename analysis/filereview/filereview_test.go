@@ -1,0 +1,198 @@
+package filereview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/gate"
+	"github.com/kodustech/kodyls/analysis/kodusconfig"
+	"github.com/kodustech/kodyls/analysis/review"
+	"github.com/kodustech/kodyls/analysis/review/reviewtest"
+	"github.com/kodustech/kodyls/prompts"
+)
+
+type memCache struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+func (c *memCache) Get(_ context.Context, k string) ([]byte, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[k]
+	return v, ok, nil
+}
+
+func (c *memCache) Put(_ context.Context, k string, v []byte, _ time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[k] = v
+	return nil
+}
+
+// fileText builds a Go file of n filler functions with body lines.
+func fileText(n int) string {
+	var b strings.Builder
+	b.WriteString("package demo\n\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "func f%d() int {\n\treturn %d\n}\n\n", i, i)
+	}
+	return b.String()
+}
+
+func newReviewer(t *testing.T, fake *llmtest.Server) *Reviewer {
+	t.Helper()
+	g, err := llm.New(llm.Config{BaseURL: fake.URL, Model: "fake-model", MaxRetries: -1, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	gt, _ := gate.New(gate.Options{})
+	return &Reviewer{
+		Pipeline:   review.New(g, review.Options{Prompts: prompts.Builtin(), Config: kodusconfig.Default()}),
+		Gate:       gt,
+		Cache:      &memCache{m: map[string][]byte{}},
+		Model:      "fake-model",
+		PromptsKey: PromptsKey(prompts.Builtin()),
+	}
+}
+
+var nilDeref = reviewtest.Suggestion{
+	SuggestionContent:  "x may be nil here; check it before use.",
+	ExistingCode:       "return x.Value",
+	ImprovedCode:       "if x == nil {\n\t\treturn 0\n\t}\n\treturn x.Value",
+	OneSentenceSummary: "Guard against a nil x",
+	RelevantLinesStart: 43, RelevantLinesEnd: 43,
+	Label: "bug", Severity: "high",
+}
+
+func TestReviewAnchorsAndCachesPerHunk(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	scripts := reviewtest.Script(fake, []reviewtest.Suggestion{nilDeref})
+	r := newReviewer(t, fake)
+	ctx := context.Background()
+
+	base := fileText(20)
+	current := strings.Replace(base, "func f10() int {\n\treturn 10\n}", "func f10(x *T) int {\n\treturn x.Value\n}", 1)
+	res, err := r.Review(ctx, Input{Path: "demo.go", Language: "go", Base: base, Current: current})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) != 1 {
+		t.Fatalf("findings %+v degraded %v", res.Findings, res.Degraded)
+	}
+	f := res.Findings[0]
+	wantLine := strings.Count(current[:strings.Index(current, "return x.Value")], "\n")
+	if f.Span.StartLine != wantLine || current[f.Span.Start:f.Span.End] != "return x.Value" {
+		t.Fatalf("anchored at line %d %q, want line %d", f.Span.StartLine, current[f.Span.Start:f.Span.End], wantLine)
+	}
+	calls := scripts.Calls()
+
+	// The same text again: zero LLM calls.
+	res2, err := r.Review(ctx, Input{Path: "demo.go", Language: "go", Base: base, Current: current})
+	if err != nil || scripts.Calls() != calls || res2.CachedHunks != 1 || len(res2.Findings) != 1 {
+		t.Fatalf("second review: calls %d→%d cached %d findings %d err %v", calls, scripts.Calls(), res2.CachedHunks, len(res2.Findings), err)
+	}
+
+	// Lines typed far above move the hunk; it is still cached and the
+	// finding follows it.
+	moved := strings.Replace(current, "package demo\n", "package demo\n\n// a\n// b\n// c\n", 1)
+	base2 := strings.Replace(base, "package demo\n", "package demo\n\n// a\n// b\n// c\n", 1)
+	res3, err := r.Review(ctx, Input{Path: "demo.go", Language: "go", Base: base2, Current: moved})
+	if err != nil || scripts.Calls() != calls {
+		t.Fatalf("moved hunk cost calls: %d→%d (%v)", calls, scripts.Calls(), err)
+	}
+	if res3.Findings[0].Span.StartLine != wantLine+4 {
+		t.Fatalf("moved finding on line %d, want %d", res3.Findings[0].Span.StartLine, wantLine+4)
+	}
+}
+
+func TestOnlyChangedHunksAreReviewedAgain(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	scripts := reviewtest.Script(fake, nil)
+	r := newReviewer(t, fake)
+	ctx := context.Background()
+	base := fileText(30)
+	cur := strings.Replace(base, "return 3\n", "return 33\n", 1)
+	cur = strings.Replace(cur, "return 25\n", "return 2525\n", 1)
+	if res, err := r.Review(ctx, Input{Path: "demo.go", Base: base, Current: cur}); err != nil || res.Hunks != 2 {
+		t.Fatalf("hunks %d err %v", res.Hunks, err)
+	}
+	before := scripts.Analyze.Times()
+	cur2 := strings.Replace(cur, "return 2525\n", "return 252525\n", 1)
+	res, err := r.Review(ctx, Input{Path: "demo.go", Base: base, Current: cur2})
+	if err != nil || res.CachedHunks != 1 {
+		t.Fatalf("cached hunks %d err %v", res.CachedHunks, err)
+	}
+	if scripts.Analyze.Times() != before+1 {
+		t.Fatalf("analyze calls %d→%d, want one more", before, scripts.Analyze.Times())
+	}
+	reqs := fake.ChatRequests()
+	last := ""
+	for _, rq := range reqs {
+		if rq.Chat.SchemaName() == review.SchemaAnalyze {
+			last = rq.Chat.Text()
+		}
+	}
+	if !strings.Contains(last, "252525") || strings.Contains(last, "return 33") {
+		t.Fatalf("the second analysis should carry only the edited hunk:\n%s", last)
+	}
+}
+
+func TestDegradedReviewIsNotCached(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	scripts := reviewtest.Script(fake, nil, llmtest.ServerError())
+	r := newReviewer(t, fake)
+	base := fileText(3)
+	cur := strings.Replace(base, "return 1\n", "return 11\n", 1)
+	res, err := r.Review(context.Background(), Input{Path: "demo.go", Base: base, Current: cur})
+	if err != nil || len(res.Degraded) == 0 {
+		t.Fatalf("degraded %v err %v", res.Degraded, err)
+	}
+	n := scripts.Analyze.Times()
+	r.Review(context.Background(), Input{Path: "demo.go", Base: base, Current: cur})
+	if scripts.Analyze.Times() == n {
+		t.Fatal("a failed analysis was cached")
+	}
+}
+
+func TestGateAndOffline(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	r := newReviewer(t, fake)
+	res, err := r.Review(context.Background(), Input{Path: "go.sum", Base: "", Current: "x v1 h1:abc\n"})
+	if err != nil || res.Skipped != "lock file" {
+		t.Fatalf("go.sum: skipped %q err %v", res.Skipped, err)
+	}
+	r.Pipeline = nil
+	res, err = r.Review(context.Background(), Input{Path: "new.go", Base: "", Current: "package x\n"})
+	if !errors.Is(err, ErrOffline) || len(res.Findings) != 0 || fake.CountChat() != 0 {
+		t.Fatalf("offline: %v findings %d calls %d", err, len(res.Findings), fake.CountChat())
+	}
+}
+
+func TestUnanchorableFindingIsDropped(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	ghost := nilDeref
+	ghost.ExistingCode = "this code is nowhere"
+	ghost.RelevantLinesStart, ghost.RelevantLinesEnd = 9000, 9001
+	reviewtest.Script(fake, []reviewtest.Suggestion{ghost})
+	r := newReviewer(t, fake)
+	base := fileText(3)
+	cur := strings.Replace(base, "return 1\n", "return 11\n", 1)
+	res, err := r.Review(context.Background(), Input{Path: "demo.go", Base: base, Current: cur})
+	if err != nil || len(res.Findings) != 0 || res.Unanchored+len(res.Discarded) == 0 {
+		t.Fatalf("a finding with neither code nor valid lines must not be shown: %+v unanchored %d discarded %+v", res.Findings, res.Unanchored, res.Discarded)
+	}
+}

@@ -1,0 +1,59 @@
+// Package reviewtest scripts the fake LLM endpoint for a whole file review,
+// so tests of the features built on the review pipeline (the editor, the
+// CLI) can say which suggestions the model makes and nothing else.
+package reviewtest
+
+import (
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/review"
+)
+
+// Suggestion is what the model's analysis returns for one finding.
+type Suggestion struct {
+	SuggestionContent  string `json:"suggestionContent"`
+	ExistingCode       string `json:"existingCode"`
+	ImprovedCode       string `json:"improvedCode"`
+	OneSentenceSummary string `json:"oneSentenceSummary"`
+	RelevantLinesStart int    `json:"relevantLinesStart"`
+	RelevantLinesEnd   int    `json:"relevantLinesEnd"`
+	Label              string `json:"label"`
+	Severity           string `json:"severity"`
+}
+
+// Scripts are the fake endpoint's scripts for each stage, so tests can
+// count the calls of each.
+type Scripts struct {
+	Mode, Analyze, Severity, Safeguard, Implemented *llmtest.Script
+}
+
+// Calls is the number of requests the review stages received.
+func (s Scripts) Calls() int {
+	return s.Mode.Times() + s.Analyze.Times() + s.Severity.Times() + s.Safeguard.Times() + s.Implemented.Times()
+}
+
+// Script makes every review on s answer in light mode with the given
+// suggestions, keep them all through the safeguard and report none as
+// implemented. analyze replaces the analysis reply (e.g. with a hang or a
+// failure) when given.
+func Script(s *llmtest.Server, suggestions []Suggestion, analyze ...llmtest.Reply) Scripts {
+	n := len(suggestions)
+	keep := make([]map[string]any, n)
+	notDone := make([]map[string]any, n)
+	sev := make([]map[string]any, n)
+	for i := range suggestions {
+		keep[i] = map[string]any{"index": i + 1, "action": "no_changes", "reason": "correct"}
+		notDone[i] = map[string]any{"index": i + 1, "implementationStatus": "not_implemented"}
+		sev[i] = map[string]any{"index": i + 1, "severity": "medium"}
+	}
+	replies := analyze
+	if len(replies) == 0 {
+		replies = []llmtest.Reply{llmtest.JSON(map[string]any{"codeSuggestions": suggestions})}
+	}
+	return Scripts{
+		Mode:        s.On(llmtest.SchemaName(review.SchemaMode), llmtest.JSON(map[string]string{"reviewMode": "light_mode"})),
+		Analyze:     s.On(llmtest.SchemaName(review.SchemaAnalyze), replies...),
+		Severity:    s.On(llmtest.SchemaName(review.SchemaSeverity), llmtest.JSON(map[string]any{"codeSuggestions": sev})),
+		Safeguard:   s.On(llmtest.SchemaName(review.SchemaSafeguard), llmtest.JSON(map[string]any{"codeSuggestions": keep})),
+		Implemented: s.On(llmtest.SchemaName(review.SchemaImplemented), llmtest.JSON(map[string]any{"codeSuggestions": notDone})),
+	}
+}
