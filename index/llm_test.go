@@ -72,3 +72,32 @@ func TestUsageTotals(t *testing.T) {
 		t.Fatalf("rca failures %+v", tot[1])
 	}
 }
+
+func TestDismissalsSurviveReopen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := OpenStore(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []Dismissal{
+		{Workspace: "/w", File: "a.go", Kind: DismissFinding, Key: "kody-1"},
+		{Workspace: "/w", File: "a.go", Kind: DismissFinding, Key: "kody-1"}, // twice is fine
+		{Workspace: "/w", File: "a.go", Kind: DismissLabel, Key: "performance"},
+		{Workspace: "/w", File: "b.go", Kind: DismissFinding, Key: "kody-2"},
+	} {
+		if err := st.Dismiss(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Dismiss(ctx, Dismissal{Workspace: "/w", File: "a.go", Kind: "all", Key: "x"}); err == nil {
+		t.Fatal("an unknown kind was accepted")
+	}
+	st.Close()
+	st, _ = OpenStore(ctx, dir)
+	defer st.Close()
+	ids, labels, err := st.Dismissed(ctx, "/w", "a.go")
+	if err != nil || len(ids) != 1 || !ids["kody-1"] || !labels["performance"] {
+		t.Fatalf("dismissed in a.go: %v %v %v", ids, labels, err)
+	}
+}

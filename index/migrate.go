@@ -62,6 +62,19 @@ var migrations = [][]string{
 		)`,
 		`CREATE INDEX llm_usage_feature ON llm_usage (feature, at)`,
 	},
+	// v3: review findings the user dismissed. kind is 'finding' (one
+	// suggestion, by id) or 'label' (every suggestion with that label in
+	// the file); key is the id or the label.
+	{
+		`CREATE TABLE dismissals (
+			workspace  TEXT NOT NULL,
+			file       TEXT NOT NULL,
+			kind       TEXT NOT NULL CHECK (kind IN ('finding', 'label')),
+			key        TEXT NOT NULL,
+			created_at INTEGER NOT NULL,
+			PRIMARY KEY (workspace, file, kind, key)
+		)`,
+	},
 }
 
 // LatestSchemaVersion is the user_version this binary migrates to.
