@@ -113,3 +113,18 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// KV is the store's expiring key-value cache, in the shape the LLM gateway
+// and the review cache take.
+type KV struct{ s *Store }
+
+// KV returns the store's cache.
+func (s *Store) KV() KV { return KV{s} }
+
+// Get returns an unexpired value.
+func (c KV) Get(ctx context.Context, key string) ([]byte, bool, error) { return c.s.CacheGet(ctx, key) }
+
+// Put stores a value for ttl.
+func (c KV) Put(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	return c.s.CachePut(ctx, key, value, ttl)
+}

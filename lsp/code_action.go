@@ -8,13 +8,19 @@ import (
 )
 
 // codeAction offers, for each Kody Rule diagnostic in the request, a command
-// that opens the rule so the user can read its instructions and examples.
+// that opens the rule so the user can read its instructions and examples,
+// and for each review finding its quick fix and dismissals.
 func (s *Server) codeAction(_ context.Context, p *protocol.CodeActionParams) ([]protocol.CodeAction, error) {
 	actions := []protocol.CodeAction{}
 	seen := map[string]bool{}
 	for _, d := range p.Context.Diagnostics {
 		src, _ := d.Source.Get()
 		if src != diagnosticSource || len(d.Data) == 0 {
+			continue
+		}
+		var rd reviewData
+		if json.Unmarshal(d.Data, &rd) == nil && rd.Kind == liveReviewKind {
+			actions = append(actions, s.reviewCodeActions(p.TextDocument.URI, d, rd)...)
 			continue
 		}
 		var data diagnosticData

@@ -22,6 +22,20 @@ func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandP
 		return map[string]any{"rules": n, "broken": len(errs)}, nil
 	case CommandShowRule:
 		return s.showRule(ctx, arg0)
+	case CommandReviewFile:
+		u, ok := uriArg(arg0)
+		if !ok {
+			return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, `kodyls.reviewFile expects {"uri": "file:///…"}`)
+		}
+		od := s.openDoc(string(u))
+		if od == nil {
+			return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s is not open", u))
+		}
+		return s.reviewDoc(ctx, od, p.WorkDoneToken)
+	case CommandReviewWorkspace:
+		return s.reviewWorkspace(ctx, p.WorkDoneToken)
+	case CommandDismissSuggestion:
+		return s.dismissSuggestion(ctx, arg0)
 	}
 	if fn, ok := s.opts.Commands[p.Command]; ok {
 		return fn(ctx, arg0)

@@ -46,6 +46,9 @@ func (s *Server) runChecks(ctx context.Context, key string) {
 	od.violations, od.version = found, doc.Version()
 	od.mu.Unlock()
 	s.diags.Set(ctx, od.uri, SourceRules, doc.Version(), diags)
+	if rd, ok := s.reviewDiagnostics(od, doc, cfg.Severity); ok {
+		s.diags.Set(ctx, od.uri, SourceReview, doc.Version(), rd)
+	}
 }
 
 // diagnosticData is carried in Diagnostic.data so code actions can find the
@@ -123,6 +126,7 @@ func (s *Server) reloadRules(ctx context.Context, token protocol.ProgressToken) 
 		s.log.Info("loaded Kody Rules", "workspace", e.Root(), "rules", len(rs), "broken", len(errs))
 	}
 	prog.End(fmt.Sprintf("%d rules loaded, %d broken", total, len(allErrs)))
+	s.resetReviewers()
 	for _, od := range s.openDocs() {
 		if od.isRule {
 			s.publishRuleFileErrors(ctx, od)

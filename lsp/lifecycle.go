@@ -20,6 +20,12 @@ const (
 	CommandShowRule       = "kodyls.showRule"
 )
 
+// builtinCommands are the commands kodyls advertises.
+var builtinCommands = []string{
+	CommandRuleViolations, CommandReloadRules, CommandShowRule,
+	CommandReviewFile, CommandReviewWorkspace, CommandDismissSuggestion,
+}
+
 func (s *Server) initialize(_ context.Context, params []byte) (any, error) {
 	var p protocol.InitializeParams
 	if err := decode(params, &p); err != nil {
@@ -33,6 +39,13 @@ func (s *Server) initialize(_ context.Context, params []byte) (any, error) {
 	}
 	if w := caps.Workspace; w != nil {
 		s.clientCap.configuration = w.Configuration != nil && *w.Configuration
+	}
+	if td := caps.TextDocument; td != nil && td.CodeAction != nil {
+		for _, prop := range td.CodeAction.ResolveSupport.Properties {
+			if prop == "edit" {
+				s.clientCap.resolveEdit = true
+			}
+		}
 	}
 
 	folders := workspaceFolders(&p)
@@ -50,11 +63,12 @@ func (s *Server) initialize(_ context.Context, params []byte) (any, error) {
 	}
 	s.log.Info("initialize", "client", p.ClientInfo.Name, "folders", folders, "positionEncoding", s.encoding.String())
 
-	commands := []string{CommandRuleViolations, CommandReloadRules, CommandShowRule}
+	commands := append([]string(nil), builtinCommands...)
 	for name := range s.opts.Commands {
 		commands = append(commands, name)
 	}
 	syncKind := protocol.TextDocumentSyncKindIncremental
+	resolve := true
 	openClose := true
 	result := &protocol.InitializeResult{
 		ServerInfo: protocol.ServerInfo{Name: "kodyls", Version: protocol.NewOptional(s.opts.Version)},
@@ -67,6 +81,7 @@ func (s *Server) initialize(_ context.Context, params []byte) (any, error) {
 			},
 			CodeActionProvider: &protocol.CodeActionOptions{
 				CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix},
+				ResolveProvider: &resolve,
 			},
 			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: commands},
 		},
@@ -177,6 +192,9 @@ func (s *Server) applyClientConfig(raw []byte) {
 	s.mu.Unlock()
 	for _, pr := range cfg.Problems {
 		s.log.Warn("configuration problem", "problem", pr)
+	}
+	if !sameLLM(old.LLM, cfg.Settings.LLM) {
+		s.resetReviewers()
 	}
 	if old.Rules.Scope != cfg.Settings.Rules.Scope || !sameMap(old.Severity, cfg.Settings.Severity) {
 		s.recheckAll()

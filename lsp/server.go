@@ -18,7 +18,10 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
+	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/analysis/filereview"
 	"github.com/kodustech/kodyls/analysis/rulecheck"
+	"github.com/kodustech/kodyls/index"
 	"github.com/kodustech/kodyls/lsp/settings"
 	"github.com/kodustech/kodyls/lsp/textdoc"
 )
@@ -36,6 +39,13 @@ type Options struct {
 	// known, off the protocol's read loop (cmd uses it to record the
 	// workspace in the local store).
 	OnInitialize func(ctx context.Context, folders []string)
+	// NewGateway builds the LLM gateway for the current settings; nil
+	// disables the review. onStatus must be called when the endpoint goes
+	// down or comes back.
+	NewGateway func(cfg settings.Settings, onStatus func(llm.Status)) (*llm.Gateway, error)
+	// Store keeps the review cache and the dismissed findings; nil keeps
+	// dismissals in memory and caches nothing.
+	Store *index.Store
 	// Commands adds workspace/executeCommand handlers beside the built-in
 	// ones; used by tests to exercise cancellation and shutdown with a
 	// handler whose duration they control.
@@ -79,12 +89,20 @@ type Server struct {
 	engines     map[string]*rulecheck.Engine
 	open        map[string]*openDoc // by URI
 	progressSeq int
+
+	// rmu guards the review machinery built from the settings.
+	rmu          sync.Mutex
+	reviewers    map[string]*filereview.Reviewer // by workspace root
+	gateway      *llm.Gateway
+	gatewayCfg   settings.LLM
+	memDismissed map[string]map[string]bool // when there is no store
 }
 
 type clientCapabilities struct {
 	workDoneProgress bool
 	configuration    bool
 	showDocument     bool
+	resolveEdit      bool // codeAction/resolve can fill in the edit
 }
 
 // New returns a server; Serve runs it on a connection.
@@ -102,6 +120,9 @@ func New(opts Options) *Server {
 		docs:    textdoc.NewStore(),
 		engines: map[string]*rulecheck.Engine{},
 		open:    map[string]*openDoc{},
+
+		reviewers:    map[string]*filereview.Reviewer{},
+		memDismissed: map[string]map[string]bool{},
 	}
 	s.cfg = settings.Resolve(opts.Getenv, nil, nil)
 	return s
@@ -150,6 +171,20 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) int {
 func (s *Server) shutdownWork() {
 	s.stop()
 	s.checks.Stop()
+	for _, od := range s.openDocs() {
+		od.mu.Lock()
+		if od.rv.idle != nil {
+			od.rv.idle.Stop()
+		}
+		od.mu.Unlock()
+	}
+	defer func() {
+		s.rmu.Lock()
+		if s.gateway != nil {
+			s.gateway.Close()
+		}
+		s.rmu.Unlock()
+	}()
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()
@@ -333,6 +368,12 @@ func (s *Server) call(ctx context.Context, method string, params []byte) (any, e
 			return nil, invalidParams(method, err)
 		}
 		return s.executeCommand(ctx, &p)
+	case protocol.MethodCodeActionResolve:
+		var p protocol.CodeAction
+		if err := decode(params, &p); err != nil {
+			return nil, invalidParams(method, err)
+		}
+		return s.resolveCodeAction(&p)
 	}
 	return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, fmt.Sprintf("method not supported by kodyls: %s", method))
 }

@@ -15,12 +15,14 @@ import (
 
 // openDoc is what the server knows about an open buffer beyond its text.
 type openDoc struct {
-	uri    uri.URI
-	path   string            // absolute, symlink-free; "" for non-file URIs
-	engine *rulecheck.Engine // nil outside every workspace folder
-	isRule bool              // a Kody Rule file
+	uri      uri.URI
+	path     string            // absolute, symlink-free; "" for non-file URIs
+	engine   *rulecheck.Engine // nil outside every workspace folder
+	isRule   bool              // a Kody Rule file
+	language string            // the client's languageId
 
 	mu            sync.Mutex
+	rv            reviewState
 	baselineReady bool
 	violations    []rules.Violation
 	version       int32 // the version violations were computed for
@@ -30,7 +32,7 @@ func (s *Server) didOpen(p *protocol.DidOpenTextDocumentParams) {
 	item := p.TextDocument
 	key := string(item.URI)
 	s.docs.Open(key, item.Version, item.Text)
-	od := &openDoc{uri: item.URI}
+	od := &openDoc{uri: item.URI, language: string(item.LanguageID)}
 	if item.URI.IsFile() {
 		od.path = canonicalPath(item.URI.FsPath())
 		od.engine = s.engineFor(od.path)
@@ -76,10 +78,15 @@ func (s *Server) didChange(p *protocol.DidChangeTextDocumentParams) error {
 			return fmt.Errorf("unknown content change %T", c)
 		}
 	}
-	if _, err := s.docs.Change(key, p.TextDocument.Version, changes, s.encoding); err != nil {
+	old, _ := s.docs.Get(key)
+	cur, err := s.docs.Change(key, p.TextDocument.Version, changes, s.encoding)
+	if err != nil {
 		// The last good text is kept; the client's next full sync or a
 		// reopen repairs the divergence.
 		return fmt.Errorf("edit rejected, keeping the last good text: %w", err)
+	}
+	if od := s.openDoc(key); od != nil {
+		s.onEdited(od, old, cur, changes)
 	}
 	s.checks.Trigger(key)
 	return nil
@@ -92,8 +99,18 @@ func (s *Server) didClose(ctx context.Context, p *protocol.DidCloseTextDocumentP
 	od := s.open[key]
 	delete(s.open, key)
 	s.mu.Unlock()
-	if od != nil && od.engine != nil {
-		od.engine.ForgetBaseline(od.path)
+	if od != nil {
+		od.mu.Lock()
+		if od.rv.cancel != nil {
+			od.rv.cancel()
+		}
+		if od.rv.idle != nil {
+			od.rv.idle.Stop()
+		}
+		od.mu.Unlock()
+		if od.engine != nil {
+			od.engine.ForgetBaseline(od.path)
+		}
 	}
 	// Rule findings exist only for open buffers.
 	s.diags.Clear(ctx, p.TextDocument.URI)
@@ -103,6 +120,10 @@ func (s *Server) didSave(p *protocol.DidSaveTextDocumentParams) {
 	od := s.openDoc(string(p.TextDocument.URI))
 	if od != nil && od.isRule {
 		s.goBackground(func(ctx context.Context) { s.reloadRules(ctx, nil) })
+		return
+	}
+	if od != nil {
+		s.reviewOnSave(od)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // when given, keeps the response cache and the usage log, so an identical
 // request costs no call across restarts; prompts render the gateway's repair
 // and fallback messages (workspace overrides included).
-func newGateway(cfg settings.Settings, st *index.Store, prm *prompts.Set, redactor llm.Redactor, log *slog.Logger) (*llm.Gateway, error) {
+func newGateway(cfg settings.Settings, st *index.Store, prm *prompts.Set, redactor llm.Redactor, log *slog.Logger, extra ...llm.Option) (*llm.Gateway, error) {
 	if !cfg.LLMConfigured() {
 		return nil, llm.ErrNotConfigured
 	}
@@ -24,12 +24,12 @@ func newGateway(cfg settings.Settings, st *index.Store, prm *prompts.Set, redact
 	for task, m := range cfg.LLM.Models {
 		models[llm.TaskClass(task)] = m
 	}
-	opts := []llm.Option{llm.WithLogger(log)}
+	opts := append([]llm.Option{llm.WithLogger(log)}, extra...)
 	if redactor != nil {
 		opts = append(opts, llm.WithRedactor(redactor))
 	}
 	if st != nil {
-		opts = append(opts, llm.WithCache(storeCache{st}), llm.WithUsage(usageLog{st}))
+		opts = append(opts, llm.WithCache(st.KV()), llm.WithUsage(usageLog{st}))
 	}
 	if prm != nil {
 		opts = append(opts, llm.WithPrompts(func(name string, data any) (string, error) {
@@ -51,17 +51,6 @@ func newGateway(cfg settings.Settings, st *index.Store, prm *prompts.Set, redact
 	return g, nil
 }
 
-// storeCache adapts the sqlite store to the gateway's cache.
-type storeCache struct{ st *index.Store }
-
-func (c storeCache) Get(ctx context.Context, key string) ([]byte, bool, error) {
-	return c.st.CacheGet(ctx, key)
-}
-
-func (c storeCache) Put(ctx context.Context, key string, value []byte, ttl time.Duration) error {
-	return c.st.CachePut(ctx, key, value, ttl)
-}
-
 // usageLog adapts the sqlite store to the gateway's usage sink.
 type usageLog struct{ st *index.Store }
 
@@ -72,3 +61,6 @@ func (u usageLog) RecordUsage(ctx context.Context, r llm.Usage) error {
 		Latency: r.Latency, Cached: r.Cached, Attempts: r.Attempts, Err: r.Err,
 	})
 }
+
+// defaultRedactor is applied to every text sent to the model.
+func defaultRedactor() llm.Redactor { return nil }

@@ -8,8 +8,11 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/index"
 	"github.com/kodustech/kodyls/lsp"
+	"github.com/kodustech/kodyls/lsp/settings"
+	"github.com/kodustech/kodyls/prompts"
 )
 
 // stdio joins stdin and stdout into the server's stream.
@@ -28,10 +31,26 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	// The store keeps the review cache, dismissals and usage. Without it
+	// kodyls still serves; it only forgets more.
+	var st *index.Store
+	if dir, _, err := index.DataDir(os.Getenv); err != nil {
+		logger.Warn("no data directory; nothing is remembered across sessions", "error", err)
+	} else if st, err = index.OpenStore(ctx, dir); err != nil {
+		logger.Warn("cannot open the local store; nothing is remembered across sessions", "error", err)
+		st = nil
+	} else {
+		defer st.Close()
+	}
+	prm := prompts.Builtin()
 	srv := lsp.New(lsp.Options{
 		Logger:       logger,
 		Version:      currentVersion(),
-		OnInitialize: recordWorkspaces(logger),
+		OnInitialize: recordWorkspaces(logger, st),
+		Store:        st,
+		NewGateway: func(cfg settings.Settings, onStatus func(llm.Status)) (*llm.Gateway, error) {
+			return newGateway(cfg, st, prm, defaultRedactor(), logger, llm.WithStatusHook(onStatus))
+		},
 	})
 	logger.Info("kodyls serving on stdio", "version", currentVersion(), "pid", os.Getpid())
 	code := srv.Serve(ctx, stdio{Reader: stdin, Writer: stdout})
@@ -42,19 +61,11 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer
 // recordWorkspaces notes each workspace in the local store, so `kodyls
 // doctor` and later the history can tell which projects were seen. A store
 // problem is logged and never stops the server.
-func recordWorkspaces(logger *slog.Logger) func(ctx context.Context, folders []string) {
+func recordWorkspaces(logger *slog.Logger, st *index.Store) func(ctx context.Context, folders []string) {
 	return func(ctx context.Context, folders []string) {
-		dir, _, err := index.DataDir(os.Getenv)
-		if err != nil {
-			logger.Warn("no data directory; history is disabled", "error", err)
+		if st == nil {
 			return
 		}
-		st, err := index.OpenStore(ctx, dir)
-		if err != nil {
-			logger.Warn("cannot open the local store; history is disabled", "error", err)
-			return
-		}
-		defer st.Close()
 		for _, f := range folders {
 			if err := st.TouchWorkspace(ctx, f); err != nil {
 				logger.Warn("cannot record the workspace", "workspace", f, "error", fmt.Errorf("store: %w", err))

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -48,6 +49,7 @@ type Editor struct {
 	buffers  map[string]*buffer
 	progress []Progress
 	shown    []protocol.ShowDocumentParams
+	messages []string
 }
 
 type buffer struct {
@@ -124,6 +126,13 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		_ = json.Unmarshal(req.Params(), &p)
 		e.mu.Lock()
 		e.progress = append(e.progress, p)
+		e.mu.Unlock()
+		return nil, nil
+	case protocol.MethodWindowShowMessage:
+		var p protocol.ShowMessageParams
+		_ = protocol.Unmarshal(req.Params(), &p)
+		e.mu.Lock()
+		e.messages = append(e.messages, p.Message)
 		e.mu.Unlock()
 		return nil, nil
 	case protocol.MethodWindowShowDocument:
@@ -549,4 +558,45 @@ func offsetUTF16(text string, p protocol.Position) (int, error) {
 		off += size
 	}
 	return off, nil
+}
+
+// ApplyEdit applies a workspace edit's changes to the open buffers, as an
+// editor does when the user picks a code action, sending one didChange per
+// buffer.
+func (e *Editor) ApplyEdit(edit *protocol.WorkspaceEdit) {
+	e.t.Helper()
+	if edit == nil {
+		e.t.Fatal("code action has no edit")
+	}
+	for u, edits := range edit.Changes {
+		name := ""
+		e.mu.Lock()
+		for n := range e.buffers {
+			if e.URI(n) == u {
+				name = n
+			}
+		}
+		e.mu.Unlock()
+		if name == "" {
+			e.t.Fatalf("edit for %s, which is not open", u)
+		}
+		// Apply from the end so earlier ranges stay valid.
+		sorted := append([]protocol.TextEdit(nil), edits...)
+		sort.Slice(sorted, func(i, j int) bool {
+			a, b := sorted[i].Range.Start, sorted[j].Range.Start
+			return a.Line > b.Line || (a.Line == b.Line && a.Character > b.Character)
+		})
+		var out []Edit
+		for _, te := range sorted {
+			out = append(out, Edit{Range: te.Range, Text: te.NewText})
+		}
+		e.EditBuffer(name, out...)
+	}
+}
+
+// Messages returns the window/showMessage notifications received.
+func (e *Editor) Messages() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.messages...)
 }

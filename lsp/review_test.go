@@ -1,0 +1,296 @@
+package lsp_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/review/reviewtest"
+	"github.com/kodustech/kodyls/index"
+	"github.com/kodustech/kodyls/lsp"
+	"github.com/kodustech/kodyls/lsp/lsptest"
+	"github.com/kodustech/kodyls/lsp/settings"
+)
+
+const reviewGo = `package main
+
+import "fmt"
+
+func total(items []int) int {
+	sum := 0
+	for i := 0; i < len(items); i++ {
+		sum += items[i]
+	}
+	return sum
+}
+
+func main() {
+	fmt.Print(total(nil))
+}
+`
+
+// rangeLoop is what the fake model suggests for the typed loop.
+var rangeLoop = reviewtest.Suggestion{
+	SuggestionContent:  "Ranging over the slice is clearer and avoids an index error.",
+	ExistingCode:       "for i := 0; i <= len(items); i++ {",
+	ImprovedCode:       "for _, it := range items {",
+	OneSentenceSummary: "Use range instead of an off-by-one index loop",
+	RelevantLinesStart: 7, RelevantLinesEnd: 7,
+	Label: "bug", Severity: "high",
+}
+
+type reviewEnv struct {
+	*lsptest.Session
+	fake  *llmtest.Server
+	store *index.Store
+	repo  *lsptest.Repo
+}
+
+// startReviewing starts a server whose review talks to a fake endpoint,
+// with a real store in dataDir.
+func startReviewing(t *testing.T, repo *lsptest.Repo, fake *llmtest.Server, dataDir string, trigger string) *reviewEnv {
+	t.Helper()
+	st, err := index.OpenStore(context.Background(), dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s := lsptest.StartInProcess(t, repo.Dir, lsp.Options{
+		Store: st,
+		NewGateway: func(cfg settings.Settings, onStatus func(llm.Status)) (*llm.Gateway, error) {
+			return llm.New(llm.Config{BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model, MaxRetries: -1, Timeout: 5 * time.Second,
+				BreakerThreshold: 100}, llm.WithStatusHook(onStatus), llm.WithCache(st.KV()))
+		},
+	})
+	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{
+		"llm":    map[string]any{"baseUrl": fake.URL, "model": "fake-model"},
+		"review": map[string]any{"trigger": trigger},
+	}})
+	return &reviewEnv{Session: s, fake: fake, store: st, repo: repo}
+}
+
+func reviewRepo(t *testing.T) *lsptest.Repo {
+	return lsptest.NewRepo(t, map[string]string{"main.go": reviewGo})
+}
+
+// typeBug replaces the loop header with an off-by-one one.
+func typeBug(e *reviewEnv) {
+	e.EditBuffer("main.go", lsptest.Edit{Range: e.RegexpRange("main.go", `for i := 0; i < len\(items\); i\+\+ \{`), Text: "for i := 0; i <= len(items); i++ {"})
+}
+
+func hasReviewOnLine(line uint32) func([]protocol.Diagnostic) bool {
+	return func(ds []protocol.Diagnostic) bool {
+		for _, d := range ds {
+			if lsptest.Code(d) == "bug" && d.Range.Start.Line == line {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func TestReviewOnSaveShowsFindingAndFixApplies(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	scripts := reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop})
+	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "save")
+	e.OpenFile("main.go")
+	typeBug(e)
+	e.Save("main.go")
+
+	ds := e.AwaitDiagnostics("main.go", hasReviewOnLine(6))
+	d := ds[0]
+	if d.Severity != protocol.DiagnosticSeverityWarning || !strings.Contains(lsptest.Message(d), "Use range instead") {
+		t.Errorf("diagnostic %s", lsptest.Describe(ds))
+	}
+	if want := e.RegexpRange("main.go", `for i := 0; i <= len\(items\); i\+\+ \{`); d.Range != want {
+		t.Errorf("range %+v, want the loop header %+v", d.Range, want)
+	}
+
+	// Lines typed above move the finding with its code.
+	e.Insert("main.go", protocol.Position{Line: 3, Character: 0}, "// total adds.\n")
+	ds = e.AwaitDiagnostics("main.go", hasReviewOnLine(7))
+
+	actions := e.CodeActions("main.go", ds[0].Range, ds)
+	var fix *protocol.CodeAction
+	for i := range actions {
+		if strings.HasPrefix(actions[i].Title, "Apply Kody fix: ") {
+			fix = &actions[i]
+		}
+	}
+	if fix == nil || len(actions) != 3 {
+		t.Fatalf("code actions %+v", actions)
+	}
+	e.ApplyEdit(fix.Edit)
+	if !strings.Contains(e.Text("main.go"), "\tfor _, it := range items {\n") {
+		t.Fatalf("after the fix:\n%s", e.Text("main.go"))
+	}
+	// Editing the finding's own line drops it.
+	e.AwaitDiagnostics("main.go", lsptest.Empty)
+	if scripts.Analyze.Times() != 1 {
+		t.Fatalf("analyze calls %d", scripts.Analyze.Times())
+	}
+	e.Shutdown()
+}
+
+func TestUnchangedHunksCostNoCallsAcrossRestart(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	scripts := reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop})
+	repo := reviewRepo(t)
+	data := t.TempDir()
+	e := startReviewing(t, repo, fake, data, "manual")
+	e.OpenFile("main.go")
+	typeBug(e)
+	var sum lsp.ReviewSummary
+	if err := e.ExecuteCommand(lsp.CommandReviewFile, map[string]any{"uri": e.URI("main.go")}, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Findings != 1 || sum.Hunks != 1 || sum.CachedHunks != 0 {
+		t.Fatalf("first review %+v", sum)
+	}
+	calls := scripts.Calls()
+	if err := e.ExecuteCommand(lsp.CommandReviewFile, map[string]any{"uri": e.URI("main.go")}, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if scripts.Calls() != calls || sum.CachedHunks != 1 || sum.Findings != 1 {
+		t.Fatalf("second review made %d calls: %+v", scripts.Calls()-calls, sum)
+	}
+	e.Shutdown()
+	e.Wait(2 * time.Second)
+	e.store.Close()
+
+	// A new server on the same data dir: still no call.
+	e2 := startReviewing(t, repo, fake, data, "manual")
+	e2.OpenFile("main.go")
+	typeBug(e2)
+	if err := e2.ExecuteCommand(lsp.CommandReviewFile, map[string]any{"uri": e2.URI("main.go")}, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if scripts.Calls() != calls || sum.Findings != 1 {
+		t.Fatalf("after a restart the review made %d calls: %+v", scripts.Calls()-calls, sum)
+	}
+	e2.AwaitDiagnostics("main.go", hasReviewOnLine(6))
+	e2.Shutdown()
+}
+
+func TestNewEditAbortsRunningReview(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop}, llmtest.Reply{Hang: true})
+	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "save")
+	e.OpenFile("main.go")
+	typeBug(e)
+	e.Save("main.go")
+	deadline := time.Now().Add(5 * time.Second)
+	for !analyzeSent(fake) {
+		if time.Now().After(deadline) {
+			t.Fatal("the analysis request never left")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	e.Insert("main.go", protocol.Position{Line: 0, Character: 0}, "// more\n")
+	if !fake.WaitDisconnects(1, 2*time.Second) {
+		t.Fatal("the running review's HTTP request was not aborted by the new edit")
+	}
+	e.Shutdown()
+}
+
+func analyzeSent(fake *llmtest.Server) bool {
+	for _, r := range fake.ChatRequests() {
+		if r.Chat.SchemaName() == "review_suggestions" {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDismissedFindingStaysGoneAfterRestart(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	second := rangeLoop
+	second.ExistingCode, second.ImprovedCode = "return sum", "return sum // total"
+	second.OneSentenceSummary, second.Label, second.RelevantLinesStart, second.RelevantLinesEnd = "Document the result", "documentation", 10, 10
+	reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop, second})
+	repo := reviewRepo(t)
+	data := t.TempDir()
+	e := startReviewing(t, repo, fake, data, "save")
+	e.OpenFile("main.go")
+	typeBug(e)
+	e.EditBuffer("main.go", lsptest.Edit{Range: e.RegexpRange("main.go", `return sum`), Text: "return sum "})
+	e.Save("main.go")
+	ds := e.AwaitDiagnostics("main.go", lsptest.Count(2))
+	bug := ds[0]
+	actions := e.CodeActions("main.go", bug.Range, []protocol.Diagnostic{bug})
+	var dismiss protocol.Command
+	for _, a := range actions {
+		if a.Title == "Dismiss this Kody suggestion" {
+			dismiss = a.Command
+		}
+	}
+	var res map[string]int
+	if err := e.Call(protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{Command: dismiss.Command, Arguments: dismiss.Arguments}, &res); err != nil || res["dismissed"] != 1 {
+		t.Fatalf("dismiss: %v %v", res, err)
+	}
+	e.AwaitDiagnostics("main.go", lsptest.Count(1))
+	e.Shutdown()
+	e.Wait(2 * time.Second)
+	e.store.Close()
+
+	// The saved file on disk carries both changes.
+	e2 := startReviewing(t, repo, fake, data, "save")
+	e2.OpenFile("main.go")
+	e2.Save("main.go")
+	ds = e2.AwaitDiagnostics("main.go", lsptest.Count(1))
+	if lsptest.Code(ds[0]) != "documentation" {
+		t.Fatalf("the dismissed finding came back: %s", lsptest.Describe(ds))
+	}
+	e2.Shutdown()
+}
+
+func TestSafeguardDiscardAndBrokenStageKeepFindings(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	second := rangeLoop
+	second.ExistingCode, second.ImprovedCode = "return sum", "return sum // total"
+	second.OneSentenceSummary, second.Label, second.RelevantLinesStart, second.RelevantLinesEnd = "Document the result", "documentation", 10, 10
+	second.Severity = "" // the severity stage must fill it, and it answers garbage
+	fake.On(llmtest.SchemaName("review_safeguard"), llmtest.JSON(map[string]any{"codeSuggestions": []map[string]any{
+		{"index": 1, "action": "no_changes"}, {"index": 2, "action": "discard", "reason": "not a real problem"},
+	}}))
+	fake.On(llmtest.SchemaName("review_severity"), llmtest.Malformed())
+	reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop, second})
+	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "manual")
+	e.OpenFile("main.go")
+	typeBug(e)
+	e.EditBuffer("main.go", lsptest.Edit{Range: e.RegexpRange("main.go", `return sum`), Text: "return sum "})
+	var sum lsp.ReviewSummary
+	if err := e.ExecuteCommand(lsp.CommandReviewFile, map[string]any{"uri": e.URI("main.go")}, &sum); err != nil {
+		t.Fatal(err)
+	}
+	ds := e.AwaitDiagnostics("main.go", lsptest.Count(1))
+	if lsptest.Code(ds[0]) != "bug" {
+		t.Fatalf("the safeguard's discard was not honoured: %s", lsptest.Describe(ds))
+	}
+	e.Shutdown()
+}
+
+func TestReviewOffWithoutLLM(t *testing.T) {
+	repo := reviewRepo(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.OpenFile("main.go")
+	var sum lsp.ReviewSummary
+	raw, _ := json.Marshal(map[string]any{"uri": s.URI("main.go")})
+	err := s.Call(protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{Command: lsp.CommandReviewFile, Arguments: []protocol.LSPAny{raw}}, &sum)
+	if err != nil || !sum.Offline && sum.Hunks != 0 {
+		t.Fatalf("review without an LLM: %+v %v", sum, err)
+	}
+	s.Shutdown()
+}
