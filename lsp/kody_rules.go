@@ -65,7 +65,7 @@ func (s *Server) violationDiagnostic(doc *textdoc.Document, v rules.Violation, s
 		End:   toProtocol(doc.PositionAt(start+v.End, s.encoding)),
 	}
 	msg := v.Rule.Title
-	if first := firstParagraph(v.Rule.Instructions); first != "" {
+	if first := v.Rule.Lead(); first != "" {
 		msg += "\n" + first
 	}
 	data, _ := json.Marshal(diagnosticData{
@@ -84,14 +84,6 @@ func (s *Server) violationDiagnostic(doc *textdoc.Document, v rules.Violation, s
 
 func toProtocol(p textdoc.Position) protocol.Position {
 	return protocol.Position{Line: p.Line, Character: p.Character}
-}
-
-func firstParagraph(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.Index(s, "\n\n"); i >= 0 {
-		s = s[:i]
-	}
-	return strings.Join(strings.Fields(s), " ")
 }
 
 // severity maps a Kody severity to an LSP one through the configured table.

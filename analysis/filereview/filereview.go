@@ -287,3 +287,42 @@ func RulesKey(rules []prompts.RuleRef) string {
 	}
 	return hex.EncodeToString(d.Sum(nil))[:16]
 }
+
+// Cluster links findings that repeat across files: one primary keeps the
+// others as Duplicates, the rest point at it with DuplicateOf. It degrades
+// to the results unchanged when the model is unavailable or fails.
+func (r *Reviewer) Cluster(ctx context.Context, results []Result) []Result {
+	if r.Pipeline == nil || len(results) < 1 {
+		return results
+	}
+	in := make([]review.FileResult, len(results))
+	for i, res := range results {
+		in[i] = review.FileResult{Path: res.Path}
+		for _, f := range res.Findings {
+			in[i].Suggestions = append(in[i].Suggestions, f.Suggestion)
+		}
+	}
+	out := r.Pipeline.Cluster(ctx, in)
+	linked := map[string]review.Suggestion{}
+	for _, fr := range out {
+		for _, s := range fr.Suggestions {
+			linked[s.ID] = s
+		}
+	}
+	for i := range results {
+		for j, f := range results[i].Findings {
+			if s, ok := linked[f.ID]; ok {
+				results[i].Findings[j].Duplicates = s.Duplicates
+				results[i].Findings[j].DuplicateOf = s.DuplicateOf
+			}
+		}
+		if i < len(out) {
+			for _, d := range out[i].Degraded {
+				if strings.HasPrefix(d, review.StageCluster) {
+					results[i].Degraded = append(results[i].Degraded, d)
+				}
+			}
+		}
+	}
+	return results
+}

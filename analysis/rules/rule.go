@@ -200,3 +200,13 @@ func (e *LoadError) Error() string {
 	}
 	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
 }
+
+// Lead is the first paragraph of the rule's instructions on one line: what
+// a diagnostic or a report shows under the title.
+func (r *Rule) Lead() string {
+	s := strings.TrimSpace(r.Instructions)
+	if i := strings.Index(s, "\n\n"); i >= 0 {
+		s = s[:i]
+	}
+	return strings.Join(strings.Fields(s), " ")
+}

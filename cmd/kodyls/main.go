@@ -45,6 +45,7 @@ Usage:
 
 Commands:
   serve     speak the Language Server Protocol on stdin/stdout (default)
+  review    review the working tree's changes (text, json or sarif); see kodyls review -h
   doctor    print how configuration was resolved; exit 1 if something is wrong
   version   print the version
 
@@ -94,6 +95,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return serve(ctx, rest, stdin, stdout, logger, stderr)
 	case "doctor":
 		return doctor(ctx, rest, stdout, stderr)
+	case "review":
+		return reviewCmd(ctx, rest, stdout, stderr, logger)
 	case "version":
 		fmt.Fprintf(stdout, "kodyls %s\n", currentVersion())
 		return 0

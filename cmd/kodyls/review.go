@@ -1,0 +1,363 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"unicode/utf16"
+
+	"github.com/kodustech/kodyls/analysis/anchor"
+	"github.com/kodustech/kodyls/analysis/changes"
+	"github.com/kodustech/kodyls/analysis/filereview"
+	"github.com/kodustech/kodyls/analysis/gate"
+	"github.com/kodustech/kodyls/analysis/kodusconfig"
+	"github.com/kodustech/kodyls/analysis/report"
+	"github.com/kodustech/kodyls/analysis/rules"
+	"github.com/kodustech/kodyls/index"
+	"github.com/kodustech/kodyls/lsp/settings"
+	"github.com/kodustech/kodyls/prompts"
+)
+
+const reviewUsage = `Usage: kodyls review [--base REF] [--staged] [--format text|json|sarif] [--offline] [--fail-on SEVERITY] [PATH...]
+
+Reviews the working tree's changes against REF (default HEAD) with the same
+pipeline as the editor: the local Kody Rules detectors, then the LLM review
+(unless --offline or no endpoint is configured). PATHs limit the review to
+those files or directories. Exit status: 0, or 1 when a finding is at or
+above --fail-on (critical, high, medium, low), 2 on a usage or setup error.
+`
+
+func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logger *slog.Logger) int {
+	fs := flag.NewFlagSet("review", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, reviewUsage); fs.PrintDefaults() }
+	base := fs.String("base", "HEAD", "the git revision to compare with")
+	staged := fs.Bool("staged", false, "review the staged changes (the index) instead of the working tree")
+	format := fs.String("format", "text", "text, json or sarif")
+	offline := fs.Bool("offline", false, "run only the local detectors, no LLM")
+	failOn := fs.String("fail-on", "", "exit 1 when a finding is at or above this severity")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	switch *format {
+	case "text", "json", "sarif":
+	default:
+		fmt.Fprintf(stderr, "kodyls review: --format %q: use text, json or sarif\n", *format)
+		return 2
+	}
+	if *failOn != "" && report.Rank(*failOn) == 0 {
+		fmt.Fprintf(stderr, "kodyls review: --fail-on %q: use critical, high, medium or low\n", *failOn)
+		return 2
+	}
+	cwd, _ := os.Getwd()
+	root, err := gitOutput(ctx, cwd, "rev-parse", "--show-toplevel")
+	if err != nil {
+		fmt.Fprintf(stderr, "kodyls review: %s is not inside a git repository: run it from your project\n", cwd)
+		return 2
+	}
+	root = strings.TrimSpace(root)
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	files, err := changedFiles(ctx, root, *base, *staged, fs.Args(), cwd)
+	if err != nil {
+		fmt.Fprintf(stderr, "kodyls review: %v\n", err)
+		return 2
+	}
+
+	rep := &report.Report{Version: currentVersion(), Base: *base}
+	res := settings.Resolve(os.Getenv, nil, nil)
+	cfg := res.Settings
+	for _, p := range res.Problems {
+		rep.Notes = append(rep.Notes, "configuration: "+p)
+	}
+	var st *index.Store
+	if dir, _, err := index.DataDir(os.Getenv); err == nil {
+		if st, err = index.OpenStore(ctx, dir); err != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("local store unavailable (%v): no review cache", err))
+			st = nil
+		} else {
+			defer st.Close()
+		}
+	}
+	ruleSet, ruleErrs := rules.LoadDir(ctx, root)
+	for _, le := range ruleErrs {
+		rep.Notes = append(rep.Notes, "broken Kody Rule: "+le.Error())
+	}
+	w := filereview.Workspace{Root: root, Rules: ruleSet, Log: logger}
+	if st != nil {
+		w.Cache = st.KV()
+	}
+	rep.Offline = *offline || !cfg.LLMConfigured()
+	if !rep.Offline {
+		g, err := newGateway(cfg, st, prompts.Builtin(), defaultRedactor(), logger)
+		if err != nil {
+			fmt.Fprintf(stderr, "kodyls review: %v\n", err)
+			return 2
+		}
+		defer g.Close()
+		w.Gateway = g
+	}
+	reviewer, problems := filereview.ForWorkspace(w)
+	rep.Notes = append(rep.Notes, problems...)
+	kcfg := kodusconfig.Load(root)
+	gt, gerr := gate.New(gate.Options{IgnorePaths: kcfg.IgnorePaths})
+	if gerr != nil {
+		gt, _ = gate.New(gate.Options{})
+	}
+
+	var results []filereview.Result
+	texts := map[string]string{} // the reviewed text of each file, for columns
+	for _, rel := range files {
+		if ctx.Err() != nil {
+			break
+		}
+		current, baseText, err := fileVersions(ctx, root, rel, *base, *staged)
+		if err != nil {
+			rep.Files = append(rep.Files, report.File{Path: rel, Skipped: err.Error()})
+			continue
+		}
+		if reason := gt.Check(rel, []byte(current)); reason.Skip() {
+			rep.Files = append(rep.Files, report.File{Path: rel, Skipped: string(reason)})
+			continue
+		}
+		rep.Findings = append(rep.Findings, ruleFindings(ruleSet, rel, baseText, current)...)
+		fr, err := reviewer.Review(ctx, filereview.Input{Path: rel, Language: languageOf(rel), Base: baseText, Current: current})
+		if err != nil && !errors.Is(err, filereview.ErrOffline) {
+			fr.Degraded = append(fr.Degraded, "review: "+err.Error())
+		}
+		file := report.File{Path: rel, Skipped: string(fr.Skipped), Hunks: fr.Hunks, CachedHunks: fr.CachedHunks, Degraded: fr.Degraded}
+		rep.Files = append(rep.Files, file)
+		fr.Findings = withoutDismissedCLI(ctx, st, root, rel, fr.Findings)
+		results = append(results, fr)
+		texts[rel] = current
+	}
+	if !rep.Offline {
+		results = reviewer.Cluster(ctx, results)
+	}
+	for _, fr := range results {
+		for _, f := range fr.Findings {
+			rep.Findings = append(rep.Findings, reviewFinding(fr.Path, texts[fr.Path], f))
+		}
+	}
+	rep.Sort()
+	switch *format {
+	case "json":
+		err = rep.WriteJSON(stdout)
+	case "sarif":
+		err = rep.WriteSARIF(stdout)
+	default:
+		err = rep.WriteText(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "kodyls review: write the report: %v\n", err)
+		return 2
+	}
+	if ctx.Err() != nil {
+		return 2
+	}
+	if *failOn != "" && rep.Fails(*failOn) {
+		return 1
+	}
+	return 0
+}
+
+// changedFiles lists the files changed against base (or staged), plus
+// untracked files for a working-tree review, limited to paths.
+func changedFiles(ctx context.Context, root, base string, staged bool, paths []string, cwd string) ([]string, error) {
+	if strings.HasPrefix(base, "-") {
+		return nil, fmt.Errorf("--base %q is not a git revision", base)
+	}
+	if _, err := gitOutput(ctx, root, "rev-parse", "--verify", "--quiet", base+"^{commit}"); err != nil {
+		return nil, fmt.Errorf("--base %q is not a commit in %s", base, root)
+	}
+	var pathspec []string
+	for _, p := range paths {
+		abs := p
+		if !filepath.IsAbs(p) {
+			abs = filepath.Join(cwd, p)
+		}
+		rel, err := filepath.Rel(root, abs)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			return nil, fmt.Errorf("%s is outside the repository %s", p, root)
+		}
+		pathspec = append(pathspec, filepath.ToSlash(rel))
+	}
+	diffArgs := []string{"diff", "--name-only", "--diff-filter=ACMRT", "-z"}
+	if staged {
+		diffArgs = append(diffArgs, "--cached")
+	}
+	diffArgs = append(append(diffArgs, base, "--"), pathspec...)
+	out, err := gitOutput(ctx, root, diffArgs...)
+	if err != nil {
+		return nil, err
+	}
+	files := splitZ(out)
+	if !staged {
+		untracked, err := gitOutput(ctx, root, append([]string{"ls-files", "--others", "--exclude-standard", "-z", "--"}, pathspec...)...)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, splitZ(untracked)...)
+	}
+	return files, nil
+}
+
+func splitZ(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, "\x00") {
+		if f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// fileVersions returns the text to review and its baseline.
+func fileVersions(ctx context.Context, root, rel, base string, staged bool) (current, baseText string, err error) {
+	abs := filepath.Join(root, filepath.FromSlash(rel))
+	if staged {
+		current, err = gitOutput(ctx, root, "show", ":"+rel)
+	} else {
+		var data []byte
+		data, err = readConfined(root, rel)
+		current = string(data)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("cannot read: %v", err)
+	}
+	b, err := changes.Load(ctx, abs, base)
+	if err != nil {
+		return "", "", fmt.Errorf("no baseline: %v", err)
+	}
+	if b.Kind == changes.Tracked {
+		baseText = b.Text
+	}
+	return current, baseText, nil
+}
+
+// readConfined reads a file of the repository; symlinks cannot lead out.
+func readConfined(root, rel string) ([]byte, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.ReadFile(filepath.FromSlash(rel))
+}
+
+func gitOutput(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(errb.String()))
+	}
+	return out.String(), nil
+}
+
+// ruleFindings runs the local detectors on the changed lines.
+func ruleFindings(rs []*rules.Rule, rel, base, current string) []report.Finding {
+	include := changes.AllLines().Has
+	if base != "" {
+		include = changes.Changed(base, current).Has
+	}
+	lines := strings.Split(current, "\n")
+	var out []report.Finding
+	for _, v := range rules.Detect(rs, rel, current, include) {
+		line := strings.TrimSuffix(lines[v.Line], "\r")
+		out = append(out, report.Finding{
+			ID:        fmt.Sprintf("%s:%s:%d:%d", v.Rule.UUID, rel, v.Line+1, v.Start),
+			Source:    report.SourceRule,
+			File:      rel,
+			StartLine: v.Line + 1, EndLine: v.Line + 1,
+			StartColumn: utf16Col(line, v.Start), EndColumn: utf16Col(line, v.End),
+			Severity: string(v.Rule.Severity), Label: "kody_rules",
+			Summary: v.Rule.Title, Message: v.Rule.Lead(),
+			RuleID: v.Rule.UUID, RuleTitle: v.Rule.Title,
+		})
+	}
+	return out
+}
+
+func reviewFinding(rel, text string, f filereview.Finding) report.Finding {
+	sp := anchor.Lines(text, f.Span)
+	out := report.Finding{
+		ID: f.ID, Source: report.SourceReview, File: rel,
+		StartLine: sp.StartLine + 1, EndLine: sp.EndLine + 1,
+		StartColumn: colAt(text, sp.Start), EndColumn: colAt(text, sp.End),
+		Severity: f.Severity, Label: f.Label, Summary: f.OneSentenceSummary, Message: f.SuggestionContent,
+		ExistingCode: f.ExistingCode, ImprovedCode: f.ImprovedCode, DuplicateOf: f.DuplicateOf,
+	}
+	if out.Severity == "" {
+		out.Severity = "medium"
+	}
+	for _, d := range f.Duplicates {
+		out.Duplicates = append(out.Duplicates, report.Location{File: d.File, StartLine: d.LinesStart, EndLine: d.LinesEnd})
+	}
+	return out
+}
+
+// colAt is the 1-based UTF-16 column of a byte offset.
+func colAt(text string, off int) int {
+	off = min(max(off, 0), len(text))
+	start := strings.LastIndexByte(text[:off], '\n') + 1
+	return utf16Col(text[start:], off-start)
+}
+
+func utf16Col(line string, byteOff int) int {
+	byteOff = min(max(byteOff, 0), len(line))
+	return len(utf16.Encode([]rune(line[:byteOff]))) + 1
+}
+
+func withoutDismissedCLI(ctx context.Context, st *index.Store, root, rel string, fs []filereview.Finding) []filereview.Finding {
+	if st == nil {
+		return fs
+	}
+	ids, labels, err := st.Dismissed(ctx, root, rel)
+	if err != nil {
+		return fs
+	}
+	out := fs[:0]
+	for _, f := range fs {
+		if !ids[f.ID] && !labels[f.Label] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// languageOf guesses a language id from a file name, for the prompts.
+func languageOf(rel string) string {
+	switch strings.ToLower(filepath.Ext(rel)) {
+	case ".go":
+		return "go"
+	case ".ts", ".tsx":
+		return "typescript"
+	case ".js", ".jsx", ".mjs", ".cjs":
+		return "javascript"
+	case ".py":
+		return "python"
+	case ".rs":
+		return "rust"
+	case ".java":
+		return "java"
+	case ".c", ".h":
+		return "c"
+	case ".cc", ".cpp", ".hpp":
+		return "cpp"
+	case ".rb":
+		return "ruby"
+	case ".md":
+		return "markdown"
+	}
+	return strings.TrimPrefix(filepath.Ext(rel), ".")
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/report"
+	"github.com/kodustech/kodyls/analysis/review/reviewtest"
+	"github.com/kodustech/kodyls/lsp/lsptest"
+)
+
+const reviewGo = "package main\n\nimport \"fmt\"\n\nfunc total(items []int) int {\n\tsum := 0\n\tfor i := 0; i < len(items); i++ {\n\t\tsum += items[i]\n\t}\n\treturn sum\n}\n\nfunc main() {\n\tfmt.Print(total(nil))\n}\n"
+
+var offByOne = reviewtest.Suggestion{
+	SuggestionContent:  "Ranging over the slice avoids the index error.",
+	ExistingCode:       "for i := 0; i <= len(items); i++ {",
+	ImprovedCode:       "for _, it := range items {",
+	OneSentenceSummary: "Use range instead of an off-by-one index loop",
+	RelevantLinesStart: 7, RelevantLinesEnd: 7, Label: "bug", Severity: "critical",
+}
+
+// changedRepo is a repository with a committed file, then a working-tree
+// change that both breaks a rule and contains a bug.
+func changedRepo(t *testing.T) *lsptest.Repo {
+	repo := lsptest.NewRepo(t, map[string]string{
+		".kody/rules/no-println.md": lsptest.RuleFile("No fmt.Println", printlnRule, "high", "**/*.go", `fmt\.Println\(`),
+		"main.go":                   reviewGo,
+	})
+	changed := strings.Replace(reviewGo, "i < len(items)", "i <= len(items)", 1)
+	changed = strings.Replace(changed, "fmt.Print(total(nil))", "fmt.Println(total(nil))", 1)
+	repo.Write(map[string]string{"main.go": changed, "notes/new.txt": "untracked but reviewed\n", "go.sum": "x v1 h1:abc=\n"})
+	return repo
+}
+
+func TestReviewOffline(t *testing.T) {
+	repo := changedRepo(t)
+	env := testEnv(t)
+	out, errOut, code := runBin(t, env, repo.Dir, "review", "--offline")
+	if code != 0 {
+		t.Fatalf("code %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"main.go:14:2: high kody_rules: No fmt.Println", "go.sum: not reviewed: lock file", "offline: local Kody Rules only"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, _, code := runBin(t, env, repo.Dir, "review", "--offline", "--fail-on", "high"); code != 1 {
+		t.Errorf("--fail-on high with a high finding: exit %d, want 1", code)
+	}
+	if _, _, code := runBin(t, env, repo.Dir, "review", "--offline", "--fail-on", "critical"); code != 0 {
+		t.Errorf("--fail-on critical without critical findings: exit %d, want 0", code)
+	}
+	if _, errOut, code := runBin(t, env, repo.Dir, "review", "--format", "xml"); code != 2 || !strings.Contains(errOut, "use text, json or sarif") {
+		t.Errorf("bad format: %d %q", code, errOut)
+	}
+	// --staged sees nothing until the change is staged.
+	out, _, _ = runBin(t, env, repo.Dir, "review", "--offline", "--staged")
+	if !strings.Contains(out, "0 findings in 0 changed files") {
+		t.Errorf("--staged before git add:\n%s", out)
+	}
+	repo.Git("add", "main.go")
+	out, _, _ = runBin(t, env, repo.Dir, "review", "--offline", "--staged", "--format", "json")
+	var rep report.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Files) != 1 || len(rep.Findings) != 1 {
+		t.Errorf("--staged after git add: %v\n%s", err, out)
+	}
+}
+
+func TestReviewWithModelJSONAndCacheAcrossRuns(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	scripts := reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
+	repo := changedRepo(t)
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	out, errOut, code := runBin(t, env, repo.Dir, "review", "--format", "json", "main.go")
+	if code != 0 {
+		t.Fatalf("code %d\n%s%s", code, out, errOut)
+	}
+	var rep report.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	var bug *report.Finding
+	for i, f := range rep.Findings {
+		if f.Source == report.SourceReview {
+			bug = &rep.Findings[i]
+		}
+	}
+	if bug == nil || bug.File != "main.go" || bug.StartLine != 7 || bug.StartColumn != 2 || bug.ImprovedCode == "" || bug.Severity != "critical" {
+		t.Fatalf("review finding %+v\n%s", bug, out)
+	}
+	calls := scripts.Calls()
+	// A second process reviewing the same change makes no LLM call.
+	if _, _, code := runBin(t, env, repo.Dir, "review", "--fail-on", "critical", "main.go"); code != 1 {
+		t.Errorf("--fail-on critical with a critical finding: exit %d", code)
+	}
+	if scripts.Calls() != calls {
+		t.Fatalf("the second run made %d LLM calls, want 0", scripts.Calls()-calls)
+	}
+}
+
+func TestReviewSARIFValidates(t *testing.T) {
+	schemaPath := os.Getenv("KODYLS_SARIF_SCHEMA")
+	if schemaPath == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("KODYLS_SARIF_SCHEMA is not set; .ci/run fetches the SARIF 2.1.0 schema")
+		}
+		t.Skip("set KODYLS_SARIF_SCHEMA to the SARIF 2.1.0 JSON schema (see .ci/run)")
+	}
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
+	repo := changedRepo(t)
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	out, errOut, code := runBin(t, env, repo.Dir, "review", "--format", "sarif")
+	if code != 0 {
+		t.Fatalf("code %d\n%s", code, errOut)
+	}
+	f, err := os.Open(schemaPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	url := "file://" + filepath.ToSlash(schemaPath)
+	if err := c.AddResource(url, doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+	if err != nil {
+		t.Fatalf("sarif is not JSON: %v", err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		t.Fatalf("SARIF does not validate against the 2.1.0 schema: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, `"ruleId": "kody/bug"`) || !strings.Contains(out, `"ruleId": "`+printlnRule+`"`) {
+		t.Fatalf("results missing:\n%s", out)
+	}
+}
