@@ -14,13 +14,17 @@ func (s *Server) codeAction(_ context.Context, p *protocol.CodeActionParams) ([]
 	actions := []protocol.CodeAction{}
 	seen := map[string]bool{}
 	for _, d := range p.Context.Diagnostics {
-		src, _ := d.Source.Get()
-		if src != diagnosticSource || len(d.Data) == 0 {
+		if len(d.Data) == 0 {
 			continue
 		}
+		// Some clients send back only part of a diagnostic (Neovim keeps
+		// code and data); the data alone identifies a review finding.
 		var rd reviewData
 		if json.Unmarshal(d.Data, &rd) == nil && rd.Kind == liveReviewKind {
 			actions = append(actions, s.reviewCodeActions(p.TextDocument.URI, d, rd)...)
+			continue
+		}
+		if src, _ := d.Source.Get(); src != diagnosticSource {
 			continue
 		}
 		var data diagnosticData

@@ -9,12 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/review/reviewtest"
 	"github.com/kodustech/kodyls/lsp/lsptest"
 )
 
-// TestNeovimEndToEnd drives kodyls from a real, headless Neovim. CI installs
-// Debian's neovim; elsewhere the test is skipped when nvim is missing.
-func TestNeovimEndToEnd(t *testing.T) {
+// nvimScript runs a Lua test script in a real, headless Neovim against the
+// kodyls binary, with the file main.go of repo, and returns its JSON
+// result. CI installs Debian's neovim; elsewhere the test is skipped when
+// nvim is missing.
+func nvimScript(t *testing.T, script string, repo *lsptest.Repo, env ...string) []byte {
+	t.Helper()
 	nvim, err := exec.LookPath("nvim")
 	if err != nil {
 		if os.Getenv("CI") != "" {
@@ -22,26 +27,54 @@ func TestNeovimEndToEnd(t *testing.T) {
 		}
 		t.Skip("nvim not installed")
 	}
-	repo := workspace(t)
-	script, _ := filepath.Abs("testdata/nvim_e2e.lua")
+	path, _ := filepath.Abs(filepath.Join("testdata", script))
 	out := filepath.Join(t.TempDir(), "result.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, nvim, "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-n", "-c", "luafile "+script)
+	cmd := exec.CommandContext(ctx, nvim, "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-n", "-c", "luafile "+path)
 	cmd.Dir = repo.Dir
-	cmd.Env = append(testEnv(t),
+	cmd.Env = append(append(testEnv(t),
 		"KODYLS_BIN="+lsptest.BuildBinary(t),
 		"KODYLS_ROOT="+repo.Dir,
 		"KODYLS_FILE="+filepath.Join(repo.Dir, "main.go"),
 		"KODYLS_OUT="+out,
 		"XDG_STATE_HOME="+t.TempDir(),
 		"XDG_CACHE_HOME="+t.TempDir(),
-	)
+	), env...)
 	output, err := cmd.CombinedOutput()
 	data, rerr := os.ReadFile(out)
 	if rerr != nil {
 		t.Fatalf("nvim wrote no result (%v): %v\n%s", err, rerr, output)
 	}
+	return data
+}
+
+type nvimResult struct {
+	OK    bool `json:"ok"`
+	Steps []struct {
+		Name   string `json:"name"`
+		OK     bool   `json:"ok"`
+		Detail string `json:"detail"`
+	} `json:"steps"`
+}
+
+func (r nvimResult) check(t *testing.T, raw []byte) {
+	t.Helper()
+	for _, s := range r.Steps {
+		if !s.OK {
+			t.Errorf("step %q failed: %s", s.Name, s.Detail)
+		}
+	}
+	if !r.OK {
+		t.Fatalf("neovim run incomplete:\n%s", raw)
+	}
+}
+
+// TestNeovimEndToEnd: type a violating line, see the rule diagnostic on it,
+// delete it, see it cleared.
+func TestNeovimEndToEnd(t *testing.T) {
+	repo := workspace(t)
+	data := nvimScript(t, "nvim_e2e.lua", repo)
 	var res struct {
 		OK    bool `json:"ok"`
 		Steps []struct {
@@ -58,15 +91,23 @@ func TestNeovimEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatalf("result %s: %v", data, err)
 	}
-	for _, s := range res.Steps {
-		if !s.OK {
-			t.Errorf("step %q failed: %s", s.Name, s.Detail)
-		}
-	}
-	if !res.OK {
-		t.Fatalf("neovim run incomplete:\n%s", data)
-	}
+	nvimResult{OK: res.OK, Steps: res.Steps}.check(t, data)
 	if len(res.AfterTyping) != 1 || res.AfterTyping[0].Lnum != 6 || res.AfterTyping[0].Code != printlnRule {
 		t.Fatalf("diagnostics after typing: %+v", res.AfterTyping)
 	}
+}
+
+// TestNeovimReviewQuickFix: save a change, see the review diagnostic, apply
+// its quick fix with Neovim's own workspace-edit code.
+func TestNeovimReviewQuickFix(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
+	repo := lsptest.NewRepo(t, map[string]string{"main.go": reviewGo})
+	data := nvimScript(t, "nvim_review.lua", repo, "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	var res nvimResult
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatalf("result %s: %v", data, err)
+	}
+	res.check(t, data)
 }
