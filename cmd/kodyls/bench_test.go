@@ -12,6 +12,8 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/review/reviewtest"
 	"github.com/kodustech/kodyls/lsp/lsptest"
 )
 
@@ -143,4 +145,69 @@ func median(d []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), d...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[len(s)/2]
+}
+
+// startReviewBinary starts the binary against a fake endpoint that answers
+// every review with one suggestion, on a repository with reviewGo committed.
+func startReviewBinary(b *testing.B) (*lsptest.Session, *llmtest.Server, reviewtest.Scripts) {
+	fake := llmtest.NewServer()
+	b.Cleanup(fake.Close)
+	scripts := reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
+	repo := lsptest.NewRepo(b, map[string]string{"main.go": reviewGo})
+	env := append(testEnv(b), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	s := lsptest.StartBinary(b, lsptest.BuildBinary(b), repo.Dir, env)
+	s.Initialize(lsptest.InitOptions{})
+	s.OpenFile("main.go")
+	return s, fake, scripts
+}
+
+// BenchmarkSaveToReviewRequest measures the local latency from sending
+// didSave to the first review request reaching the endpoint (the fake
+// records when it arrives), through the real binary. Every iteration
+// changes the buffer so the review is not served from the cache.
+func BenchmarkSaveToReviewRequest(b *testing.B) {
+	s, fake, _ := startReviewBinary(b)
+	samples := make([]time.Duration, 0, b.N)
+	for i := 0; i < b.N; i++ {
+		s.Insert("main.go", protocol.Position{Line: 5, Character: 0}, fmt.Sprintf("\t_ = %d\n", i))
+		before := len(fake.ChatRequests())
+		sent := time.Now()
+		s.Save("main.go")
+		deadline := time.Now().Add(10 * time.Second)
+		for len(fake.ChatRequests()) == before {
+			if time.Now().After(deadline) {
+				b.Fatal("no review request after save")
+			}
+			time.Sleep(50 * time.Microsecond)
+		}
+		samples = append(samples, fake.ChatRequests()[before].Start.Sub(sent))
+		// Let the review finish before the next edit cancels it.
+		s.AwaitDiagnostics("main.go", func(ds []protocol.Diagnostic) bool { return len(ds) > 0 })
+	}
+	b.ReportMetric(float64(median(samples).Microseconds())/1000, "ms-median")
+	s.Shutdown()
+}
+
+// BenchmarkLLMCallsFor20EditsAndSaves types 20 times into the same function
+// and saves after each edit, then undoes back and forth: it reports the LLM
+// requests the whole sequence cost.
+func BenchmarkLLMCallsFor20EditsAndSaves(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		s, fake, _ := startReviewBinary(b)
+		loop := s.RegexpRange("main.go", `for i := 0; i < len\(items\); i\+\+ \{`)
+		for k := 0; k < 20; k++ {
+			// Alternate between two versions of the loop: the second and
+			// later visits of each version are cache hits.
+			text := "for i := 0; i <= len(items); i++ {"
+			if k%2 == 1 {
+				text = "for i := 0; i < len(items)+1; i++ {"
+			}
+			s.EditBuffer("main.go", lsptest.Edit{Range: loop, Text: text})
+			loop = s.RegexpRange("main.go", `for i := 0; i <?=? ?len\(items\)(\+1)?; i\+\+ \{`)
+			s.Save("main.go")
+			s.AwaitDiagnostics("main.go", func(ds []protocol.Diagnostic) bool { return len(ds) > 0 })
+		}
+		b.ReportMetric(float64(fake.CountChat()), "llm-calls")
+		s.Shutdown()
+	}
 }
