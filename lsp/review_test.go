@@ -128,7 +128,7 @@ func TestReviewOnSaveShowsFindingAndFixApplies(t *testing.T) {
 		t.Fatalf("code actions %+v", actions)
 	}
 	e.ApplyEdit(fix.Edit)
-	if !strings.Contains(e.Text("main.go"), "\tfor _, it := range items {\n") {
+	if lines := strings.Split(e.Text("main.go"), "\n"); lines[7] != "\tfor _, it := range items {" {
 		t.Fatalf("after the fix:\n%s", e.Text("main.go"))
 	}
 	// Editing the finding's own line drops it.
@@ -265,7 +265,14 @@ func TestSafeguardDiscardAndBrokenStageKeepFindings(t *testing.T) {
 		{"index": 1, "action": "no_changes"}, {"index": 2, "action": "discard", "reason": "not a real problem"},
 	}}))
 	fake.On(llmtest.SchemaName("review_severity"), llmtest.Malformed())
-	reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop, second})
+	// The third suggestion is one the buffer already carries out.
+	done := rangeLoop
+	done.ExistingCode, done.ImprovedCode = "sum := 0", "var sum int"
+	done.OneSentenceSummary, done.Label, done.RelevantLinesStart, done.RelevantLinesEnd = "Declare sum", "style", 6, 6
+	fake.On(llmtest.SchemaName("review_implemented"), llmtest.JSON(map[string]any{"codeSuggestions": []map[string]any{
+		{"index": 1, "implementationStatus": "not_implemented"}, {"index": 2, "implementationStatus": "not_implemented"}, {"index": 3, "implementationStatus": "implemented"},
+	}}))
+	reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop, second, done})
 	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "manual")
 	e.OpenFile("main.go")
 	typeBug(e)
@@ -276,7 +283,7 @@ func TestSafeguardDiscardAndBrokenStageKeepFindings(t *testing.T) {
 	}
 	ds := e.AwaitDiagnostics("main.go", lsptest.Count(1))
 	if lsptest.Code(ds[0]) != "bug" {
-		t.Fatalf("the safeguard's discard was not honoured: %s", lsptest.Describe(ds))
+		t.Fatalf("want only the bug: the safeguard discarded one, another is implemented: %s", lsptest.Describe(ds))
 	}
 	e.Shutdown()
 }
@@ -292,5 +299,31 @@ func TestReviewOffWithoutLLM(t *testing.T) {
 	if err != nil || !sum.Offline && sum.Hunks != 0 {
 		t.Fatalf("review without an LLM: %+v %v", sum, err)
 	}
+	s.Shutdown()
+}
+
+func TestIdleTriggerReviewsWithoutSave(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop})
+	repo := reviewRepo(t)
+	st, err := index.OpenStore(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := lsptest.StartInProcess(t, repo.Dir, lsp.Options{
+		Store: st,
+		NewGateway: func(cfg settings.Settings, onStatus func(llm.Status)) (*llm.Gateway, error) {
+			return llm.New(llm.Config{BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model, MaxRetries: -1})
+		},
+	})
+	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{
+		"llm":    map[string]any{"baseUrl": fake.URL, "model": "fake-model"},
+		"review": map[string]any{"trigger": "idle", "idleDelayMs": 100},
+	}})
+	s.OpenFile("main.go")
+	s.EditBuffer("main.go", lsptest.Edit{Range: s.RegexpRange("main.go", `for i := 0; i < len\(items\); i\+\+ \{`), Text: "for i := 0; i <= len(items); i++ {"})
+	s.AwaitDiagnostics("main.go", hasReviewOnLine(6))
 	s.Shutdown()
 }
