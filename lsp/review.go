@@ -350,6 +350,9 @@ func (s *Server) reviewDiagnostics(od *openDoc, doc *textdoc.Document, sev map[s
 			Message:  protocol.String(msg),
 			Data:     data,
 		}
+		if f.DuplicateOf != "" {
+			d.Message = protocol.String(msg + "\n\n(The same suggestion is reported elsewhere; see its related locations.)")
+		}
 		for _, dup := range f.Duplicates {
 			d.RelatedInformation = append(d.RelatedInformation, protocol.DiagnosticRelatedInformation{
 				Location: protocol.Location{
@@ -533,8 +536,46 @@ func (s *Server) reviewWorkspace(ctx context.Context, token protocol.ProgressTok
 		}
 		out = append(out, sum)
 	}
+	s.clusterOpenFindings(ctx, docs)
 	prog.End(fmt.Sprintf("%d files reviewed", len(out)))
 	return out, ctx.Err()
+}
+
+// clusterOpenFindings links the findings that repeat across the reviewed
+// buffers of each workspace: the primary lists the others as related
+// information; each duplicate points back at the primary.
+func (s *Server) clusterOpenFindings(ctx context.Context, docs []*openDoc) {
+	byRoot := map[string][]*openDoc{}
+	for _, od := range docs {
+		byRoot[od.engine.Root()] = append(byRoot[od.engine.Root()], od)
+	}
+	for _, group := range byRoot {
+		if len(group) < 2 || ctx.Err() != nil {
+			continue
+		}
+		results := make([]filereview.Result, len(group))
+		for i, od := range group {
+			rel, _ := od.engine.Rel(od.path)
+			od.mu.Lock()
+			results[i] = filereview.Result{Path: rel, Findings: append([]filereview.Finding(nil), od.rv.findings...)}
+			od.mu.Unlock()
+		}
+		results = s.reviewer(group[0].engine).Cluster(ctx, results)
+		for i, od := range group {
+			linked := map[string]filereview.Finding{}
+			for _, f := range results[i].Findings {
+				linked[f.ID] = f
+			}
+			od.mu.Lock()
+			for j, f := range od.rv.findings {
+				if l, ok := linked[f.ID]; ok {
+					od.rv.findings[j].Duplicates, od.rv.findings[j].DuplicateOf = l.Duplicates, l.DuplicateOf
+				}
+			}
+			od.mu.Unlock()
+			s.checks.Trigger(string(od.uri))
+		}
+	}
 }
 
 // uriArg accepts a command argument given as {"uri": "..."} or "...".

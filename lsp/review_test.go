@@ -327,3 +327,27 @@ func TestIdleTriggerReviewsWithoutSave(t *testing.T) {
 	s.AwaitDiagnostics("main.go", hasReviewOnLine(6))
 	s.Shutdown()
 }
+
+func TestReviewWorkspaceLinksRepeatedFindings(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.SchemaName("review_clusters"), llmtest.JSON(map[string]any{"clusters": []map[string]any{{"primary": 1, "duplicates": []int{2}}}}))
+	reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop})
+	repo := lsptest.NewRepo(t, map[string]string{"main.go": reviewGo, "other.go": reviewGo})
+	e := startReviewing(t, repo, fake, t.TempDir(), "manual")
+	e.OpenFile("main.go")
+	e.OpenFile("other.go")
+	typeBug(e)
+	e.EditBuffer("other.go", lsptest.Edit{Range: e.RegexpRange("other.go", `for i := 0; i < len\(items\); i\+\+ \{`), Text: "for i := 0; i <= len(items); i++ {"})
+	var sums []lsp.ReviewSummary
+	if err := e.ExecuteCommand(lsp.CommandReviewWorkspace, nil, &sums); err != nil || len(sums) != 2 {
+		t.Fatalf("reviewWorkspace: %+v %v", sums, err)
+	}
+	ds := e.AwaitDiagnostics("main.go", func(ds []protocol.Diagnostic) bool {
+		return len(ds) == 1 && len(ds[0].RelatedInformation) == 1
+	})
+	if !strings.HasSuffix(string(ds[0].RelatedInformation[0].Location.URI), "/other.go") || ds[0].RelatedInformation[0].Location.Range.Start.Line != 6 {
+		t.Fatalf("related information %+v", ds[0].RelatedInformation)
+	}
+	e.Shutdown()
+}
