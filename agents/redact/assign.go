@@ -17,6 +17,11 @@ const maxName = 64
 // maxWords bounds the words of a name that are examined.
 const maxWords = 16
 
+// maxValue bounds the values read: longer runs are data, not a credential
+// (PEM blocks have their own rule), and every scan of the text stays
+// linear.
+const maxValue = 4096
+
 func (r *Redactor) scanAssignments(s *sink) {
 	text := s.text
 	for i := 0; i < len(text); i++ {
@@ -26,7 +31,11 @@ func (r *Redactor) scanAssignments(s *sink) {
 			// Comparisons and compound operators are not assignments; ":="
 			// is handled at its ':'. "=>" (PHP, Ruby hashes) and "?="
 			// (Makefiles) are.
-			if strings.IndexByte("=!<>:+-*/%|&^~", prev) >= 0 || next == '=' {
+			switch prev {
+			case '=', '!', '<', '>', ':', '+', '-', '*', '/', '%', '|', '&', '^', '~':
+				continue
+			}
+			if next == '=' {
 				continue
 			}
 			valAt := i + 1
@@ -249,18 +258,40 @@ func isNameChar(c byte) bool { return isWord(c) || c == '-' || c == '.' }
 // ends with one ("dbpassword", "GITHUBTOKEN"), or two of them make one
 // ("api key", "access_key", "privateKey"). Whole words only: "author",
 // "tokenizer" and "maxTokens" are not secrets.
-var (
-	secretWords = []string{
-		"secret", "token", "password", "passwd", "pwd", "pass", "passphrase",
+//
+// The word functions take lower-case bytes: switch string(b) compiles to
+// comparisons without allocating, which keeps Redact allocation-free on
+// text without secrets.
+func isSecretWord(w []byte) bool {
+	switch string(w) {
+	case "secret", "token", "password", "passwd", "pwd", "pass", "passphrase",
 		"apikey", "auth", "credential", "credentials", "secretkey", "accesskey",
-		"privatekey", "apisecret",
+		"privatekey", "apisecret":
+		return true
 	}
-	secretSuffixes = []string{"password", "passwd", "secret", "token", "apikey", "secretkey", "accesskey", "privatekey"}
-	keyQualifiers  = []string{"api", "access", "private", "secret", "signing", "encryption", "master", "app", "client"}
-	// denyWords say the value is about a secret but not the secret: its
-	// name, file, length, hash, public half, or a pagination cursor.
-	denyWords = []string{
-		"name", "names", "id", "ids", "uuid", "file", "filename", "path", "dir", "url", "uri", "endpoint",
+	for _, k := range [...]string{"password", "passwd", "secret", "token", "apikey", "secretkey", "accesskey", "privatekey"} {
+		if len(w) > len(k) && string(w[len(w)-len(k):]) == k {
+			return true
+		}
+	}
+	return false
+}
+
+// isKeyQualifier reports whether w followed by "key" names a secret.
+func isKeyQualifier(w []byte) bool {
+	switch string(w) {
+	case "api", "access", "private", "secret", "signing", "encryption", "master", "app", "client":
+		return true
+	}
+	return false
+}
+
+// isDenyWord reports whether w says the value is about a secret but is
+// not the secret: its name, file, length, hash, public half, or a
+// pagination cursor.
+func isDenyWord(w []byte) bool {
+	switch string(w) {
+	case "name", "names", "id", "ids", "uuid", "file", "filename", "path", "dir", "url", "uri", "endpoint",
 		"host", "type", "len", "length", "size", "count", "max", "min", "ttl", "expiry", "expires",
 		"expiration", "exp", "timeout", "field", "header", "env", "var", "ref", "hash", "hashed", "sha",
 		"sha1", "sha256", "sha512", "md5", "digest", "checksum", "fingerprint", "label", "prefix",
@@ -269,9 +300,11 @@ var (
 		"placeholder", "message", "msg", "error", "err", "text", "title", "column", "table", "provider",
 		"location", "enabled", "required", "usage", "kid", "source", "method", "scheme", "strategy",
 		"rotation", "manager", "store", "service", "reset", "input", "form", "param", "params",
-		"template", "test",
+		"template", "test":
+		return true
 	}
-)
+	return false
+}
 
 // secretName reports whether name sounds like it holds a secret, and
 // whether it is an AWS name (for the aws-secret-key rule).
@@ -279,53 +312,49 @@ func secretName(name string) (match, aws bool) {
 	if len(name) > maxName {
 		return false, false
 	}
-	var words [maxWords]string
-	n := splitWords(name, words[:])
-	secretAccess := 0
-	for i, w := range words[:n] {
-		for _, d := range denyWords {
-			if strings.EqualFold(w, d) {
-				return false, false
-			}
-		}
-		if strings.EqualFold(w, "aws") {
-			aws = true
-		}
-		if strings.EqualFold(w, "secret") || strings.EqualFold(w, "access") {
-			secretAccess++
-		}
-		if match {
-			continue
-		}
-		for _, k := range secretWords {
-			if strings.EqualFold(w, k) {
-				match = true
-			}
-		}
-		for _, k := range secretSuffixes {
-			if len(w) > len(k) && hasSuffixFold(w, k) {
-				match = true
-			}
-		}
-		if i+1 < n && strings.EqualFold(words[i+1], "key") {
-			for _, q := range keyQualifiers {
-				if strings.EqualFold(w, q) {
-					match = true
-				}
-			}
+	var (
+		spans [maxWords][2]int
+		buf   [maxName]byte
+	)
+	for i := 0; i < len(name); i++ {
+		buf[i] = lowerASCII(name[i])
+	}
+	n := splitWords(name, spans[:])
+	word := func(i int) []byte { return buf[spans[i][0]:spans[i][1]] }
+	for i := range n {
+		if isSecretWord(word(i)) || i+1 < n && string(word(i+1)) == "key" && isKeyQualifier(word(i)) {
+			match = true
+			break
 		}
 	}
-	return match, aws || secretAccess == 2
+	if !match {
+		return false, false
+	}
+	secretAccess := 0
+	for i := range n {
+		w := word(i)
+		if isDenyWord(w) {
+			return false, false
+		}
+		switch string(w) {
+		case "aws":
+			aws = true
+		case "secret", "access":
+			secretAccess++
+		}
+	}
+	return true, aws || secretAccess == 2
 }
 
 // splitWords splits an identifier at '_', '-', '.', '$' and camelCase
-// boundaries ("dbPassword" → db, Password; "HTTPToken" → HTTP, Token).
-func splitWords(name string, out []string) int {
+// boundaries ("dbPassword" → db, Password; "HTTPToken" → HTTP, Token) and
+// returns the words' byte ranges.
+func splitWords(name string, out [][2]int) int {
 	n := 0
 	start := -1
 	flush := func(end int) {
 		if start >= 0 && end > start && n < len(out) {
-			out[n] = name[start:end]
+			out[n] = [2]int{start, end}
 			n++
 		}
 		start = -1
@@ -379,6 +408,13 @@ func valueAt(text string, p int, colon bool) (vs, ve int, quoted, ok bool) {
 	if vs, ve, ok := quotedAt(text, p); ok {
 		return vs, ve, true, true
 	}
+	// Go conversions: []byte("…"), []rune("…").
+	if strings.HasPrefix(text[p:], "[]byte(") || strings.HasPrefix(text[p:], "[]rune(") {
+		if vs, ve, ok := quotedAt(text, skipBlank(text, p+7)); ok {
+			return vs, ve, true, true
+		}
+		return 0, 0, false, false
+	}
 	if colon {
 		if t := typeAnnotationEnd(text, p); t > p {
 			return valueAt(text, t, false)
@@ -394,10 +430,16 @@ func valueAt(text string, p int, colon bool) (vs, ve int, quoted, ok bool) {
 		return 0, 0, false, false
 	}
 	e := p
-	for e < len(text) && !isSpace(text[e]) && strings.IndexByte("\"'`,;(){}[]<>&|", text[e]) < 0 {
+	for e < len(text) && e-p <= maxValue && !isSpace(text[e]) && strings.IndexByte("\"'`,;(){}[]<>&|", text[e]) < 0 {
+		// '=' inside an unquoted value starts the next key=value pair
+		// ("a=1,b=2", a flag string); only base64 padding ends a value
+		// with '='.
+		if text[e] == '=' && !paddingAt(text, e) {
+			break
+		}
 		e++
 	}
-	if e == p {
+	if e == p || e-p > maxValue {
 		return 0, 0, false, false
 	}
 	if e < len(text) && text[e] == '(' {
@@ -423,15 +465,28 @@ func valueAt(text string, p int, colon bool) (vs, ve int, quoted, ok bool) {
 	return p, e, false, true
 }
 
+// paddingAt reports whether the '=' at i is base64 padding: one or two
+// '=' that end the value.
+func paddingAt(text string, i int) bool {
+	j := i
+	for j < len(text) && text[j] == '=' && j-i < 2 {
+		j++
+	}
+	return j == len(text) || isSpace(text[j]) || strings.IndexByte("\"'`,;)}]&|", text[j]) >= 0
+}
+
 func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
 
 // quotedAt reads a string literal starting at p (a quote, or a backslash
 // and a quote inside another string). An unterminated string runs to the
 // end of the line: text cut in the middle of a secret still loses it.
+// Strings longer than maxValue are not values of an assignment (and
+// reading them from every separator would make the scan quadratic).
 func quotedAt(text string, p int) (int, int, bool) {
 	if p >= len(text) {
 		return 0, 0, false
 	}
+	text = text[:min(len(text), p+2+maxValue)]
 	c := text[p]
 	if c == '\\' && p+1 < len(text) && isQuote(text[p+1]) {
 		q := text[p+1]
@@ -475,7 +530,7 @@ func quotedAt(text string, p int) (int, int, bool) {
 // and "a=b" values out.
 func typeAnnotationEnd(text string, p int) int {
 	letters := false
-	for e := p; e < len(text); e++ {
+	for e := p; e < min(len(text), p+maxName); e++ {
 		c := text[e]
 		switch {
 		case isAlpha(c):
@@ -561,12 +616,14 @@ func (r *Redactor) flag(s *sink, i int) {
 	r.addValue(s, text[vs:ve], vs, ve, true, false)
 }
 
+var sqlKeywords = []string{"PASSWORD '", "password '", "IDENTIFIED BY '", "identified by '"}
+
 // scanSQLPasswords finds SQL's "PASSWORD 'v'" (CREATE/ALTER USER … WITH
 // PASSWORD) and "IDENTIFIED BY 'v'" (MySQL, Oracle), in upper or lower
 // case, where no separator marks an assignment.
 func (r *Redactor) scanSQLPasswords(s *sink) {
 	text := s.text
-	for _, kw := range [...]string{"PASSWORD '", "password '", "IDENTIFIED BY '", "identified by '"} {
+	for _, kw := range sqlKeywords {
 		for off := 0; ; {
 			k := strings.Index(text[off:], kw)
 			if k < 0 {

@@ -139,7 +139,7 @@ func (g gen) str(alphabet string, n int) string {
 func (g gen) random(alphabet string, n int) string {
 	for {
 		s := g.str(alphabet, n)
-		if n < 20 || !strings.ContainsAny(alphabet, upper) || mixed3(s) {
+		if n < 20 || !strings.ContainsAny(alphabet, upper) || !strings.ContainsAny(alphabet, digits) || mixed3(s) {
 			return s
 		}
 	}

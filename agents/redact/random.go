@@ -13,7 +13,9 @@ func isAlpha(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func isAlnum(c byte) bool { return isAlpha(c) || isDigit(c) }
 func isWord(c byte) bool  { return isAlnum(c) || c == '_' }
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
 
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -299,7 +301,8 @@ func isDocPassword(v string) bool {
 	}
 	w := string(buf[:n])
 	switch w {
-	case "pass", "pw", "pwd", "secret", "foo", "bar", "baz", "qux", "pa", "admin", "guest", "test", "user", "changeit":
+	case "pass", "pw", "pwd", "secret", "foo", "bar", "baz", "qux", "pa", "admin", "guest", "test", "user", "changeit",
+		"opensesame": // RFC 7617's Basic example, Aladdin:open sesame
 		return true
 	}
 	return strings.Contains(w, "password") || strings.Contains(w, "passwd") || strings.Contains(w, "pasword") || strings.Contains(w, "pssword")
@@ -326,10 +329,4 @@ func lowerASCII(c byte) byte {
 		return c + 'a' - 'A'
 	}
 	return c
-}
-
-// hasSuffixFold is strings.HasSuffix, ASCII case-insensitive, for a
-// lower-case suffix.
-func hasSuffixFold(s, lowerSuffix string) bool {
-	return len(s) >= len(lowerSuffix) && strings.EqualFold(s[len(s)-len(lowerSuffix):], lowerSuffix)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -202,15 +203,35 @@ func mergeCands(c []cand) []cand {
 // propagate adds every other occurrence of each found secret and merges
 // again until nothing new is covered.
 func propagate(text string, spans []cand) []cand {
+	searched := map[string]bool{}
 	for range maxPasses {
-		var more []cand
-		seen := map[string]bool{}
+		var secrets []cand
 		for _, s := range spans {
-			secret := text[s.start:s.end]
-			if len(secret) < propagateMin || seen[secret] {
-				continue
+			if secret := text[s.start:s.end]; len(secret) >= propagateMin && !searched[secret] {
+				searched[secret] = true
+				secrets = append(secrets, s)
 			}
-			seen[secret] = true
+		}
+		more := occurrences(text, secrets, func(start, end int) bool { return covered(spans, start, end) })
+		if len(more) == 0 {
+			break
+		}
+		spans = mergeCands(append(spans, more...))
+	}
+	return spans
+}
+
+// manySecrets is where occurrences switches from one strings.Index pass
+// per secret to a single pass over the text.
+const manySecrets = 8
+
+// occurrences returns the occurrences of the secrets' texts that skip
+// does not reject.
+func occurrences(text string, secrets []cand, skip func(start, end int) bool) []cand {
+	var more []cand
+	if len(secrets) <= manySecrets {
+		for _, s := range secrets {
+			secret := text[s.start:s.end]
 			for off := 0; ; {
 				k := strings.Index(text[off:], secret)
 				if k < 0 {
@@ -218,17 +239,30 @@ func propagate(text string, spans []cand) []cand {
 				}
 				k += off
 				off = k + 1
-				if !covered(spans, k, k+len(secret)) {
+				if !skip(k, k+len(secret)) {
 					more = append(more, cand{start: k, end: k + len(secret), prio: s.prio, rule: s.rule})
 				}
 			}
 		}
-		if len(more) == 0 {
-			break
-		}
-		spans = mergeCands(append(spans, more...))
+		return more
 	}
-	return spans
+	// Index the secrets by their first propagateMin bytes and look every
+	// position of the text up once: linear in the text, however many
+	// secrets a (generated, hostile or just large) input holds.
+	byPrefix := make(map[string][]cand, len(secrets))
+	for _, s := range secrets {
+		p := text[s.start : s.start+propagateMin]
+		byPrefix[p] = append(byPrefix[p], s)
+	}
+	for i := 0; i+propagateMin <= len(text); i++ {
+		for _, s := range byPrefix[text[i:i+propagateMin]] {
+			n := s.end - s.start
+			if i+n <= len(text) && text[i:i+n] == text[s.start:s.end] && !skip(i, i+n) {
+				more = append(more, cand{start: i, end: i + n, prio: s.prio, rule: s.rule})
+			}
+		}
+	}
+	return more
 }
 
 // covered reports whether [start, end) lies inside one of the sorted,
@@ -268,14 +302,11 @@ func apply(text string, spans []cand) (string, []mark) {
 
 // toOrig maps an output offset outside every marker back to the input.
 func toOrig(marks []mark, p int) int {
-	shift := 0
-	for _, m := range marks {
-		if m.outEnd > p {
-			break
-		}
-		shift = m.shift
+	i := sort.Search(len(marks), func(i int) bool { return marks[i].outEnd > p })
+	if i == 0 {
+		return p
 	}
-	return p - shift
+	return p - marks[i-1].shift
 }
 
 // markerRE matches a replacement that is already in the text, from an
@@ -293,8 +324,11 @@ func (s *sink) add(rule string, prio, start, end int) {
 	if start >= end {
 		return
 	}
-	for _, m := range s.markers {
-		if start < m[1] && m[0] < end {
+	if len(s.markers) > 0 {
+		// The first marker that ends after start is the only one that
+		// can overlap [start, end); markers are sorted and disjoint.
+		i := sort.Search(len(s.markers), func(i int) bool { return s.markers[i][1] > start })
+		if i < len(s.markers) && s.markers[i][0] < end {
 			return
 		}
 	}
@@ -307,19 +341,34 @@ func (r *Redactor) detect(text string) []cand {
 	if strings.Contains(text, "[REDACTED:") {
 		s.markers = markerRE.FindAllStringIndex(text, -1)
 	}
+	found := keywordScan(text)
 	for i := range builtinRules {
-		builtinRules[i].scan(&s)
+		if found&(1<<i) != 0 {
+			builtinRules[i].scan(&s)
+		}
 	}
 	for i := range r.extras {
 		r.extras[i].scan(&s)
 	}
-	scanPEM(&s)
-	scanURLPasswords(&s)
-	scanSchemes(&s)
-	scanAuthHeaders(&s)
-	scanCLICredentials(&s)
+	if found&(1<<detPEM) != 0 {
+		scanPEM(&s)
+	}
+	if found&(1<<detURL) != 0 {
+		scanURLPasswords(&s)
+	}
+	if found&(1<<detSchemes) != 0 {
+		scanSchemes(&s)
+	}
+	if found&(1<<detAuthHeader) != 0 {
+		scanAuthHeaders(&s)
+	}
+	if found&(1<<detCLI) != 0 {
+		scanCLICredentials(&s)
+	}
 	r.scanAssignments(&s)
-	r.scanSQLPasswords(&s)
+	if found&(1<<detSQL) != 0 {
+		r.scanSQLPasswords(&s)
+	}
 	scanAWSPairs(&s)
 	return s.cands
 }

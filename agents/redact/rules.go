@@ -38,19 +38,8 @@ type tokenRule struct {
 	valid    func(secret string) bool
 }
 
+// scan runs the rule; detect has checked the keywords (keywordScan).
 func (t *tokenRule) scan(s *sink) {
-	if len(t.keywords) > 0 {
-		found := false
-		for _, k := range t.keywords {
-			if strings.Contains(s.text, k) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return
-		}
-	}
 	for _, m := range t.re.FindAllStringSubmatchIndex(s.text, -1) {
 		if t.boundary && (m[0] > 0 && isWord(s.text[m[0]-1]) || m[1] < len(s.text) && isWord(s.text[m[1]])) {
 			continue
@@ -211,7 +200,7 @@ func scanURLPasswords(s *sink) {
 		at, colon := -1, -1
 		e := a
 	authority:
-		for ; e < len(text); e++ {
+		for ; e < min(len(text), a+maxAuthority); e++ {
 			switch c := text[e]; c {
 			case '/', '?', '#', ' ', '\t', '\r', '\n', '"', '\'', '`', '<', '>', '\\', '(', ')', '[', ']', '{', '}', ',', ';':
 				break authority
@@ -236,6 +225,9 @@ func scanURLPasswords(s *sink) {
 		off = e
 	}
 }
+
+// maxAuthority bounds the "user:password@host" part read after "://".
+const maxAuthority = 512
 
 // urlPasswordLooksReal turns away templates and documentation examples
 // ("user:password@", "${DB_PASS}", "<pass>") and port-like digits.
@@ -273,17 +265,14 @@ func scanSchemes(s *sink) {
 				continue
 			}
 			if bearer {
-				e := p
-				for e < len(text) && isTokenChar(text[e]) {
-					e++
-				}
+				e := tokenEnd(text, p)
 				if tok := text[p:e]; len(tok) >= 16 && tokenLooksRandom(tok) && (e == len(text) || !isWord(text[e])) {
 					s.add("bearer-token", prioScheme, p, e)
 				}
 				continue
 			}
 			e := p
-			for e < len(text) && (isAlnum(text[e]) || text[e] == '+' || text[e] == '/') {
+			for e < len(text) && e-p < maxValue && (isAlnum(text[e]) || text[e] == '+' || text[e] == '/') {
 				e++
 			}
 			for n := 0; n < 2 && e < len(text) && text[e] == '='; n++ {
@@ -346,7 +335,7 @@ func scanAuthHeaders(s *sink) {
 			}
 			// Optional scheme word: "token", "Bot", "Key", "Digest"…
 			w := p
-			for w < len(text) && isAlpha(text[w]) {
+			for w < len(text) && w-p < maxName && isAlpha(text[w]) {
 				w++
 			}
 			if w < len(text) && w > p && (text[w] == ' ' || text[w] == '\t') {
@@ -355,10 +344,7 @@ func scanAuthHeaders(s *sink) {
 				}
 				p = skipBlank(text, w)
 			}
-			e := p
-			for e < len(text) && isTokenChar(text[e]) {
-				e++
-			}
+			e := tokenEnd(text, p)
 			if tok := text[p:e]; len(tok) >= 16 && tokenLooksRandom(tok) {
 				s.add("auth-header", prioAuthHeader, p, e)
 			}
@@ -386,14 +372,14 @@ func scanCLICredentials(s *sink) {
 				p++
 			}
 			u := p
-			for u < len(text) && !isSpace(text[u]) && text[u] != ':' && text[u] != '"' && text[u] != '\'' {
+			for u < len(text) && u-p < maxName && !isSpace(text[u]) && text[u] != ':' && text[u] != '"' && text[u] != '\'' {
 				u++
 			}
 			if u == p || u >= len(text) || text[u] != ':' {
 				continue
 			}
 			e := u + 1
-			for e < len(text) && !isSpace(text[e]) && text[e] != '"' && text[e] != '\'' {
+			for e < len(text) && e-u <= maxValue && !isSpace(text[e]) && text[e] != '"' && text[e] != '\'' {
 				e++
 			}
 			pw := text[u+1 : e]
@@ -446,6 +432,16 @@ func skipBlank(text string, p int) int {
 		p++
 	}
 	return p
+}
+
+// tokenEnd returns the end of the run of token characters at p, at most
+// maxValue long.
+func tokenEnd(text string, p int) int {
+	e := p
+	for e < len(text) && e-p < maxValue && isTokenChar(text[e]) {
+		e++
+	}
+	return e
 }
 
 func isTokenChar(c byte) bool {

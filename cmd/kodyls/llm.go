@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/agents/redact"
 	"github.com/kodustech/kodyls/index"
 	"github.com/kodustech/kodyls/lsp/settings"
 	"github.com/kodustech/kodyls/prompts"
@@ -63,4 +64,4 @@ func (u usageLog) RecordUsage(ctx context.Context, r llm.Usage) error {
 }
 
 // defaultRedactor is applied to every text sent to the model.
-func defaultRedactor() llm.Redactor { return nil }
+func defaultRedactor() llm.Redactor { return redact.Default() }

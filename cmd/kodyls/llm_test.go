@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/review/reviewtest"
 	"github.com/kodustech/kodyls/index"
+	"github.com/kodustech/kodyls/lsp/lsptest"
 	"github.com/kodustech/kodyls/lsp/settings"
 	"github.com/kodustech/kodyls/prompts"
 )
@@ -107,5 +110,46 @@ func TestCacheSurvivesRestart(t *testing.T) {
 	tot, _ := st.UsageTotals(context.Background(), time.Time{})
 	if len(tot) != 1 || tot[0].Calls != 1 || tot[0].CachedCalls != 1 {
 		t.Fatalf("usage log %+v, want 1 call and 1 cache hit", tot)
+	}
+}
+
+// TestSecretsNeverLeaveThroughTheBinary: a changed file holding secrets is
+// reviewed through the real binary; the fake endpoint never sees them.
+func TestSecretsNeverLeaveThroughTheBinary(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, nil)
+	// Fake secrets generated at run time (random, like real ones) so that
+	// no scanner flags this file.
+	rng := rand.New(rand.NewPCG(1, 2))
+	randStr := func(alphabet string, n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	secrets := []string{
+		"sk-proj-" + randStr(alnum, 48),
+		"ghp_" + randStr(alnum, 36),
+		"AKIA" + randStr("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16),
+	}
+	code := "package main\n\nvar (\n\topenAI = \"" + secrets[0] + "\"\n\tgh     = \"" + secrets[1] + "\"\n\tawsID  = \"" + secrets[2] + "\"\n)\n"
+	repo := lsptest.NewRepo(t, map[string]string{"main.go": "package main\n"})
+	repo.Write(map[string]string{"main.go": code})
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	if out, errOut, code := runBin(t, env, repo.Dir, "review", "main.go"); code != 0 {
+		t.Fatalf("review: %d\n%s%s", code, out, errOut)
+	}
+	if fake.CountChat() == 0 {
+		t.Fatal("nothing was sent: the test proves nothing")
+	}
+	for _, r := range fake.Requests() {
+		for _, s := range secrets {
+			if strings.Contains(string(r.Body), s) {
+				t.Fatalf("secret %q reached the endpoint in %s", s[:8], r.Path)
+			}
+		}
 	}
 }

@@ -1,0 +1,54 @@
+package redact
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/agents/llmtest"
+)
+
+// TestCorpusNeverReachesTheEndpoint sends every snippet of the secrets
+// corpus through the LLM gateway with the default redactor, as a user
+// message, as the content of a tool result and inside a structured
+// request, and checks that no generated secret appears in any request the
+// (fake) endpoint recorded.
+func TestCorpusNeverReachesTheEndpoint(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.LastMessageRole("tool"), llmtest.Text("noted"))
+	fake.On(llmtest.Any(), llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{"path":"x"}`}))
+	g, err := llm.New(llm.Config{BaseURL: fake.URL, Model: "fake-model", MaxRetries: -1}, llm.WithRedactor(Default()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	cases := loadCorpus(t)
+	var all []string
+	for _, c := range cases {
+		text, secrets := c.expand()
+		all = append(all, secrets...)
+		_, _, err := llm.RunTools(context.Background(), g, llm.ChatRequest{
+			Feature: "test", NoCache: true,
+			Messages: []llm.Message{{Role: "system", Content: "review"}, {Role: "user", Content: text}},
+			Tools:    []llm.Tool{{Name: "read_file", Description: "read", Parameters: struct{ Path string }{}}},
+		}, map[string]llm.ToolFunc{"read_file": func(context.Context, json.RawMessage) (string, error) { return text, nil }}, 3)
+		if err != nil {
+			t.Fatalf("%s: %v", c.title, err)
+		}
+	}
+	if fake.CountChat() < 2*len(cases) {
+		t.Fatalf("only %d requests for %d cases", fake.CountChat(), len(cases))
+	}
+	for _, r := range fake.Requests() {
+		body := string(r.Body)
+		for _, s := range all {
+			if len(s) >= 8 && strings.Contains(body, s) {
+				t.Fatalf("a corpus secret (%d bytes, starting %q) reached the endpoint", len(s), s[:4])
+			}
+		}
+	}
+	t.Logf("%d corpus cases, %d secrets, %d requests: none leaked", len(cases), len(all), fake.CountChat())
+}
