@@ -11,6 +11,8 @@
 package gate
 
 import (
+	"github.com/kodustech/kodyls/agents/redact"
+
 	"bytes"
 	"fmt"
 	"path"
@@ -67,6 +69,7 @@ type Options struct {
 type Gate struct {
 	ignores  []pattern
 	secrets  []pattern
+	privacy  *redact.Ignore // the ignore list of every prompt (agents/redact)
 	maxBytes int
 	maxLines int
 }
@@ -114,6 +117,11 @@ func New(o Options) (*Gate, error) {
 			g.ignores = append(g.ignores, p)
 		}
 	}
+	priv, err := redact.NewIgnore(nil)
+	if err != nil {
+		return nil, fmt.Errorf("gate: privacy ignore list: %w", err)
+	}
+	g.privacy = priv
 	for _, raw := range SecretPaths {
 		p, _, err := compile(raw)
 		if err != nil {
@@ -195,6 +203,11 @@ func (g *Gate) CheckPath(relPath string) Reason {
 		if p.match(rel) {
 			return Reason("may contain secrets (always ignored: " + p.raw + ")")
 		}
+	}
+	// The privacy list is what no prompt may ever contain; it is broader
+	// than the patterns above (credential files, Terraform variables…).
+	if g.privacy != nil && g.privacy.Match(rel) {
+		return Reason("may contain secrets (on the privacy ignore list)")
 	}
 	if dir := vendorDir(rel); dir != "" {
 		return Reason("vendored (" + dir + "/)")

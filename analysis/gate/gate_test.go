@@ -326,3 +326,15 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestPrivacyIgnoreListIsEnforced(t *testing.T) {
+	g, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"infra/prod.tfvars", "deploy/.kube/config", "creds/client_secret_123.json", ".aws/credentials"} {
+		if !g.CheckPath(p).Skip() {
+			t.Errorf("%s is on the privacy ignore list but would be reviewed", p)
+		}
+	}
+}
