@@ -351,3 +351,33 @@ func TestReviewWorkspaceLinksRepeatedFindings(t *testing.T) {
 	}
 	e.Shutdown()
 }
+
+func TestDeadEndpointIsReportedOnce(t *testing.T) {
+	repo := reviewRepo(t)
+	s := lsptest.StartInProcess(t, repo.Dir, lsp.Options{
+		NewGateway: func(cfg settings.Settings, onStatus func(llm.Status)) (*llm.Gateway, error) {
+			return llm.New(llm.Config{BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model, MaxRetries: -1, BreakerThreshold: 1, BreakerCooldown: time.Hour},
+				llm.WithStatusHook(onStatus))
+		},
+	})
+	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{
+		"llm":    map[string]any{"baseUrl": "http://127.0.0.1:1/v1", "model": "m"},
+		"review": map[string]any{"trigger": "save"},
+	}})
+	s.OpenFile("main.go")
+	for i := 0; i < 5; i++ {
+		s.Insert("main.go", protocol.Position{Line: 0, Character: 0}, "// x\n")
+		var sum lsp.ReviewSummary
+		_ = s.ExecuteCommand(lsp.CommandReviewFile, map[string]any{"uri": s.URI("main.go")}, &sum)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(s.Messages()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	msgs := s.Messages()
+	if len(msgs) != 1 || !strings.Contains(msgs[0], "127.0.0.1:1") {
+		t.Fatalf("want exactly one message about the dead endpoint, got %q", msgs)
+	}
+	s.Shutdown()
+}
