@@ -1,0 +1,209 @@
+package errparse
+
+import (
+	"regexp"
+	"strings"
+)
+
+// gcc, g++, clang and the linkers behind them.
+
+var (
+	cDiagRE    = regexp.MustCompile(`^(\S.*?):(\d+):(?:(\d+):)? (fatal error|error|warning|note|remark): (.*)$`)
+	cContextRE = regexp.MustCompile(`^(\S.*?): ((?:In |At |In instantiation of |In member function |In constructor |In destructor |In lambda function).*):$`)
+	cIncludeRE = regexp.MustCompile(`^(In file included|\s+) from (\S.*?):(\d+)(?::\d+)?[,:]$`)
+	// "a.cpp:3:5:   required from here" and similar template backtraces.
+	cRequiredRE = regexp.MustCompile(`^(\S.*?):(\d+):(\d+):\s+(required .*|in .*expansion.*)$`)
+	cExcerptRE  = regexp.MustCompile(`^\s*\d*\s*\|`)
+	cFlagRE     = regexp.MustCompile(`\s*\[(-W[\w=+-]+|-f[\w=+-]+|-pedantic)\]$`)
+	cDriverRE   = regexp.MustCompile(`^((?:[\w.-]*-)?(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|cc1|cc1plus|cc1obj)(?:-\d+(?:\.\d+)*)?(?:\.exe)?): (fatal error|error|warning|note): (.*)$`)
+
+	ldPrefixRE  = regexp.MustCompile(`^((?:\S*/)?(?:[\w.-]*-)?(?:ld|ld\.bfd|ld\.gold|ld\.lld|lld|ld64\.lld|ld64|mold|gold)(?:\.exe)?): (.*)$`)
+	ldFuncRE    = regexp.MustCompile("^(.+?): in function [`'‘\"](.+?)['’\"]:$")
+	ldSectionRE = regexp.MustCompile(`^(.+?):\((\.[^)]*)\): (.*)$`)
+	ldLineRE    = regexp.MustCompile(`^(.+?):(\d+): ((?:undefined reference to|multiple definition of|more undefined references to) .*)$`)
+	ldMacHeadRE = regexp.MustCompile(`^Undefined symbols for architecture \S+:$`)
+	collect2RE  = regexp.MustCompile(`^(collect2(?:\.exe)?: error: ld returned \d+ exit status|(?:clang|clang\+\+|gcc|g\+\+|cc)(?:-\d+)?: error: linker command failed.*)$`)
+)
+
+func (s *scanner) cTool() string {
+	if s.clang {
+		return "clang"
+	}
+	return "gcc"
+}
+
+func (s *scanner) cLanguage(file string) string {
+	if l := languageOf(file); l == "c" || l == "cpp" {
+		if l == "c" && s.cpp && strings.HasSuffix(file, ".h") {
+			return "cpp" // a header seen from C++ code
+		}
+		return l
+	}
+	if s.cpp {
+		return "cpp"
+	}
+	return "c"
+}
+
+// parseCFamily handles gcc/clang diagnostics, their context lines and the
+// compiler driver's own errors.
+func parseCFamily(s *scanner) bool {
+	line := s.lines[s.i]
+	if m := cContextRE.FindStringSubmatch(line); m != nil && !strings.HasSuffix(m[1], ".go") {
+		// "At top level:" resets the function context.
+		s.cContext = s.cContext[:0]
+		if !strings.HasPrefix(m[2], "At top level") {
+			s.cContext = append(s.cContext, m[2])
+		}
+		s.i++
+		return true
+	}
+	if m := cIncludeRE.FindStringSubmatch(line); m != nil {
+		s.cContext = append(s.cContext, strings.TrimSpace(line))
+		s.i++
+		return true
+	}
+	if m := cRequiredRE.FindStringSubmatch(line); m != nil && s.lastC >= 0 && !strings.HasSuffix(m[1], ".go") {
+		s.out[s.lastC].Details = append(s.out[s.lastC].Details, strings.TrimSpace(line))
+		s.i++
+		return true
+	}
+	if m := cDriverRE.FindStringSubmatch(line); m != nil {
+		tool := "gcc"
+		if strings.Contains(m[1], "clang") {
+			tool = "clang"
+		}
+		lang := "c"
+		if s.cpp || strings.Contains(m[1], "++") || strings.Contains(m[1], "cc1plus") {
+			lang = "cpp"
+		}
+		s.lastC = s.add(Error{Tool: tool, Language: lang, Severity: cSeverity(m[2]), Message: m[3]})
+		s.i++
+		return true
+	}
+	m := cDiagRE.FindStringSubmatch(line)
+	if m == nil || strings.HasSuffix(m[1], ".go") || strings.HasSuffix(m[1], ".java") {
+		return false
+	}
+	sev := cSeverity(m[4])
+	msg := m[5]
+	s.i++
+	// Skip the source excerpt ("  7 |   code", "    |   ^~~~").
+	for s.i < len(s.lines) && cExcerptRE.MatchString(s.lines[s.i]) {
+		s.i++
+	}
+	// A note explains the error before it (candidates, previous
+	// declarations): it belongs to that error, not on its own.
+	if sev == "note" && s.lastC >= 0 {
+		loc := s.rel(m[1]) + ":" + m[2]
+		if m[3] != "" {
+			loc += ":" + m[3]
+		}
+		s.out[s.lastC].Details = append(s.out[s.lastC].Details, loc+": note: "+msg)
+		return true
+	}
+	e := Error{Tool: s.cTool(), Language: s.cLanguage(m[1]), File: s.rel(m[1]), Line: atoi(m[2]), Column: atoi(m[3]), Severity: sev, Message: msg}
+	if fm := cFlagRE.FindStringSubmatch(msg); fm != nil {
+		e.Code = fm[1]
+		e.Message = strings.TrimSuffix(msg, fm[0])
+	}
+	if len(s.cContext) > 0 {
+		e.Details = append(e.Details, s.cContext...)
+		// An include chain describes one error; a function context lasts
+		// until the next one.
+		keep := s.cContext[:0]
+		for _, c := range s.cContext {
+			if !strings.Contains(c, "included from") && !strings.HasPrefix(c, "from ") {
+				keep = append(keep, c)
+			}
+		}
+		s.cContext = keep
+	}
+	s.lastC = s.add(e)
+	return true
+}
+
+func cSeverity(s string) string {
+	switch s {
+	case "fatal error":
+		return "error"
+	case "remark":
+		return "note"
+	}
+	return s
+}
+
+// parseLinker handles GNU ld, lld and the macOS linker.
+func parseLinker(s *scanner) bool {
+	line := s.lines[s.i]
+	if collect2RE.MatchString(line) {
+		// The driver's summary of a failed link: context for the linker
+		// error before it, an error of its own only when there is none.
+		if s.lastLD >= 0 {
+			s.out[s.lastLD].Details = append(s.out[s.lastLD].Details, line)
+		} else {
+			s.lastLD = s.add(Error{Tool: "ld", Language: s.cLanguage(""), Message: line})
+		}
+		s.i++
+		return true
+	}
+	if ldMacHeadRE.MatchString(line) {
+		e := Error{Tool: "ld", Language: s.cLanguage(""), Message: strings.TrimSuffix(line, ":")}
+		s.i++
+		for s.i < len(s.lines) && (strings.HasPrefix(s.lines[s.i], " ") || strings.HasPrefix(s.lines[s.i], "ld: symbol(s) not found")) {
+			e.Details = append(e.Details, strings.TrimSpace(s.lines[s.i]))
+			s.i++
+		}
+		s.lastLD = s.add(e)
+		return true
+	}
+	rest, prefixed := line, false
+	if m := ldPrefixRE.FindStringSubmatch(line); m != nil {
+		rest, prefixed = m[2], true
+	}
+	if m := ldFuncRE.FindStringSubmatch(rest); m != nil && prefixed {
+		s.ldContext = "in function " + m[2] + " (" + m[1] + ")"
+		s.i++
+		return true
+	}
+	var e Error
+	switch {
+	case ldSectionRE.MatchString(rest):
+		m := ldSectionRE.FindStringSubmatch(rest)
+		e = Error{File: m[1], Message: m[3], Details: []string{"at " + m[2]}}
+	case ldLineRE.MatchString(rest):
+		m := ldLineRE.FindStringSubmatch(rest)
+		e = Error{File: m[1], Line: atoi(m[2]), Message: m[3]}
+	case prefixed:
+		e = Error{Message: rest}
+		if strings.HasPrefix(rest, "warning: ") {
+			e.Severity, e.Message = "warning", strings.TrimPrefix(rest, "warning: ")
+		}
+		e.Message = strings.TrimPrefix(e.Message, "error: ")
+		if strings.HasPrefix(e.Message, "symbol(s) not found") && s.lastLD >= 0 {
+			s.out[s.lastLD].Details = append(s.out[s.lastLD].Details, line)
+			s.i++
+			return true
+		}
+	default:
+		return false
+	}
+	e.Tool = "ld"
+	e.Language = s.cLanguage(e.File)
+	if strings.HasSuffix(e.File, ".o") || strings.HasSuffix(e.File, ".a") || strings.HasSuffix(e.File, ".so") {
+		e.Language = s.cLanguage("")
+	}
+	e.File = s.rel(e.File)
+	if s.ldContext != "" {
+		e.Details = append([]string{s.ldContext}, e.Details...)
+		s.ldContext = ""
+	}
+	s.i++
+	// lld: ">>> referenced by a.c" / ">>>               a.o:(main)".
+	for s.i < len(s.lines) && strings.HasPrefix(strings.TrimSpace(s.lines[s.i]), ">>> ") {
+		e.Details = append(e.Details, strings.TrimSpace(s.lines[s.i]))
+		s.i++
+	}
+	s.lastLD = s.add(e)
+	return true
+}

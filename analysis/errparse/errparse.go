@@ -1,0 +1,549 @@
+// Package errparse turns the output of build tools, test runners and crashing
+// programs into structured errors, picks the primary one and fingerprints it.
+// It is the first stage of the RCA agent ("explain this error"): parse →
+// primary → fingerprint → cache/history → agent. It uses only the standard
+// library and never panics, whatever text it is given.
+//
+// # Supported forms
+//
+// Parse detects the tool from the text itself, line by line, so mixed output
+// (go build followed by go vet, a compiler followed by the linker) works.
+// ANSI colour codes and CR line endings are removed first.
+//
+//   - go build / go run / go vet: "# pkg" headers, "./x.go:3:2: msg" (column
+//     optional), tab-indented continuation lines as Details, "vet: " prefixed
+//     lines (vet's own type check: Tool "go vet", Code empty), "go: …" errors of the go command, and "go vet -json" (the
+//     multi-line JSON object; Code is the analyzer). A text-mode vet line looks
+//     exactly like a compiler line, so a line is attributed to "go vet" (Code
+//     = analyzer) when its message matches a known vet analyzer message, and to
+//     "go" (Code empty: the compiler prints no codes) otherwise.
+//   - go test: "--- FAIL: TestX" and "=== RUN" headers, indented "x_test.go:12:
+//     msg" log lines (Tool "go test", Details "test: TestX"), a failed test
+//     with no output ("TestX failed"), "go test -json" and "go build -json"
+//     (their Output fields are reassembled per package and parsed as text;
+//     Details get "package: …"). In -v output, log lines of tests that
+//     passed or were skipped are dropped: they are not failures.
+//   - Go panics and fatal errors: "panic: …" / "fatal error: …", "[signal …]",
+//     "goroutine N [running]:", "pkg.f(...)" + "\t/abs/x.go:12 +0x1d" frames,
+//     "created by". Tool "go panic", Code "panic" or "fatal error", Message the
+//     rest without the " [recovered…]" suffix. A panic inside a test stays a
+//     "go panic" (so it groups with the same panic outside tests) and gets the
+//     test name in Details.
+//   - tsc: "src/a.ts(3,7): error TS2339: …", the --pretty form "src/a.ts:3:7 -
+//     error TS2339: …" and file-less "error TS5023: …"; indented message-chain
+//     lines become Details. Code is "TS2339".
+//   - rustc / cargo human output: "error[E0382]: …" then " --> file:line:col",
+//     sub-diagnostics ("note: …", "help: …", "= note: …") as Details; Code is
+//     the error code, or for a lint warning the lint name taken from the
+//     "#[warn(lint)]" note. --error-format=json (rustc) and
+//     --message-format=json (cargo, reason "compiler-message"): the primary
+//     span gives the location, children become Details. Summary lines
+//     ("aborting due to…", "could not compile…", "For more information…")
+//     are not errors. Tool is "cargo" when the output shows cargo at work
+//     ("Compiling x v…", JSON "reason"), else "rustc".
+//   - gcc / g++ / clang: "a.c:3:5: error: …" (column optional), "note:" lines
+//     and "required from here" lines attached to the previous error as
+//     Details, "In function ‘main’:" / "In file included from" context added
+//     to the next error's Details, source excerpts skipped, the "[-Wflag]"
+//     suffix moved into Code, driver lines ("gcc: error: …"). Tool is "clang"
+//     when the output shows clang ("N errors generated.", "clang: …").
+//   - ld: "undefined reference to `foo'" (with "(.text+0x…)" or a line
+//     number), "in function `main':" context, "ld: cannot find -lx", lld's
+//     "ld.lld: error: …" with ">>>" Details, macOS "Undefined symbols for
+//     architecture …:" + "ld: symbol(s) not found"; "collect2: error: ld
+//     returned 1 exit status" and "clang: error: linker command failed" are
+//     folded into the preceding linker error's Details. Tool "ld"; Language
+//     from the source file when the linker names one, else "cpp" when the
+//     output shows C++, else "c".
+//   - Python: "Traceback (most recent call last):" with "File "x.py", line 3,
+//     in f" frames, chained tracebacks, and the bare SyntaxError block
+//     ("File "x.py", line 2" + code + caret). Code is the exception class as
+//     printed ("ValueError", "json.decoder.JSONDecodeError"). Each traceback
+//     of a chain ("The above exception was the direct cause…") is one Error,
+//     in printed order, so the original cause comes first and is primary.
+//   - javac: "A.java:3: error: …" with the column taken from the caret line
+//     and "symbol:"/"location:"/"required:"/"found:" lines as Details (Code is
+//     the lint category of "warning: [deprecation] …", else empty), and
+//     -XDrawDiagnostics ("A.java:3:21: compiler.err.cant.resolve.location: …",
+//     Code the diagnostic key).
+//   - java (runtime): "Exception in thread "main" java.lang.X: msg" with "\tat
+//     pkg.C.m(C.java:5)" frames; "Caused by:" lines become Details. Code is the
+//     exception class. Tool "java" (not in the original list: it is what a
+//     Java program prints, as python and node are).
+//   - Node.js: the "/abs/a.js:3" + code + caret header, "TypeError: …" and
+//     "    at f (/abs/a.js:3:5)" frames (also "at /abs/a.js:3:5", file://
+//     URLs, "<anonymous>"), the "{ code: 'ENOENT', … }" property block as
+//     Details. Code is the bracketed code of "Error [ERR_X]: …" when present,
+//     else the error name ("TypeError").
+//   - ESLint: stylish (a file header line, then "  3:7  error  msg  rule") and
+//     -f json. Code is the rule id; empty for parsing errors.
+//
+// # Files, frames and the primary error
+//
+// File is the path as printed, except that an absolute path (or file:// URL)
+// inside Options.Workspace is made relative to it, with forward slashes.
+// Frames are stored innermost first, whatever order the tool prints them in
+// (Python prints the innermost last). A frame is InWorkspace when it is not a
+// runtime/standard-library/dependency frame (Go packages without a dot in
+// their first path element other than main, node:… and node_modules, Python's
+// lib/pythonX and site-packages, JDK classes and modules, "<…>"
+// pseudo-files) and, when it is an absolute path and Options.Workspace is
+// set, when it lies inside the workspace. For a stack trace, File/Line/Column
+// of the error are those of the deepest (innermost) in-workspace frame; when
+// there is none they stay at the location the tool printed, or the innermost
+// non-library frame, or the innermost frame. Primary returns the first error
+// of severity "error", else 0.
+//
+// Text lines longer than 32 KiB are skipped (JSON lines are not), and
+// templates are computed from the first 1 KiB of the message: that keeps
+// Parse linear and fast on pasted garbage.
+//
+// # Fingerprint rules
+//
+// Template(e) rewrites the first line of e.Message with these rules, in this
+// order, so that the same mistake made with other names, in another file or
+// on another line gives the same template:
+//
+//  1. "did you mean …" suggestions at the end are dropped.
+//  2. URLs (scheme://…) → <url>.
+//  3. Quoted text → <id>: '…', "…", `…`, `…' (as ld prints), ‘…’, “…”. A
+//     quote only opens after a non-word character and only closes before one,
+//     so apostrophes in "can't" do not count.
+//  4. UUIDs → <uuid>.
+//  5. File paths → <path>: absolute unix or windows paths, ./ ../ ~/ paths,
+//     relative paths with a slash and a file extension or two slashes, and
+//     bare names with a source extension (x.go, a.ts), each with an optional
+//     :line[:col] suffix.
+//  6. Hex: 0x… (memory addresses) and runs of 8+ hex digits with a digit
+//     → <hex>.
+//  7. Durations (1.5s, 300ms, 1m30s, 2µs) → <duration>.
+//  8. Numbers → <n> (digits inside identifiers such as int32 are kept).
+//  9. Dotted identifiers (fmt.Printf, config.load, java.lang.String) → <id>.
+//  10. Bare identifiers and types in known message shapes → <id> / <type>:
+//     Go's "undefined: x", "declared and not used: x", "x.y undefined (type T
+//     has no field or method y)", "cannot use x (variable of type T) as U
+//     value", vet's printf messages; JavaScript's "x is not a function/
+//     defined/…"; javac's "incompatible types: A cannot be converted to B",
+//     "method m in class C cannot be applied…"; "f()" calls. For javac
+//     -XDrawDiagnostics (Code "compiler.…"), whose message is only the
+//     diagnostic's arguments, every remaining bare word → <id>.
+//  11. A trailing period is dropped (ESLint prints it in JSON, not in stylish).
+//  12. Runs of white space collapse to one space.
+//
+// Line and column numbers are never part of the template. Fingerprint(e) is
+// the first 16 hex digits of sha256(tool family, code, template), where the
+// tool family is the Tool except that "cargo" counts as "rustc" (cargo only
+// relays rustc's diagnostics).
+package errparse
+
+import (
+	"encoding/json"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Error is one diagnostic, test failure or crash found in tool output. The
+// JSON names are those of the `kodyls explain --json` contract.
+type Error struct {
+	Tool     string `json:"tool"`
+	Language string `json:"language"`
+	// File is as printed by the tool, or relative to the workspace when it
+	// lies inside it.
+	File string `json:"file,omitempty"`
+	// Line and Column are 1-based; 0 means the output had none.
+	Line   int `json:"line,omitempty"`
+	Column int `json:"column,omitempty"`
+	// Severity is "error", "warning" or "note".
+	Severity string `json:"severity"`
+	// Code is the tool's identifier for the kind of error (see the package
+	// comment per tool); empty when the tool prints none.
+	Code string `json:"code,omitempty"`
+	// Message is the main message, one line.
+	Message string `json:"message"`
+	// Details holds notes, help lines, context and extra message lines.
+	Details []string `json:"details,omitempty"`
+	// Frames is the stack of a panic, traceback or exception, innermost
+	// first.
+	Frames      []Frame `json:"frames,omitempty"`
+	Fingerprint string  `json:"fingerprint"`
+}
+
+// Frame is one stack frame of a panic, traceback or exception.
+type Frame struct {
+	File        string `json:"file,omitempty"`
+	Line        int    `json:"line,omitempty"`
+	Column      int    `json:"column,omitempty"`
+	Func        string `json:"func,omitempty"`
+	InWorkspace bool   `json:"inWorkspace"`
+}
+
+// Options tune parsing.
+type Options struct {
+	// Workspace is the absolute workspace root. Paths inside it are made
+	// relative, and it decides which stack frames are the user's code.
+	Workspace string
+}
+
+// Parse extracts every error it recognises from output, in the order they
+// appear (errors reassembled from go test -json / go build -json come after
+// the rest). It never panics; text it does not recognise is skipped.
+func Parse(output string, o Options) []Error {
+	text := normalizeText(output)
+	lines := strings.Split(text, "\n")
+	lines, goJSON := extractGoJSON(lines)
+
+	s := newScanner(lines, o)
+	s.run()
+	errs := s.out
+	for _, pkg := range goJSON.order {
+		sub := newScanner(strings.Split(goJSON.text[pkg].String(), "\n"), o)
+		sub.run()
+		for _, e := range sub.out {
+			if pkg != "" {
+				e.Details = append(e.Details, "package: "+pkg)
+			}
+			errs = append(errs, e)
+		}
+	}
+	for i := range errs {
+		finish(&errs[i], o)
+	}
+	return errs
+}
+
+// Primary returns the index of the error to explain: the first one of
+// severity "error", else the first one; -1 when errs is empty. The location
+// of a stack trace is already its deepest in-workspace frame (Parse sets it).
+func Primary(errs []Error) int {
+	for i, e := range errs {
+		if e.Severity == "error" {
+			return i
+		}
+	}
+	if len(errs) > 0 {
+		return 0
+	}
+	return -1
+}
+
+var (
+	ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]`)
+)
+
+// normalizeText removes colour codes and carriage returns, which tools emit
+// when they believe they write to a terminal and which would defeat every
+// line pattern below.
+func normalizeText(s string) string {
+	if strings.IndexByte(s, 0x1b) >= 0 {
+		s = ansiRE.ReplaceAllString(s, "")
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	return s
+}
+
+// finish fills what every error needs whatever its parser: a severity, a
+// one-line message, a location from the stack and the fingerprint.
+func finish(e *Error, o Options) {
+	if e.Severity == "" {
+		e.Severity = "error"
+	}
+	e.Message = strings.TrimSpace(e.Message)
+	if i := strings.IndexByte(e.Message, '\n'); i >= 0 {
+		rest := strings.Split(e.Message[i+1:], "\n")
+		e.Message = strings.TrimSpace(e.Message[:i])
+		for _, r := range rest {
+			if r = strings.TrimSpace(r); r != "" {
+				e.Details = append(e.Details, r)
+			}
+		}
+	}
+	if e.Line < 0 {
+		e.Line = 0
+	}
+	if e.Column < 0 {
+		e.Column = 0
+	}
+	if len(e.Frames) > 0 {
+		locateFromFrames(e)
+	}
+	if e.Language == "" {
+		e.Language = languageOf(e.File)
+	}
+	e.Fingerprint = Fingerprint(*e)
+}
+
+// locateFromFrames points the error at the innermost frame in the workspace:
+// that is the user's code closest to the failure, which is what the RCA
+// agent must read (not runtime/panic.go or node:internal).
+func locateFromFrames(e *Error) {
+	for _, f := range e.Frames {
+		if f.InWorkspace && f.File != "" {
+			e.File, e.Line, e.Column = f.File, f.Line, f.Column
+			return
+		}
+	}
+	if e.File != "" {
+		return
+	}
+	f := e.Frames[0]
+	for _, g := range e.Frames {
+		if !libraryFrame(e.Tool, g) {
+			f = g
+			break
+		}
+	}
+	e.File, e.Line, e.Column = f.File, f.Line, f.Column
+}
+
+// libraryFrame applies the per-language library heuristics alone (no
+// workspace): the fallback when no frame lies in the workspace.
+func libraryFrame(tool string, f Frame) bool {
+	switch tool {
+	case "go panic":
+		return goStdFunc(f.Func) || dependencyPath(f.File)
+	case "node":
+		return nodeLibraryPath(f.File)
+	case "python":
+		return pyLibraryPath(f.File)
+	case "java":
+		return javaLibraryFunc(f.Func)
+	}
+	return false
+}
+
+// scanner walks the lines once; each line parser looks at the current line
+// and, when it recognises it, consumes it and the lines that belong to it.
+type scanner struct {
+	lines []string
+	i     int
+	o     Options
+	out   []Error
+
+	// What the whole output says about its producer.
+	cargo, clang, cpp bool
+
+	// Context carried from line to line.
+	goTest      string // the test whose output follows
+	failedTests []string
+	okTests     map[string]bool // passed or skipped: their log lines are not failures
+	testErrs    map[string]bool
+	testOf      map[int]string // index in out of a go test log line → its test
+	cContext    []string       // "In function ‘main’" and include chains, for the next C error
+	ldContext   string         // "in function `main'", for the next linker error
+	lastC       int            // index in out of the last gcc/clang/ld error, -1 if none
+	lastLD      int
+	noCloseFrom bool // no line "}" follows: a go vet -json object cannot start
+}
+
+func newScanner(lines []string, o Options) *scanner {
+	s := &scanner{lines: lines, o: o, lastC: -1, lastLD: -1, testErrs: map[string]bool{}, okTests: map[string]bool{}, testOf: map[int]string{}}
+	s.sniff()
+	return s
+}
+
+var (
+	cargoMarkRE = regexp.MustCompile(`^\s*(Compiling|Checking|Building|Finished|Running) \S+ v\d|^error: could not compile ` + "`" + `|^warning: build failed`)
+	clangMarkRE = regexp.MustCompile(`^\d+ (errors?|warnings?)( and \d+ (errors?|warnings?))? generated\.$|^clang(\+\+)?(-\d+)?: |^Apple clang|^clang version`)
+	cppMarkRE   = regexp.MustCompile(`\.(cc|cpp|cxx|c\+\+|hpp|hh|hxx)[:(]|^(g\+\+|c\+\+|clang\+\+|cc1plus): `)
+)
+
+// sniff looks at the whole output once for the few facts that a single line
+// cannot tell: cargo vs a bare rustc, clang vs gcc (same line format), and
+// C++ (a linker error has no source extension to go by).
+func (s *scanner) sniff() {
+	for _, l := range s.lines {
+		if len(l) > maxLineLen {
+			continue
+		}
+		if !s.cargo && cargoMarkRE.MatchString(l) {
+			s.cargo = true
+		}
+		if !s.clang && clangMarkRE.MatchString(l) {
+			s.clang = true
+		}
+		if !s.cpp && cppMarkRE.MatchString(l) {
+			s.cpp = true
+		}
+	}
+}
+
+type lineParser func(s *scanner) bool
+
+// maxLineLen bounds the text lines the line parsers look at; JSON lines
+// (cargo, ESLint) are exempt, they can legitimately be long.
+const maxLineLen = 32 << 10
+
+func (s *scanner) run() {
+	parsers := []lineParser{
+		parseGoPanic,
+		parseGoTestLine,
+		parsePythonTraceback,
+		parseJavaException,
+		parseNodeError,
+		parseRustHuman,
+		parseTSC,
+		parseESLintStylish,
+		parseJavac,
+		parseLinker,
+		parseCFamily,
+		parseGoLine,
+	}
+	for s.i < len(s.lines) {
+		line := s.lines[s.i]
+		if strings.TrimSpace(line) == "" {
+			s.i++
+			continue
+		}
+		if (line[0] == '{' || line[0] == '[') && parseJSONLine(s) {
+			continue
+		}
+		if len(line) > maxLineLen {
+			// No diagnostic line is this long (minified code, a dumped
+			// blob); matching it would only cost time.
+			s.i++
+			continue
+		}
+		start := s.i
+		matched := false
+		for _, p := range parsers {
+			if p(s) {
+				matched = true
+				break
+			}
+			s.i = start // a parser that gave up must not have moved
+		}
+		if !matched || s.i <= start {
+			s.i = start + 1
+		}
+	}
+	s.finishGoTests()
+}
+
+// add appends e and returns its index.
+func (s *scanner) add(e Error) int {
+	s.out = append(s.out, e)
+	return len(s.out) - 1
+}
+
+// peek returns line i, or "" past the end.
+func (s *scanner) peek(i int) string {
+	if i >= 0 && i < len(s.lines) {
+		return s.lines[i]
+	}
+	return ""
+}
+
+// rel makes an absolute path inside the workspace relative to it, and turns
+// file:// URLs into paths; anything else is returned as printed.
+func (s *scanner) rel(p string) string {
+	return relPath(p, s.o.Workspace)
+}
+
+func relPath(p, ws string) string {
+	if strings.HasPrefix(p, "file://") {
+		p = strings.TrimPrefix(p, "file://")
+		if len(p) > 2 && p[0] == '/' && p[2] == ':' { // file:///C:/x
+			p = p[1:]
+		}
+	}
+	if ws == "" || !isAbs(p) {
+		return p
+	}
+	np := strings.ReplaceAll(p, `\`, "/")
+	nw := strings.TrimRight(strings.ReplaceAll(ws, `\`, "/"), "/")
+	if nw == "" {
+		return p
+	}
+	windows := len(nw) >= 2 && nw[1] == ':'
+	hasPrefix := strings.HasPrefix(np, nw+"/")
+	if windows {
+		hasPrefix = strings.HasPrefix(strings.ToLower(np), strings.ToLower(nw)+"/")
+	}
+	if !hasPrefix {
+		return p
+	}
+	return path.Clean(np[len(nw)+1:])
+}
+
+// underWorkspace reports whether an absolute path is under the workspace;
+// with no workspace or a relative path it has no opinion (true).
+func (s *scanner) underWorkspace(p string) bool {
+	p = strings.TrimPrefix(p, "file://")
+	if s.o.Workspace == "" || !isAbs(p) {
+		return true
+	}
+	return relPath(p, s.o.Workspace) != p
+}
+
+func isAbs(p string) bool {
+	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\\`) {
+		return true
+	}
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') &&
+		(p[0] >= 'A' && p[0] <= 'Z' || p[0] >= 'a' && p[0] <= 'z')
+}
+
+// dependencyPath reports paths of installed dependencies, which are never
+// the code the user can fix even when they sit inside the workspace.
+func dependencyPath(p string) bool {
+	p = strings.ReplaceAll(p, `\`, "/")
+	for _, d := range []string{"/node_modules/", "/site-packages/", "/dist-packages/", "/pkg/mod/", "/.cargo/registry/"} {
+		if strings.Contains(p, d) || strings.HasPrefix(p, d[1:]) {
+			return true
+		}
+	}
+	return false
+}
+
+var extLanguage = map[string]string{
+	".go": "go",
+	".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript",
+	".js": "javascript", ".jsx": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".vue": "javascript",
+	".rs": "rust",
+	".c":  "c", ".h": "c",
+	".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".c++": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp", ".ipp": "cpp",
+	".py": "python", ".pyi": "python",
+	".java": "java",
+}
+
+// languageOf guesses the language from a file extension; "" when unknown.
+func languageOf(file string) string {
+	ext := strings.ToLower(path.Ext(strings.ReplaceAll(file, `\`, "/")))
+	return extLanguage[ext]
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// parseJSONLine handles the machine-readable modes: rustc/cargo JSON
+// diagnostics (one object per line), ESLint -f json (one array) and
+// go vet -json (a multi-line object).
+func parseJSONLine(s *scanner) bool {
+	line := strings.TrimSpace(s.lines[s.i])
+	if line == "{" {
+		return parseGoVetJSON(s)
+	}
+	if line[0] == '[' {
+		return parseESLintJSON(s, line)
+	}
+	var probe map[string]json.RawMessage
+	if json.Unmarshal([]byte(line), &probe) != nil {
+		return false
+	}
+	if _, ok := probe["reason"]; ok {
+		return parseCargoJSON(s, probe)
+	}
+	_, rustc := probe["$message_type"]
+	if _, ok := probe["spans"]; ok || rustc {
+		return parseRustcJSON(s, line)
+	}
+	return false
+}

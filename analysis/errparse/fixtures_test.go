@@ -1,0 +1,510 @@
+package errparse
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// testWorkspace replaces the $WORKSPACE placeholder that generate.sh writes
+// in place of the temporary directory the tools ran in.
+const testWorkspace = "/work/ws"
+
+// loadFixture reads testdata/outputs/<name>.txt with the placeholder
+// substituted, as if the tools had run in testWorkspace.
+func loadFixture(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "outputs", name+".txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(string(b), "$WORKSPACE", testWorkspace)
+}
+
+func parseFixture(t testing.TB, name string) []Error {
+	t.Helper()
+	return Parse(loadFixture(t, name), Options{Workspace: testWorkspace})
+}
+
+// want is the part of an Error a table case pins down.
+type want struct {
+	Tool, Language, File string
+	Line, Column         int
+	Severity, Code       string
+	Message              string
+}
+
+func project(e Error) want {
+	return want{e.Tool, e.Language, e.File, e.Line, e.Column, e.Severity, e.Code, e.Message}
+}
+
+type fixtureCase struct {
+	fixture string
+	count   int
+	primary int  // expected index of the primary error
+	want    want // the primary error
+	// details must each be one of the primary's Details.
+	details []string
+	// check, when set, looks at the rest.
+	check func(t *testing.T, errs []Error)
+}
+
+var fixtureCases = []fixtureCase{
+	// --- Go ---
+	{
+		fixture: "go-build", count: 4,
+		want: want{"go", "go", "./a.go", 6, 2, "error", "", "declared and not used: unused"},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"go", "go", "./a.go", 7, 14, "error", "", `cannot use "hello" (untyped string constant) as int value in variable declaration`})
+			expectErr(t, errs[2], want{"go", "go", "./a.go", 8, 14, "error", "", "undefined: foo"})
+			expectErr(t, errs[3], want{"go", "go", "./b.go", 4, 9, "error", "", "undefined: bar"})
+		},
+	},
+	{
+		fixture: "go-build-json", count: 4,
+		want:    want{"go", "go", "./a.go", 6, 2, "error", "", "declared and not used: unused"},
+		details: []string{"package: example.com/build"},
+	},
+	{
+		fixture: "go-vet", count: 2,
+		want: want{"go vet", "go", "main.go", 7, 20, "error", "printf", "fmt.Printf format %d has arg name of wrong type string"},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"go vet", "go", "main.go", 9, 2, "error", "printf", "fmt.Println call has possible Printf formatting directive %d"})
+		},
+	},
+	{
+		fixture: "go-vet-json", count: 2,
+		// -json prints absolute paths: made relative to the workspace.
+		want: want{"go vet", "go", "go/vet/main.go", 7, 20, "error", "printf", "fmt.Printf format %d has arg name of wrong type string"},
+	},
+	{
+		fixture: "go-vet-typecheck", count: 1,
+		want: want{"go vet", "go", "./a.go", 7, 14, "error", "", `cannot use "hello" (untyped string constant) as int value in variable declaration`},
+	},
+	{
+		fixture: "go-build-vet", count: 6,
+		want: want{"go", "go", "./a.go", 6, 2, "error", "", "declared and not used: unused"},
+		check: func(t *testing.T, errs []Error) {
+			// The two tools in one output keep their own identity.
+			for i, tool := range []string{"go", "go", "go", "go", "go vet", "go vet"} {
+				if errs[i].Tool != tool {
+					t.Errorf("errs[%d].Tool = %q, want %q", i, errs[i].Tool, tool)
+				}
+			}
+		},
+	},
+	{
+		fixture: "go-panic-nilmap", count: 1,
+		// The panic happens in the helper record, inlined into main: the
+		// deepest frame is main.record at main.go:7, not main.main.
+		want: want{"go panic", "go", "go/panic/main.go", 7, 0, "error", "panic", "assignment to entry in nil map"},
+		check: func(t *testing.T, errs []Error) {
+			expectFrames(t, errs[0], []Frame{
+				{File: "go/panic/main.go", Line: 7, Func: "main.record", InWorkspace: true},
+				{File: "go/panic/main.go", Line: 12, Func: "main.main", InWorkspace: true},
+			})
+		},
+	},
+	{
+		fixture: "go-panic-nilptr", count: 1,
+		want: want{"go panic", "go", "go/nilptr/main.go", 15, 0, "error", "panic", "runtime error: invalid memory address or nil pointer dereference"},
+		check: func(t *testing.T, errs []Error) {
+			if f := errs[0].Frames[0]; f.Func != "main.describe" {
+				t.Errorf("innermost frame = %+v, want main.describe", f)
+			}
+			if d := errs[0].Details; len(d) != 1 || !strings.HasPrefix(d[0], "[signal SIGSEGV: segmentation violation") {
+				t.Errorf("details = %q, want the signal line", d)
+			}
+		},
+	},
+	{
+		fixture: "go-test", count: 3,
+		want:    want{"go test", "go", "calc_test.go", 7, 0, "error", "", "Add(2, 3) = 6, want 5"},
+		details: []string{"test: TestAdd"},
+		check:   checkGoTest,
+	},
+	{
+		fixture: "go-test-json", count: 3,
+		want:    want{"go test", "go", "calc_test.go", 7, 0, "error", "", "Add(2, 3) = 6, want 5"},
+		details: []string{"test: TestAdd", "package: example.com/gotest/calc"},
+		check:   checkGoTest,
+	},
+
+	// --- TypeScript ---
+	{
+		fixture: "tsc", count: 4,
+		want:  want{"tsc", "typescript", "src/count.ts", 1, 5, "error", "TS2322", "Type 'string' is not assignable to type 'number'."},
+		check: checkTSC,
+	},
+	{
+		fixture: "tsc-pretty", count: 4,
+		want:  want{"tsc", "typescript", "src/count.ts", 1, 5, "error", "TS2322", "Type 'string' is not assignable to type 'number'."},
+		check: checkTSC,
+	},
+
+	// --- ESLint ---
+	{
+		fixture: "eslint-stylish", count: 6,
+		want:  want{"eslint", "javascript", "eslint/app.js", 1, 7, "error", "no-unused-vars", "'unusedThing' is assigned a value but never used"},
+		check: checkESLint,
+	},
+	{
+		fixture: "eslint-json", count: 6,
+		want:  want{"eslint", "javascript", "eslint/app.js", 1, 7, "error", "no-unused-vars", "'unusedThing' is assigned a value but never used."},
+		check: checkESLint,
+	},
+
+	// --- Rust ---
+	{
+		fixture: "rustc-moved", count: 2,
+		want: want{"rustc", "rust", "moved.rs", 9, 26, "error", "E0382", "borrow of moved value: `v`"},
+		details: []string{
+			"note: consider changing this parameter type in function `consume` to borrow instead if owning the value isn't necessary",
+			"help: consider cloning the value if the performance cost is acceptable",
+		},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"rustc", "rust", "moved.rs", 7, 9, "warning", "unused_variables", "unused variable: `spare`"})
+		},
+	},
+	{
+		fixture: "rustc-mismatch", count: 1,
+		want: want{"rustc", "rust", "mismatch.rs", 2, 22, "error", "E0308", "mismatched types"},
+	},
+	{
+		fixture: "rustc-json", count: 2,
+		want:    want{"rustc", "rust", "moved.rs", 9, 26, "error", "E0382", "borrow of moved value: `v`"},
+		details: []string{"help: consider cloning the value if the performance cost is acceptable"},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"rustc", "rust", "moved.rs", 7, 9, "warning", "unused_variables", "unused variable: `spare`"})
+		},
+	},
+	{
+		fixture: "cargo", count: 2,
+		want:  want{"cargo", "rust", "mismatch/src/main.rs", 3, 22, "error", "E0308", "mismatched types"},
+		check: checkCargo,
+	},
+	{
+		fixture: "cargo-json", count: 2,
+		want:  want{"cargo", "rust", "mismatch/src/main.rs", 3, 22, "error", "E0308", "mismatched types"},
+		check: checkCargo,
+	},
+
+	// --- C / C++ / linker ---
+	{
+		fixture: "gcc-undeclared", count: 3,
+		primary: 1, // the first error, after a warning
+		want:    want{"gcc", "c", "undeclared.c", 13, 20, "error", "", "‘totl’ undeclared (first use in this function); did you mean ‘total’?"},
+		details: []string{
+			"In function ‘main’",
+			"undeclared.c:13:20: note: each undeclared identifier is reported only once for each function it appears in",
+		},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[0], want{"gcc", "c", "undeclared.c", 4, 9, "warning", "-Wunused-variable", "unused variable ‘unused_count’"})
+			if !slices.Contains(errs[0].Details, "In function ‘sum’") {
+				t.Errorf("warning details = %q, want the function context", errs[0].Details)
+			}
+		},
+	},
+	{
+		fixture: "gcc-link", count: 1,
+		want:    want{"ld", "c", "link.c", 0, 0, "error", "", "undefined reference to `compute'"},
+		details: []string{"in function main (link.o)", "collect2: error: ld returned 1 exit status"},
+	},
+	{
+		fixture: "gxx-overload", count: 1,
+		// g++ got an absolute path: relative to the workspace.
+		want:    want{"gcc", "cpp", "c/overload.cpp", 6, 11, "error", "", "invalid initialization of reference of type ‘const std::string&’ {aka ‘const std::__cxx11::basic_string<char>&’} from expression of type ‘int’"},
+		details: []string{"In function ‘int main()’", "c/overload.cpp:3:31: note: in passing argument 1 of ‘void greet(const std::string&, int)’"},
+	},
+
+	// --- Python ---
+	{
+		fixture: "python-nameerror", count: 1,
+		want: want{"python", "python", "python/nameerror.py", 2, 0, "error", "NameError", "name 'offset' is not defined"},
+		check: func(t *testing.T, errs []Error) {
+			// Innermost first, although Python prints it last.
+			expectFrames(t, errs[0], []Frame{
+				{File: "python/nameerror.py", Line: 2, Func: "total", InWorkspace: true},
+				{File: "python/nameerror.py", Line: 6, Func: "report", InWorkspace: true},
+				{File: "python/nameerror.py", Line: 9, Func: "<module>", InWorkspace: true},
+			})
+		},
+	},
+	{
+		fixture: "python-nameerror-other", count: 1,
+		want: want{"python", "python", "python/other_nameerror.py", 4, 0, "error", "NameError", "name 'undefined_setting' is not defined"},
+	},
+	{
+		fixture: "python-syntaxerror", count: 1,
+		want: want{"python", "python", "python/syntax.py", 1, 0, "error", "SyntaxError", "expected ':'"},
+	},
+	{
+		fixture: "python-valueerror", count: 1,
+		want: want{"python", "python", "python/valueerror.py", 5, 0, "error", "ValueError", "invalid literal for int() with base 10: 'http'"},
+	},
+	{
+		fixture: "python-chained", count: 2,
+		want: want{"python", "python", "python/chained.py", 2, 0, "error", "ValueError", "invalid literal for int() with base 10: 'http'"},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"python", "python", "python/chained.py", 9, 0, "error", "RuntimeError", "bad port setting"})
+		},
+	},
+
+	// --- Java ---
+	{
+		fixture: "javac", count: 2,
+		want: want{"javac", "java", "Main.java", 3, 21, "error", "", "incompatible types: String cannot be converted to int"},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"javac", "java", "Main.java", 4, 28, "error", "", "cannot find symbol"})
+			if !slices.Equal(errs[1].Details, []string{"symbol: variable undefinedVar", "location: class Main"}) {
+				t.Errorf("details = %q", errs[1].Details)
+			}
+		},
+	},
+	{
+		fixture: "javac-raw", count: 2,
+		want: want{"javac", "java", "Main.java", 3, 21, "error", "compiler.err.prob.found.req", "(compiler.misc.inconvertible.types: java.lang.String, int)"},
+		check: func(t *testing.T, errs []Error) {
+			if errs[1].Code != "compiler.err.cant.resolve.location" || errs[1].Column != 28 {
+				t.Errorf("errs[1] = %+v", errs[1])
+			}
+		},
+	},
+	{
+		fixture: "java-npe", count: 1,
+		want:    want{"java", "java", "Main.java", 5, 0, "error", "java.lang.NullPointerException", `Cannot invoke "String.length()" because "Main.name" is null`},
+		details: []string{"thread: main"},
+		check: func(t *testing.T, errs []Error) {
+			if n := len(errs[0].Frames); n != 2 || errs[0].Frames[0].Func != "Main.nameLength" {
+				t.Errorf("frames = %+v", errs[0].Frames)
+			}
+		},
+	},
+
+	// --- Node.js ---
+	{
+		fixture: "node-notfunction", count: 1,
+		// Thrown in lib.js, called from main.js: the innermost frame wins.
+		want: want{"node", "javascript", "node/lib.js", 4, 17, "error", "TypeError", "config.load is not a function"},
+		check: func(t *testing.T, errs []Error) {
+			checkNodeFrames(t, errs[0], 3)
+		},
+	},
+	{
+		fixture: "node-typeerror", count: 1,
+		want: want{"node", "javascript", "node/undefined.js", 2, 20, "error", "TypeError", "Cannot read properties of undefined (reading 'toUpperCase')"},
+		check: func(t *testing.T, errs []Error) {
+			if f := errs[0].Frames[1]; f.Func != "Array.map" || f.InWorkspace {
+				t.Errorf("frame 1 = %+v, want Array.map outside the workspace", f)
+			}
+		},
+	},
+	{
+		fixture: "node-enoent", count: 1,
+		// Thrown inside node:fs: the primary location skips it.
+		want:    want{"node", "javascript", "node/readfile.js", 4, 24, "error", "Error", "ENOENT: no such file or directory, open 'missing-settings.json'"},
+		details: []string{"code: 'ENOENT'", "syscall: 'open'"},
+		check: func(t *testing.T, errs []Error) {
+			f := errs[0].Frames[0]
+			if f.File != "node:fs" || f.InWorkspace {
+				t.Errorf("innermost frame = %+v, want node:fs outside the workspace", f)
+			}
+		},
+	},
+	{
+		fixture: "node-esm", count: 1,
+		want: want{"node", "javascript", "node/esm.mjs", 4, 17, "error", "TypeError", "config.load is not a function"},
+		check: func(t *testing.T, errs []Error) {
+			// "at file:///…:7:1" has no function name.
+			if f := errs[0].Frames[1]; f.Func != "" || f.File != "node/esm.mjs" || f.Line != 7 || !f.InWorkspace {
+				t.Errorf("frame 1 = %+v", f)
+			}
+		},
+	},
+}
+
+func checkGoTest(t *testing.T, errs []Error) {
+	expectErr(t, errs[1], want{"go test", "go", "calc_test.go", 13, 0, "error", "", "Add(7, 0) = 0, want 7"})
+	// The panic inside TestInc: located in store.go (the deepest frame in
+	// the workspace), not in testing.go or runtime/panic.go.
+	p := errs[2]
+	expectErr(t, p, want{"go panic", "go", "go/gotest/store/store.go", 8, 0, "error", "panic", "assignment to entry in nil map"})
+	if !slices.Contains(p.Details, "test: TestInc") {
+		t.Errorf("panic details = %q, want the test name", p.Details)
+	}
+	if p.Frames[0].InWorkspace || !strings.HasPrefix(p.Frames[0].Func, "testing.") {
+		t.Errorf("innermost frame = %+v, want a testing frame outside the workspace", p.Frames[0])
+	}
+	i := slices.IndexFunc(p.Frames, func(f Frame) bool { return f.InWorkspace })
+	if i < 0 || p.Frames[i].Func != "example.com/gotest/store.(*Store).Inc" {
+		t.Errorf("deepest workspace frame %d of %+v, want (*Store).Inc", i, p.Frames)
+	}
+}
+
+func checkTSC(t *testing.T, errs []Error) {
+	expectErr(t, errs[1], want{"tsc", "typescript", "src/handler.ts", 3, 14, "error", "TS2322", "Type '(event: number) => void' is not assignable to type 'Handler'."})
+	if !slices.Equal(errs[1].Details, []string{"Types of parameters 'event' and 'event' are incompatible.", "Type 'string' is not assignable to type 'number'."}) {
+		t.Errorf("message chain = %q", errs[1].Details)
+	}
+	expectErr(t, errs[3], want{"tsc", "typescript", "src/user.ts", 6, 15, "error", "TS2339", "Property 'email' does not exist on type 'User'."})
+}
+
+func checkESLint(t *testing.T, errs []Error) {
+	if e := errs[1]; e.Severity != "warning" || e.Code != "eqeqeq" {
+		t.Errorf("errs[1] = %+v, want the eqeqeq warning", e)
+	}
+	// A parsing error has no rule.
+	if e := errs[3]; e.File != "eslint/broken.js" || e.Code != "" || !strings.HasPrefix(e.Message, "Parsing error: ") {
+		t.Errorf("errs[3] = %+v, want the parsing error without a rule", e)
+	}
+	if e := errs[5]; e.Code != "no-undef" || e.File != "eslint/util.js" || e.Line != 3 || e.Column != 10 {
+		t.Errorf("errs[5] = %+v", e)
+	}
+}
+
+func checkCargo(t *testing.T, errs []Error) {
+	expectErr(t, errs[1], want{"cargo", "rust", "moved/src/main.rs", 12, 29, "error", "E0382", "borrow of moved value: `acct`"})
+	if !slices.Contains(errs[1].Details, "note: if `Account` implemented `Clone`, you could clone the value") {
+		t.Errorf("details = %q", errs[1].Details)
+	}
+}
+
+// checkNodeFrames: the first n frames are the user's, the rest node:internal.
+func checkNodeFrames(t *testing.T, e Error, n int) {
+	t.Helper()
+	for i, f := range e.Frames {
+		internal := strings.HasPrefix(f.File, "node:")
+		if f.InWorkspace != (i < n) || internal == (i < n) {
+			t.Errorf("frame %d = %+v (want in workspace: %v)", i, f, i < n)
+		}
+	}
+}
+
+func expectErr(t *testing.T, e Error, w want) {
+	t.Helper()
+	if got := project(e); got != w {
+		t.Errorf("error mismatch\n got %+v\nwant %+v", got, w)
+	}
+}
+
+func expectFrames(t *testing.T, e Error, w []Frame) {
+	t.Helper()
+	if !slices.Equal(e.Frames, w) {
+		t.Errorf("frames\n got %+v\nwant %+v", e.Frames, w)
+	}
+}
+
+func TestFixtures(t *testing.T) {
+	for _, c := range fixtureCases {
+		t.Run(c.fixture, func(t *testing.T) {
+			errs := parseFixture(t, c.fixture)
+			if len(errs) != c.count {
+				for _, e := range errs {
+					t.Logf("%+v", project(e))
+				}
+				t.Fatalf("got %d errors, want %d", len(errs), c.count)
+			}
+			p := Primary(errs)
+			if p != c.primary {
+				t.Fatalf("Primary = %d, want %d", p, c.primary)
+			}
+			expectErr(t, errs[p], c.want)
+			for _, d := range c.details {
+				if !slices.Contains(errs[p].Details, d) {
+					t.Errorf("details %q lack %q", errs[p].Details, d)
+				}
+			}
+			for i, e := range errs {
+				if e.Fingerprint == "" || e.Fingerprint != Fingerprint(e) {
+					t.Errorf("errs[%d].Fingerprint = %q, want %q", i, e.Fingerprint, Fingerprint(e))
+				}
+				if e.Line < 0 || e.Column < 0 || strings.Contains(e.Message, "\n") {
+					t.Errorf("errs[%d] malformed: %+v", i, e)
+				}
+			}
+			if c.check != nil {
+				c.check(t, errs)
+			}
+		})
+	}
+}
+
+// TestFixturesCovered keeps the fixtures honest: the generator exists, every
+// captured output has a table case (so a new fixture cannot be forgotten)
+// and every case has its output.
+func TestFixturesCovered(t *testing.T) {
+	if fi, err := os.Stat(filepath.Join("testdata", "generate.sh")); err != nil || fi.Mode()&0o111 == 0 {
+		t.Fatalf("testdata/generate.sh missing or not executable: %v", err)
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "outputs", "*.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures in testdata/outputs: %v", err)
+	}
+	have := map[string]bool{}
+	for _, c := range fixtureCases {
+		if have[c.fixture] {
+			t.Errorf("fixture %s has two cases", c.fixture)
+		}
+		have[c.fixture] = true
+	}
+	var names []string
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".txt")
+		names = append(names, name)
+		if !have[name] {
+			t.Errorf("outputs/%s.txt has no table case", name)
+		}
+		b, _ := os.ReadFile(f)
+		if strings.Contains(string(b), "/tmp/errparse.") {
+			t.Errorf("outputs/%s.txt still holds the temporary path", name)
+		}
+	}
+	sort.Strings(names)
+	for name := range have {
+		if _, found := slices.BinarySearch(names, name); !found {
+			t.Errorf("case %s has no outputs/%s.txt", name, name)
+		}
+	}
+	// The generator must mention every fixture it is supposed to produce.
+	script, _ := os.ReadFile(filepath.Join("testdata", "generate.sh"))
+	for _, name := range names {
+		if !strings.Contains(string(script), "capture "+name+" ") {
+			t.Errorf("generate.sh does not produce %s", name)
+		}
+	}
+}
+
+// Without a workspace, paths stay as printed and frames are judged by the
+// library heuristics alone.
+func TestNoWorkspace(t *testing.T) {
+	errs := Parse(loadFixture(t, "go-test"), Options{})
+	p := errs[2]
+	if p.File != testWorkspace+"/go/gotest/store/store.go" || p.Line != 8 {
+		t.Errorf("panic location = %s:%d", p.File, p.Line)
+	}
+	errs = Parse(loadFixture(t, "node-enoent"), Options{})
+	if errs[0].File != testWorkspace+"/node/readfile.js" {
+		t.Errorf("node location = %s", errs[0].File)
+	}
+}
+
+// A workspace that does not contain the code: no frame is in it, and the
+// location falls back to what the tool printed or the innermost frame that
+// is not library code.
+func TestOtherWorkspace(t *testing.T) {
+	errs := Parse(loadFixture(t, "python-nameerror"), Options{Workspace: "/elsewhere"})
+	if e := errs[0]; e.File != testWorkspace+"/python/nameerror.py" || e.Line != 2 || e.Frames[0].InWorkspace {
+		t.Errorf("got %+v", e)
+	}
+	errs = Parse(loadFixture(t, "node-enoent"), Options{Workspace: "/elsewhere"})
+	if e := errs[0]; e.File != testWorkspace+"/node/readfile.js" || e.Line != 4 || e.Frames[1].InWorkspace {
+		t.Errorf("got %s:%d, want readfile.js:4, the first frame that is not node's", e.File, e.Line)
+	}
+	errs = Parse(loadFixture(t, "go-test"), Options{Workspace: "/elsewhere"})
+	if e := errs[2]; e.File != testWorkspace+"/go/gotest/store/store.go" || e.Line != 8 {
+		t.Errorf("got %s:%d, want store.go:8, the first frame that is not testing or runtime", e.File, e.Line)
+	}
+}

@@ -1,0 +1,5 @@
+int compute(int x);
+
+int main(void) {
+    return compute(2);
+}

@@ -1,0 +1,6 @@
+function main() {
+  const leftover = "x";
+  return missingGlobal;
+}
+
+main();

@@ -1,0 +1,3 @@
+module example.com/build
+
+go 1.22

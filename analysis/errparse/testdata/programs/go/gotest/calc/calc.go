@@ -1,0 +1,4 @@
+package calc
+
+// Add is wrong on purpose: the test below catches it.
+func Add(a, b int) int { return a * b }

@@ -1,0 +1,3 @@
+module example.com/panicker
+
+go 1.22

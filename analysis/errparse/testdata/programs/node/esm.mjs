@@ -1,0 +1,7 @@
+const config = { name: "app" };
+
+function loadConfig() {
+  return config.load();
+}
+
+loadConfig();

@@ -1,0 +1,7 @@
+const { loadConfig } = require("./lib");
+
+function start() {
+  return loadConfig();
+}
+
+start();

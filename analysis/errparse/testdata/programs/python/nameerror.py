@@ -1,0 +1,9 @@
+def total(items):
+    return sum(items) + offset
+
+
+def report(items):
+    print("total:", total(items))
+
+
+report([1, 2, 3])

@@ -1,0 +1,4 @@
+import sys
+
+print("args:", len(sys.argv))
+print(undefined_setting)

@@ -1,0 +1,4 @@
+fn main() {
+    let count: i32 = "five";
+    println!("{}", count);
+}

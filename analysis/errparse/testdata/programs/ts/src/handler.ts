@@ -1,0 +1,5 @@
+type Handler = (event: string) => void;
+
+export const onEvent: Handler = (event: number) => {
+  console.log(event + 1);
+};

@@ -1,0 +1,2 @@
+const point = { x: 1 };
+export const sum = point.x + point.y;
