@@ -1,11 +1,11 @@
 package prompts
 
 import (
+	"github.com/kodustech/kodyls/analysis/kodusconfig/yamlpos"
+
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	_ "embed"
@@ -130,18 +130,18 @@ func parseKodusConfig(file string, data []byte) (Overrides, []Problem) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		line, msg := yamlErrorLine(err, data)
+		line, msg := yamlpos.ErrorLine(err, data)
 		return o, []Problem{{File: file, Line: line, Msg: "invalid YAML: " + msg}}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return o, nil // an empty file
 	}
 	root := doc.Content[0]
-	if isNull(root) {
+	if yamlpos.IsNull(root) {
 		return o, nil
 	}
 	if root.Kind != yaml.MappingNode {
-		bad(root, false, "expected a mapping at the top of the file, found %s", kindName(root))
+		bad(root, false, "expected a mapping at the top of the file, found %s", yamlpos.KindName(root))
 		return o, probs
 	}
 	// Only v2PromptOverrides is ours: the rest of the file is checked by
@@ -153,10 +153,10 @@ func parseKodusConfig(file string, data []byte) (Overrides, []Problem) {
 				bad(k, false, "v2PromptOverrides is set twice; keep one")
 				continue
 			}
-			v2 = deref(root.Content[i+1])
+			v2 = yamlpos.Deref(root.Content[i+1])
 		}
 	}
-	if isNull(v2) {
+	if yamlpos.IsNull(v2) {
 		return o, probs
 	}
 	sections := mapping(v2, bad, []string{"categories", "severity", "generation"})
@@ -185,17 +185,17 @@ type badFunc func(n *yaml.Node, warn bool, format string, args ...any)
 // a typo silently ignored would leave the user wondering why their text
 // does not show. Duplicate keys are errors; the first one wins.
 func mapping(n *yaml.Node, bad badFunc, known []string) map[string]*yaml.Node {
-	n = deref(n)
+	n = yamlpos.Deref(n)
 	out := map[string]*yaml.Node{}
-	if isNull(n) {
+	if yamlpos.IsNull(n) {
 		return out
 	}
 	if n.Kind != yaml.MappingNode {
-		bad(n, false, "expected a mapping, found %s", kindName(n))
+		bad(n, false, "expected a mapping, found %s", yamlpos.KindName(n))
 		return out
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], deref(n.Content[i+1])
+		k, v := n.Content[i], yamlpos.Deref(n.Content[i+1])
 		if _, dup := out[k.Value]; dup {
 			bad(k, false, "%s is set twice; keep one", k.Value)
 			continue
@@ -223,102 +223,13 @@ func texts(n *yaml.Node, bad badFunc, known []string) map[string]string {
 // text reads a string value; null is no value. Numbers and booleans are
 // refused rather than converted: a description reading "true" is a mistake.
 func text(n *yaml.Node, bad badFunc) (string, bool) {
-	n = deref(n)
-	if isNull(n) {
+	n = yamlpos.Deref(n)
+	if yamlpos.IsNull(n) {
 		return "", false
 	}
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
-		bad(n, false, "expected text, found %s; quote it if it is meant as text", kindName(n))
+		bad(n, false, "expected text, found %s; quote it if it is meant as text", yamlpos.KindName(n))
 		return "", false
 	}
 	return strings.TrimSpace(n.Value), true
-}
-
-func deref(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 16; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
-func isNull(n *yaml.Node) bool {
-	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
-}
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		switch n.Tag {
-		case "!!int", "!!float":
-			return "a number"
-		case "!!bool":
-			return "a boolean"
-		case "!!null":
-			return "nothing"
-		}
-		return "text"
-	}
-	return "an unexpected value"
-}
-
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// yamlParserProblems are the messages of the YAML library's parser, as
-// opposed to its scanner. The library prints the parser's 0-based line
-// numbers unchanged but adds one to the scanner's (decode.go, parser.fail),
-// so a parser problem needs one added to point at the right 1-based line.
-var yamlParserProblems = map[string]bool{
-	"did not find expected <stream-start>":   true,
-	"did not find expected <document start>": true,
-	"did not find expected node content":     true,
-	"did not find expected '-' indicator":    true,
-	"did not find expected key":              true,
-	"did not find expected ',' or ']'":       true,
-	"did not find expected ',' or '}'":       true,
-	"found duplicate %YAML directive":        true,
-	"found duplicate %TAG directive":         true,
-	"found incompatible YAML document":       true,
-	"found undefined tag handle":             true,
-}
-
-// yamlErrorLine turns an error of the YAML library into a 1-based line and a
-// message without the library's prefix. The library leaves the line out
-// when it is the first one.
-func yamlErrorLine(err error, data []byte) (int, string) {
-	s := err.Error()
-	m := yamlLineRE.FindStringSubmatch(s)
-	if m == nil {
-		return 1, strings.TrimPrefix(s, "yaml: ")
-	}
-	n, _ := strconv.Atoi(m[1])
-	if yamlParserProblems[m[2]] {
-		n = parserProblemLine(data, n+1, m[2])
-	}
-	lines := strings.Count(string(data), "\n") + 1
-	return min(max(n, 1), lines), m[2]
-}
-
-// parserProblemLine finds the line of a parser problem. The library reports
-// where the enclosing construct starts (the mapping whose key is badly
-// indented, say), which can be far above the offending line. The first
-// prefix of the document, from that line on, that fails with the same
-// message ends on the offending line. Configuration files are small, so
-// parsing a few prefixes costs nothing; large ones keep the library's line.
-func parserProblemLine(data []byte, from int, msg string) int {
-	lines := strings.SplitAfter(string(data), "\n")
-	if len(lines) > 2000 {
-		return from
-	}
-	for k := max(from, 1); k <= len(lines); k++ {
-		var n yaml.Node
-		err := yaml.Unmarshal([]byte(strings.Join(lines[:k], "")), &n)
-		if err != nil && strings.HasSuffix(err.Error(), ": "+msg) {
-			return k
-		}
-	}
-	return from
 }

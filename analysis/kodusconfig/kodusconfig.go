@@ -13,6 +13,8 @@
 package kodusconfig
 
 import (
+	"github.com/kodustech/kodyls/analysis/kodusconfig/yamlpos"
+
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +22,6 @@ import (
 	"maps"
 	"os"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -264,18 +265,18 @@ func Parse(file string, data []byte) (Config, []Problem) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		line, msg := yamlErrorLine(err, data)
+		line, msg := yamlpos.ErrorLine(err, data)
 		return c, []Problem{{File: file, Line: line, Msg: "invalid YAML: " + msg}}
 	}
 	if len(doc.Content) == 0 {
 		return c, nil // an empty file
 	}
-	top := deref(doc.Content[0])
-	if isNull(top) {
+	top := yamlpos.Deref(doc.Content[0])
+	if yamlpos.IsNull(top) {
 		return c, nil
 	}
 	if top.Kind != yaml.MappingNode {
-		bad(top, "expected a mapping at the top of the file, found %s", kindName(top))
+		bad(top, "expected a mapping at the top of the file, found %s", yamlpos.KindName(top))
 		return c, probs
 	}
 	// Only the keys read here are checked; the others belong to other
@@ -300,18 +301,18 @@ func Parse(file string, data []byte) (Config, []Problem) {
 type badFunc func(n *yaml.Node, format string, args ...any)
 
 func ignorePaths(n *yaml.Node, bad badFunc) []string {
-	if isNull(n) {
+	if yamlpos.IsNull(n) {
 		return nil
 	}
 	if n.Kind != yaml.SequenceNode {
-		bad(n, "ignorePaths: expected a list of glob patterns, found %s", kindName(n))
+		bad(n, "ignorePaths: expected a list of glob patterns, found %s", yamlpos.KindName(n))
 		return nil
 	}
 	var out []string
 	for _, item := range n.Content {
-		item = deref(item)
-		if item.Kind != yaml.ScalarNode || isNull(item) {
-			bad(item, "ignorePaths: expected a glob pattern, found %s", kindName(item))
+		item = yamlpos.Deref(item)
+		if item.Kind != yaml.ScalarNode || yamlpos.IsNull(item) {
+			bad(item, "ignorePaths: expected a glob pattern, found %s", yamlpos.KindName(item))
 			continue
 		}
 		p := strings.TrimPrefix(strings.TrimSpace(item.Value), "./")
@@ -337,7 +338,7 @@ func reviewOptions(n *yaml.Node, bad badFunc, opts map[string]bool) {
 		v := entries[k]
 		b, ok := boolean(v)
 		if !ok {
-			bad(v, "reviewOptions.%s: expected true or false, found %s; %s stays on", k, kindName(v), k)
+			bad(v, "reviewOptions.%s: expected true or false, found %s; %s stays on", k, yamlpos.KindName(v), k)
 			continue
 		}
 		opts[k] = b
@@ -364,11 +365,11 @@ func suggestionControl(n *yaml.Node, bad badFunc, sc *SuggestionControl) {
 			sc.LimitationType = s
 		}
 	}
-	if v, ok := entries["maxSuggestions"]; ok && !isNull(v) {
+	if v, ok := entries["maxSuggestions"]; ok && !yamlpos.IsNull(v) {
 		i, err := strconv.Atoi(strings.TrimSpace(v.Value))
 		switch {
 		case v.Kind != yaml.ScalarNode || v.Tag != "!!int" || err != nil:
-			bad(v, "suggestionControl.maxSuggestions: expected a whole number, found %s; no cap is used", kindName(v))
+			bad(v, "suggestionControl.maxSuggestions: expected a whole number, found %s; no cap is used", yamlpos.KindName(v))
 		case i < 0:
 			bad(v, "suggestionControl.maxSuggestions: %d is negative; use 0 for no cap", i)
 		default:
@@ -380,11 +381,11 @@ func suggestionControl(n *yaml.Node, bad badFunc, sc *SuggestionControl) {
 			sc.SeverityLevelFilter = s
 		}
 	}
-	if v, ok := entries["applyFiltersToKodyRules"]; ok && !isNull(v) {
+	if v, ok := entries["applyFiltersToKodyRules"]; ok && !yamlpos.IsNull(v) {
 		if b, ok := boolean(v); ok {
 			sc.ApplyFiltersToKodyRules = b
 		} else {
-			bad(v, "suggestionControl.applyFiltersToKodyRules: expected true or false, found %s", kindName(v))
+			bad(v, "suggestionControl.applyFiltersToKodyRules: expected true or false, found %s", yamlpos.KindName(v))
 		}
 	}
 	// severityLimits (a cap per level) is accepted so that Kodus files
@@ -394,14 +395,14 @@ func suggestionControl(n *yaml.Node, bad badFunc, sc *SuggestionControl) {
 // choice reads one of the allowed values, case-insensitively. null keeps
 // the default without a problem.
 func choice(n *yaml.Node, bad badFunc, key string, allowed []string, def string) (string, bool) {
-	if isNull(n) {
+	if yamlpos.IsNull(n) {
 		return "", false
 	}
 	s := strings.ToLower(strings.TrimSpace(n.Value))
 	if n.Kind != yaml.ScalarNode || !slices.Contains(allowed, s) {
 		shown := n.Value
 		if n.Kind != yaml.ScalarNode {
-			shown = kindName(n)
+			shown = yamlpos.KindName(n)
 		}
 		bad(n, "%s: %q is not one of %s; %s is used", key, shown, strings.Join(allowed, ", "), def)
 		return "", false
@@ -428,17 +429,17 @@ func boolean(n *yaml.Node) (bool, bool) {
 // silently ignored leaves the user wondering why the setting has no effect.
 // Duplicate keys are reported and the first one wins.
 func mapping(n *yaml.Node, bad badFunc, known []string) map[string]*yaml.Node {
-	n = deref(n)
+	n = yamlpos.Deref(n)
 	out := map[string]*yaml.Node{}
-	if isNull(n) {
+	if yamlpos.IsNull(n) {
 		return out
 	}
 	if n.Kind != yaml.MappingNode {
-		bad(n, "expected a mapping, found %s", kindName(n))
+		bad(n, "expected a mapping, found %s", yamlpos.KindName(n))
 		return out
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], deref(n.Content[i+1])
+		k, v := n.Content[i], yamlpos.Deref(n.Content[i+1])
 		if _, dup := out[k.Value]; dup {
 			bad(k, "%s is set twice; the first one is used", k.Value)
 			continue
@@ -450,95 +451,4 @@ func mapping(n *yaml.Node, bad badFunc, known []string) map[string]*yaml.Node {
 		out[k.Value] = v
 	}
 	return out
-}
-
-func deref(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 16; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
-func isNull(n *yaml.Node) bool {
-	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
-}
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		switch n.Tag {
-		case "!!int", "!!float":
-			return "a number"
-		case "!!bool":
-			return "a boolean"
-		case "!!null":
-			return "nothing"
-		}
-		return "text"
-	}
-	return "an unexpected value"
-}
-
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// yamlParserProblems are the messages of the YAML library's parser, as
-// opposed to its scanner. The library prints the parser's 0-based line
-// numbers unchanged but adds one to the scanner's, so a parser problem
-// needs one added to point at the right 1-based line. (The same reading is
-// done in package prompts for the same file; the two stay separate so that
-// neither package depends on the other.)
-var yamlParserProblems = map[string]bool{
-	"did not find expected <stream-start>":   true,
-	"did not find expected <document start>": true,
-	"did not find expected node content":     true,
-	"did not find expected '-' indicator":    true,
-	"did not find expected key":              true,
-	"did not find expected ',' or ']'":       true,
-	"did not find expected ',' or '}'":       true,
-	"found duplicate %YAML directive":        true,
-	"found duplicate %TAG directive":         true,
-	"found incompatible YAML document":       true,
-	"found undefined tag handle":             true,
-}
-
-// yamlErrorLine turns an error of the YAML library into a 1-based line and
-// a message without the library's prefix. The library leaves the line out
-// when it is the first one.
-func yamlErrorLine(err error, data []byte) (int, string) {
-	s := err.Error()
-	m := yamlLineRE.FindStringSubmatch(s)
-	if m == nil {
-		return 1, strings.TrimPrefix(s, "yaml: ")
-	}
-	n, _ := strconv.Atoi(m[1])
-	if yamlParserProblems[m[2]] {
-		n = parserProblemLine(data, n+1, m[2])
-	}
-	lines := strings.Count(string(data), "\n") + 1
-	return min(max(n, 1), lines), m[2]
-}
-
-// parserProblemLine finds the line of a parser problem. The library reports
-// where the enclosing construct starts, which can be far above the
-// offending line; the first prefix of the document, from that line on,
-// that fails with the same message ends on the offending line.
-// Configuration files are small, so parsing a few prefixes costs nothing;
-// large ones keep the library's line.
-func parserProblemLine(data []byte, from int, msg string) int {
-	lines := strings.SplitAfter(string(data), "\n")
-	if len(lines) > 2000 {
-		return from
-	}
-	for k := max(from, 1); k <= len(lines); k++ {
-		var n yaml.Node
-		err := yaml.Unmarshal([]byte(strings.Join(lines[:k], "")), &n)
-		if err != nil && strings.HasSuffix(err.Error(), ": "+msg) {
-			return k
-		}
-	}
-	return from
 }
