@@ -75,6 +75,45 @@ var migrations = [][]string{
 			PRIMARY KEY (workspace, file, kind, key)
 		)`,
 	},
+	// v4: the error history. An error is one (workspace, fingerprint) with
+	// its occurrence count; explanations are kept per error, newest last, so
+	// a cached answer can be checked against the content it was made for.
+	{
+		`CREATE TABLE errors (
+			id          INTEGER PRIMARY KEY,
+			workspace   TEXT NOT NULL,
+			fingerprint TEXT NOT NULL,
+			tool        TEXT NOT NULL DEFAULT '',
+			language    TEXT NOT NULL DEFAULT '',
+			code        TEXT NOT NULL DEFAULT '',
+			message     TEXT NOT NULL DEFAULT '',
+			template    TEXT NOT NULL DEFAULT '',
+			file        TEXT NOT NULL DEFAULT '',
+			raw         TEXT NOT NULL DEFAULT '',
+			first_seen  INTEGER NOT NULL,
+			last_seen   INTEGER NOT NULL,
+			count       INTEGER NOT NULL DEFAULT 1,
+			UNIQUE (workspace, fingerprint)
+		)`,
+		// Prune keeps the most recently seen errors.
+		`CREATE INDEX errors_last_seen ON errors (last_seen)`,
+		// steps is a JSON array of strings; source is model, history or
+		// offline; feedback is -1, 0 or 1; content_hash is a hash of the
+		// content of the files involved when the explanation was made.
+		`CREATE TABLE explanations (
+			id           INTEGER PRIMARY KEY,
+			error_id     INTEGER NOT NULL REFERENCES errors (id) ON DELETE CASCADE,
+			root_cause   TEXT NOT NULL DEFAULT '',
+			steps        TEXT NOT NULL DEFAULT '[]',
+			confidence   REAL NOT NULL DEFAULT 0,
+			source       TEXT NOT NULL DEFAULT '',
+			model        TEXT NOT NULL DEFAULT '',
+			created_at   INTEGER NOT NULL,
+			feedback     INTEGER NOT NULL DEFAULT 0 CHECK (feedback IN (-1, 0, 1)),
+			content_hash TEXT NOT NULL DEFAULT ''
+		)`,
+		`CREATE INDEX explanations_error ON explanations (error_id, created_at)`,
+	},
 }
 
 // LatestSchemaVersion is the user_version this binary migrates to.

@@ -1,0 +1,640 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
+)
+
+// Explanation sources.
+const (
+	SourceModel   = "model"   // written by the LLM
+	SourceHistory = "history" // reused from an earlier, similar error
+	SourceOffline = "offline" // built without a model, from rules
+)
+
+// errDocPrefix starts the bleve ID of every history document, so that they
+// can be told apart from other documents in the same index.
+const errDocPrefix = "err:"
+
+// Every history document carries docKindField = docKindValue. Queries are
+// restricted to it with a term query, so other kinds of documents sharing
+// the index never crowd errors out of the top k. The value is one token
+// under the kodyls analyzer and no word a user would search for.
+const (
+	docKindField = "doc_kind"
+	docKindValue = "kodyls_error_history"
+)
+
+// similarFields are the fields Similar matches on: what the error says,
+// not what we later said about it.
+var similarFields = []string{"template", "message", "code"}
+
+// searchFields are the fields a user's history search matches on.
+var searchFields = []string{"template", "message", "code", "root_cause", "tool", "language"}
+
+// ErrorRecord is one build error as the history keeps it. Fingerprint
+// identifies the same error across occurrences; Template is the message with
+// the variable parts (names, numbers) abstracted away.
+type ErrorRecord struct {
+	Workspace, Fingerprint, Tool, Language, Code, Message, Template, File, Raw string
+}
+
+// Explanation is one answer kodyls gave for an error.
+type Explanation struct {
+	RootCause   string
+	Steps       []string
+	Confidence  float64
+	Source      string // SourceModel, SourceHistory or SourceOffline
+	Model       string
+	ContentHash string // hash of the involved files' content when explained
+	CreatedAt   time.Time
+	Feedback    int // -1, 0 or 1
+}
+
+// HistoryEntry is a remembered error with its latest explanation.
+type HistoryEntry struct {
+	ErrorID int64
+	ErrorRecord
+	FirstSeen, LastSeen time.Time
+	Count               int
+	Latest              *Explanation // nil if never explained
+	Score               float64      // search score; 1 for exact fingerprint matches
+	Exact               bool
+}
+
+// History is the error history: rows in the store, searchable through the
+// bleve index. x may be nil, in which case nothing is indexed and Similar
+// finds exact matches only.
+type History struct {
+	st *Store
+	x  *Search
+	// now is the clock, a field so tests can make times distinct.
+	now func() time.Time
+}
+
+// NewHistory returns the history kept in st and indexed in x.
+func NewHistory(st *Store, x *Search) *History {
+	return &History{st: st, x: x, now: time.Now}
+}
+
+// Record remembers one occurrence of e: the first one inserts it, later ones
+// bump its count and last-seen time. It returns the error's id. The search
+// document is written after the row is committed, because Search.Index may
+// itself need the store's writer to queue; if only the indexing fails, the
+// id is returned together with the error.
+func (h *History) Record(ctx context.Context, e ErrorRecord) (int64, error) {
+	if e.Fingerprint == "" {
+		return 0, errors.New("record error: empty fingerprint")
+	}
+	now := h.now().UnixMilli()
+	var id int64
+	var rootCause string
+	err := h.st.Write(ctx, func(tx *sql.Tx) error {
+		// The text columns are refreshed too: the latest wording is the
+		// one most likely to match the next occurrence.
+		err := tx.QueryRowContext(ctx, `
+INSERT INTO errors (workspace, fingerprint, tool, language, code, message, template, file, raw, first_seen, last_seen, count)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
+ON CONFLICT (workspace, fingerprint) DO UPDATE SET
+  tool = excluded.tool, language = excluded.language, code = excluded.code,
+  message = excluded.message, template = excluded.template, file = excluded.file,
+  raw = excluded.raw, last_seen = excluded.last_seen, count = errors.count + 1
+RETURNING id`,
+			e.Workspace, e.Fingerprint, e.Tool, e.Language, e.Code, e.Message, e.Template, e.File, e.Raw, now, now).Scan(&id)
+		if err != nil {
+			return err
+		}
+		// Re-indexing replaces the whole document, so carry the existing
+		// root cause over instead of dropping it.
+		rootCause, err = latestRootCause(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("record error: %w", err)
+	}
+	if err := h.index(ctx, id, e, rootCause); err != nil {
+		return id, fmt.Errorf("record error: %w", err)
+	}
+	return id, nil
+}
+
+func latestRootCause(ctx context.Context, tx *sql.Tx, errorID int64) (string, error) {
+	var rc string
+	err := tx.QueryRowContext(ctx, `SELECT root_cause FROM explanations WHERE error_id = ?
+ORDER BY created_at DESC, id DESC LIMIT 1`, errorID).Scan(&rc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return rc, err
+}
+
+// index writes the search document of one error. Search.Index parks it in
+// the queue when the index is busy, so a busy index is not an error here.
+func (h *History) index(ctx context.Context, id int64, e ErrorRecord, rootCause string) error {
+	if h.x == nil {
+		return nil
+	}
+	return h.x.Index(ctx, []Doc{{
+		ID: errDocID(id),
+		Fields: map[string]string{
+			"template":   e.Template,
+			"message":    e.Message,
+			"code":       e.Code,
+			"language":   e.Language,
+			"tool":       e.Tool,
+			"root_cause": rootCause,
+			docKindField: docKindValue,
+		},
+	}})
+}
+
+func errDocID(id int64) string { return errDocPrefix + strconv.FormatInt(id, 10) }
+
+// parseDocID returns the error id of a history document ID.
+func parseDocID(s string) (int64, bool) {
+	rest, ok := strings.CutPrefix(s, errDocPrefix)
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(rest, 10, 64)
+	return id, err == nil
+}
+
+// Explain stores an explanation of the error errorID and re-indexes the
+// error so that its root cause becomes searchable. A zero CreatedAt means
+// now.
+func (h *History) Explain(ctx context.Context, errorID int64, ex Explanation) error {
+	if ex.Feedback < -1 || ex.Feedback > 1 {
+		return fmt.Errorf("explain error %d: feedback %d not in -1..1", errorID, ex.Feedback)
+	}
+	if ex.CreatedAt.IsZero() {
+		ex.CreatedAt = h.now()
+	}
+	steps := ex.Steps
+	if steps == nil {
+		// "[]" rather than "null", so readers always get an array.
+		steps = []string{}
+	}
+	stepsJSON, err := json.Marshal(steps)
+	if err != nil {
+		return fmt.Errorf("explain error %d: encode steps: %w", errorID, err)
+	}
+	var e ErrorRecord
+	err = h.st.Write(ctx, func(tx *sql.Tx) error {
+		// Checked first so an unknown id gets a clear message instead of
+		// a foreign key failure.
+		if err := tx.QueryRowContext(ctx, `SELECT template, message, code, language, tool FROM errors WHERE id = ?`, errorID).
+			Scan(&e.Template, &e.Message, &e.Code, &e.Language, &e.Tool); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return errors.New("no such error")
+			}
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO explanations
+  (error_id, root_cause, steps, confidence, source, model, created_at, feedback, content_hash)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			errorID, ex.RootCause, string(stepsJSON), ex.Confidence, ex.Source, ex.Model,
+			ex.CreatedAt.UnixMilli(), ex.Feedback, ex.ContentHash)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("explain error %d: %w", errorID, err)
+	}
+	if err := h.index(ctx, errorID, e, ex.RootCause); err != nil {
+		return fmt.Errorf("explain error %d: %w", errorID, err)
+	}
+	return nil
+}
+
+// Cached returns the latest explanation of the error with this fingerprint
+// that was made for the same file content (contentHash) and is younger than
+// maxAge (maxAge <= 0: any age). Explanations the user voted down are never
+// served again: the point of asking is to get a better one.
+func (h *History) Cached(ctx context.Context, workspace, fingerprint, contentHash string, maxAge time.Duration) (*Explanation, bool, error) {
+	since := int64(0)
+	if maxAge > 0 {
+		since = h.now().Add(-maxAge).UnixMilli()
+	}
+	row := h.st.Reader().QueryRowContext(ctx, `SELECT x.error_id, `+explanationCols+`
+FROM explanations x JOIN errors e ON e.id = x.error_id
+WHERE e.workspace = ? AND e.fingerprint = ? AND x.content_hash = ? AND x.created_at >= ? AND x.feedback >= 0
+ORDER BY x.created_at DESC, x.id DESC LIMIT 1`, workspace, fingerprint, contentHash, since)
+	_, ex, err := scanExplanation(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read cached explanation: %w", err)
+	}
+	return ex, true, nil
+}
+
+// explanationCols are the columns scanExplanation reads, after error_id.
+const explanationCols = `x.root_cause, x.steps, x.confidence, x.source, x.model, x.content_hash, x.created_at, x.feedback`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanExplanation(r scanner) (int64, *Explanation, error) {
+	var (
+		errorID int64
+		ex      Explanation
+		steps   string
+		created int64
+	)
+	if err := r.Scan(&errorID, &ex.RootCause, &steps, &ex.Confidence, &ex.Source, &ex.Model,
+		&ex.ContentHash, &created, &ex.Feedback); err != nil {
+		return 0, nil, err
+	}
+	if err := json.Unmarshal([]byte(steps), &ex.Steps); err != nil {
+		return 0, nil, fmt.Errorf("decode steps of error %d: %w", errorID, err)
+	}
+	ex.CreatedAt = time.UnixMilli(created)
+	return errorID, &ex, nil
+}
+
+// Similar returns up to k (k <= 0: 5) remembered errors like e in workspace
+// ("" = every workspace), each with its latest explanation: first the exact
+// fingerprint matches (Score 1, Exact), then errors whose template, message
+// or code match e's in the search index, best first. If the index is busy,
+// the exact matches alone are returned: an answer now beats a better one
+// later.
+func (h *History) Similar(ctx context.Context, workspace string, e ErrorRecord, k int) ([]HistoryEntry, error) {
+	if k <= 0 {
+		k = 5
+	}
+	q := `SELECT id FROM errors WHERE fingerprint = ?`
+	args := []any{e.Fingerprint}
+	if workspace != "" {
+		q += ` AND workspace = ?`
+		args = append(args, workspace)
+	}
+	q += ` ORDER BY last_seen DESC, id DESC LIMIT ?`
+	args = append(args, k)
+	exactIDs, err := h.queryIDs(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("similar errors: %w", err)
+	}
+	out, err := h.entries(ctx, exactIDs, workspace)
+	if err != nil {
+		return nil, fmt.Errorf("similar errors: %w", err)
+	}
+	for i := range out {
+		out[i].Score, out[i].Exact = 1, true
+	}
+	if len(out) >= k || h.x == nil {
+		return out, nil
+	}
+
+	text := strings.Join(nonEmpty(e.Template, e.Message, e.Code), " ")
+	// Over-fetch: hits from other workspaces and the exact matches are
+	// dropped below.
+	hits, err := h.search(ctx, text, similarFields, 4*k+len(out))
+	if errors.Is(err, ErrBusy) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("similar errors: %w", err)
+	}
+	seen := make(map[int64]bool, len(out))
+	for _, en := range out {
+		seen[en.ErrorID] = true
+	}
+	more, err := h.hitEntries(ctx, hits, workspace, seen, k-len(out))
+	if err != nil {
+		return nil, fmt.Errorf("similar errors: %w", err)
+	}
+	return append(out, more...), nil
+}
+
+// Search finds remembered errors in every workspace whose text or
+// explanation matches query, best first, for `kodyls history search`.
+// Unlike Similar it fails with ErrBusy when the index is busy, because a
+// partial answer would look like "no matches".
+func (h *History) Search(ctx context.Context, text string, k int) ([]HistoryEntry, error) {
+	if k <= 0 {
+		k = 10
+	}
+	if h.x == nil {
+		return nil, errors.New("search history: no search index")
+	}
+	hits, err := h.search(ctx, text, searchFields, k)
+	if err != nil {
+		return nil, fmt.Errorf("search history: %w", err)
+	}
+	out, err := h.hitEntries(ctx, hits, "", nil, k)
+	if err != nil {
+		return nil, fmt.Errorf("search history: %w", err)
+	}
+	return out, nil
+}
+
+// search runs a match query for text over fields, restricted to history
+// documents. text is analysed, never parsed, so compiler output is safe.
+func (h *History) search(ctx context.Context, text string, fields []string, k int) ([]Hit, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	ors := make([]query.Query, len(fields))
+	for i, f := range fields {
+		m := bleve.NewMatchQuery(text)
+		m.SetField(f)
+		ors[i] = m
+	}
+	kind := bleve.NewTermQuery(docKindValue)
+	kind.SetField(docKindField)
+	q := bleve.NewConjunctionQuery(kind, bleve.NewDisjunctionQuery(ors...))
+	var hits []Hit
+	err := h.x.with(ctx, func(idx bleve.Index) error {
+		res, err := idx.SearchInContext(ctx, bleve.NewSearchRequestOptions(q, k, 0, false))
+		if err != nil {
+			return err
+		}
+		for _, hit := range res.Hits {
+			hits = append(hits, Hit{ID: hit.ID, Score: hit.Score})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return hits, nil
+}
+
+// hitEntries turns search hits into entries in hit order, skipping ids in
+// skip, errors outside workspace (unless it is "") and documents whose
+// error no longer exists (a delete still in the queue), up to k.
+func (h *History) hitEntries(ctx context.Context, hits []Hit, workspace string, skip map[int64]bool, k int) ([]HistoryEntry, error) {
+	var ids []int64
+	score := map[int64]float64{}
+	for _, hit := range hits {
+		id, ok := parseDocID(hit.ID)
+		if !ok || skip[id] {
+			continue
+		}
+		if _, dup := score[id]; dup {
+			continue
+		}
+		ids = append(ids, id)
+		score[id] = hit.Score
+	}
+	found, err := h.entries(ctx, ids, workspace)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]HistoryEntry, len(found))
+	for _, en := range found {
+		byID[en.ErrorID] = en
+	}
+	var out []HistoryEntry
+	for _, id := range ids {
+		en, ok := byID[id]
+		if !ok {
+			continue
+		}
+		en.Score = score[id]
+		out = append(out, en)
+		if len(out) == k {
+			break
+		}
+	}
+	return out, nil
+}
+
+func (h *History) queryIDs(ctx context.Context, q string, args ...any) ([]int64, error) {
+	rows, err := h.st.Reader().QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// entries loads the errors with these ids (in workspace, unless it is "")
+// and their latest explanations, in the order of ids.
+func (h *History) entries(ctx context.Context, ids []int64, workspace string) ([]HistoryEntry, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	in, args := inList(ids)
+	q := `SELECT id, workspace, fingerprint, tool, language, code, message, template, file, raw, first_seen, last_seen, count
+FROM errors WHERE id IN (` + in + `)`
+	if workspace != "" {
+		q += ` AND workspace = ?`
+		args = append(args, workspace)
+	}
+	rows, err := h.st.Reader().QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read errors: %w", err)
+	}
+	defer rows.Close()
+	byID := map[int64]*HistoryEntry{}
+	for rows.Next() {
+		var en HistoryEntry
+		var first, last int64
+		if err := rows.Scan(&en.ErrorID, &en.Workspace, &en.Fingerprint, &en.Tool, &en.Language, &en.Code,
+			&en.Message, &en.Template, &en.File, &en.Raw, &first, &last, &en.Count); err != nil {
+			return nil, fmt.Errorf("read errors: %w", err)
+		}
+		en.FirstSeen, en.LastSeen = time.UnixMilli(first), time.UnixMilli(last)
+		byID[en.ErrorID] = &en
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read errors: %w", err)
+	}
+	rows.Close()
+
+	// Newest first per error, so the first row seen for an id is its latest.
+	in, args = inList(ids)
+	xrows, err := h.st.Reader().QueryContext(ctx, `SELECT x.error_id, `+explanationCols+`
+FROM explanations x WHERE x.error_id IN (`+in+`) ORDER BY x.error_id, x.created_at DESC, x.id DESC`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read explanations: %w", err)
+	}
+	defer xrows.Close()
+	for xrows.Next() {
+		id, ex, err := scanExplanation(xrows)
+		if err != nil {
+			return nil, fmt.Errorf("read explanations: %w", err)
+		}
+		if en := byID[id]; en != nil && en.Latest == nil {
+			en.Latest = ex
+		}
+	}
+	if err := xrows.Err(); err != nil {
+		return nil, fmt.Errorf("read explanations: %w", err)
+	}
+
+	out := make([]HistoryEntry, 0, len(byID))
+	for _, id := range ids {
+		if en := byID[id]; en != nil {
+			out = append(out, *en)
+		}
+	}
+	return out, nil
+}
+
+// inList returns "?, ?, ..." and the arguments for a SQL IN list.
+func inList(ids []int64) (string, []any) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", "), args
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Stats summarises the history.
+type Stats struct {
+	Errors       int            // distinct errors
+	Occurrences  int            // sum of their counts
+	Explanations int            // explanations stored
+	ByTool       map[string]int // distinct errors per tool
+	BySource     map[string]int // explanations per source
+}
+
+// Stats counts the history over all workspaces.
+func (h *History) Stats(ctx context.Context) (Stats, error) {
+	s := Stats{ByTool: map[string]int{}, BySource: map[string]int{}}
+	r := h.st.Reader()
+	if err := r.QueryRowContext(ctx, `SELECT count(*), COALESCE(SUM(count), 0) FROM errors`).Scan(&s.Errors, &s.Occurrences); err != nil {
+		return Stats{}, fmt.Errorf("history stats: %w", err)
+	}
+	if err := r.QueryRowContext(ctx, `SELECT count(*) FROM explanations`).Scan(&s.Explanations); err != nil {
+		return Stats{}, fmt.Errorf("history stats: %w", err)
+	}
+	if err := groupCount(ctx, r, `SELECT tool, count(*) FROM errors GROUP BY tool`, s.ByTool); err != nil {
+		return Stats{}, fmt.Errorf("history stats: %w", err)
+	}
+	if err := groupCount(ctx, r, `SELECT source, count(*) FROM explanations GROUP BY source`, s.BySource); err != nil {
+		return Stats{}, fmt.Errorf("history stats: %w", err)
+	}
+	return s, nil
+}
+
+func groupCount(ctx context.Context, db *sql.DB, q string, into map[string]int) error {
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var n int
+		if err := rows.Scan(&k, &n); err != nil {
+			return err
+		}
+		into[k] = n
+	}
+	return rows.Err()
+}
+
+// Forget deletes the errors of workspace ("" = all workspaces) with their
+// explanations and search documents, and returns how many errors it deleted.
+func (h *History) Forget(ctx context.Context, workspace string) (int, error) {
+	q := `SELECT id FROM errors`
+	var args []any
+	if workspace != "" {
+		q += ` WHERE workspace = ?`
+		args = append(args, workspace)
+	}
+	n, err := h.deleteSelected(ctx, q, args...)
+	if err != nil {
+		return n, fmt.Errorf("forget history: %w", err)
+	}
+	return n, nil
+}
+
+// Prune keeps the maxErrors most recently seen errors and deletes the rest,
+// returning how many it deleted. maxErrors must be positive: a zero from an
+// unset option must not wipe the history; Forget does that on purpose.
+func (h *History) Prune(ctx context.Context, maxErrors int) (int, error) {
+	if maxErrors <= 0 {
+		return 0, fmt.Errorf("prune history: max errors must be positive, got %d", maxErrors)
+	}
+	n, err := h.deleteSelected(ctx, `SELECT id FROM errors ORDER BY last_seen DESC, id DESC LIMIT -1 OFFSET ?`, maxErrors)
+	if err != nil {
+		return n, fmt.Errorf("prune history: %w", err)
+	}
+	return n, nil
+}
+
+// deleteSelected deletes the errors whose ids q selects (explanations go
+// with them through ON DELETE CASCADE), then their search documents. The
+// selection runs inside the write transaction so it cannot race a Record
+// from another process. Documents are deleted after the commit; a delete
+// that meets a busy index is queued, and entries() ignores documents whose
+// row is gone, so a stale document is never shown meanwhile.
+func (h *History) deleteSelected(ctx context.Context, q string, args ...any) (int, error) {
+	var ids []int64
+	err := h.st.Write(ctx, func(tx *sql.Tx) error {
+		ids = ids[:0]
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		stmt, err := tx.PrepareContext(ctx, `DELETE FROM errors WHERE id = ?`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, id := range ids {
+			if _, err := stmt.ExecContext(ctx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if h.x != nil && len(ids) > 0 {
+		docs := make([]string, len(ids))
+		for i, id := range ids {
+			docs[i] = errDocID(id)
+		}
+		if err := h.x.Delete(ctx, docs); err != nil {
+			return len(ids), err
+		}
+	}
+	return len(ids), nil
+}
