@@ -1,0 +1,111 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/kodustech/kodyls/agents/react"
+)
+
+// ReadFileArgs are the arguments of read_file.
+type ReadFileArgs struct {
+	Path   string `json:"path" jsonschema:"file path relative to the workspace root"`
+	Line   int    `json:"line,omitempty" jsonschema:"1-based line to read around; omit to read the whole file"`
+	Radius int    `json:"radius,omitempty" jsonschema:"lines to show before and after line (default 20, at most 200)"`
+}
+
+const (
+	defaultRadius = 20
+	maxRadius     = 200
+)
+
+// ReadFile returns the read_file tool: the lines around a 1-based line,
+// numbered so the model can cite them, or the whole file up to MaxOutput.
+func (w Workspace) ReadFile() react.Tool {
+	return react.Tool{
+		Name:        "read_file",
+		Description: "Read a workspace file: the lines around a 1-based line (numbered), or the whole file when line is omitted (truncated at 8 KiB).",
+		Parameters:  ReadFileArgs{},
+		Run: func(_ context.Context, raw json.RawMessage) (string, error) {
+			var a ReadFileArgs
+			if err := json.Unmarshal(raw, &a); err != nil {
+				return "", fmt.Errorf("read_file arguments: %w", err)
+			}
+			if a.Path == "" {
+				return "", fmt.Errorf("read_file needs a path")
+			}
+			return w.read(a)
+		},
+	}
+}
+
+func (w Workspace) read(a ReadFileArgs) (string, error) {
+	rel, err := w.clean(a.Path)
+	if err != nil {
+		return "", err
+	}
+	root, err := w.open()
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	f, err := root.Open(rel)
+	if err != nil {
+		return "", rootErr(rel, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("stat %s: %w", rel, err)
+	}
+	if st.IsDir() {
+		return "", fmt.Errorf("%s is a directory; use list_files", rel)
+	}
+	head := make([]byte, 8000)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return "", fmt.Errorf("read %s: %w", rel, err)
+	}
+	if binary(head[:n]) {
+		return "", fmt.Errorf("%s is a binary file", rel)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return "", fmt.Errorf("read %s: %w", rel, err)
+	}
+
+	if a.Line <= 0 {
+		data, err := io.ReadAll(io.LimitReader(f, MaxOutput+1))
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", rel, err)
+		}
+		if len(data) > MaxOutput {
+			return string(data[:MaxOutput]) + fmt.Sprintf("\n[output truncated at %d KiB of %d bytes; pass line and radius to read further]\n", MaxOutput>>10, st.Size()), nil
+		}
+		return string(data), nil
+	}
+
+	radius := a.Radius
+	if radius <= 0 {
+		radius = defaultRadius
+	}
+	radius = min(radius, maxRadius)
+	from, to := max(1, a.Line-radius), a.Line+radius
+	var out capped
+	last := 0
+	err = eachLine(f, func(n int, line string) bool {
+		last = n
+		if n >= from {
+			out.line(fmt.Sprintf("%6d\t%s", n, line))
+		}
+		return n < to
+	})
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", rel, err)
+	}
+	if last < a.Line {
+		return "", fmt.Errorf("%s has %d lines; line %d does not exist", rel, last, a.Line)
+	}
+	return out.String(), nil
+}

@@ -1,0 +1,202 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/kodustech/kodyls/agents/react"
+)
+
+// SearchArgs are the arguments of search_workspace.
+type SearchArgs struct {
+	Query string `json:"query" jsonschema:"text to find, or an RE2 regular expression when regex is true"`
+	Regex bool   `json:"regex,omitempty" jsonschema:"treat query as an RE2 regular expression"`
+}
+
+// ListArgs are the arguments of list_files.
+type ListArgs struct {
+	Dir     string `json:"dir,omitempty" jsonschema:"directory relative to the workspace root (default: the root)"`
+	Pattern string `json:"pattern,omitempty" jsonschema:"glob on the file name, or on the path when it contains /, e.g. *.go or src/**/*_test.go"`
+}
+
+// ReferencesArgs are the arguments of find_references.
+type ReferencesArgs struct {
+	Identifier string `json:"identifier" jsonschema:"the identifier to find, e.g. parseConfig"`
+}
+
+// MaxResults caps search, list and reference results.
+const MaxResults = 100
+
+// SearchWorkspace returns the search_workspace tool: a literal or RE2
+// search over the workspace's text files that skips .git, node_modules,
+// vendor, git-ignored and privacy-listed paths.
+func (w Workspace) SearchWorkspace() react.Tool {
+	return react.Tool{
+		Name:        "search_workspace",
+		Description: "Search the workspace's files for text (or an RE2 regular expression when regex is true). Returns path:line: text, at most 100 matches.",
+		Parameters:  SearchArgs{},
+		Run: func(ctx context.Context, raw json.RawMessage) (string, error) {
+			var a SearchArgs
+			if err := json.Unmarshal(raw, &a); err != nil {
+				return "", fmt.Errorf("search_workspace arguments: %w", err)
+			}
+			if a.Query == "" {
+				return "", fmt.Errorf("search_workspace needs a query")
+			}
+			match := func(s string) bool { return strings.Contains(s, a.Query) }
+			if a.Regex {
+				re, err := regexp.Compile(a.Query)
+				if err != nil {
+					return "", fmt.Errorf("query is not a valid RE2 regular expression: %w", err)
+				}
+				match = re.MatchString
+			}
+			return w.grep(ctx, match)
+		},
+	}
+}
+
+// identRE is what find_references accepts: identifiers of the common
+// languages, so the word boundary below is meaningful.
+var identRE = regexp.MustCompile(`^[\p{L}_$][\p{L}\p{N}_$]*$`)
+
+// FindReferences returns the find_references tool: a whole-word search
+// for an identifier, so that "Run" does not match "RunTools".
+func (w Workspace) FindReferences() react.Tool {
+	return react.Tool{
+		Name:        "find_references",
+		Description: "Find the lines of the workspace that mention an identifier as a whole word. Returns path:line: text, at most 100 matches.",
+		Parameters:  ReferencesArgs{},
+		Run: func(ctx context.Context, raw json.RawMessage) (string, error) {
+			var a ReferencesArgs
+			if err := json.Unmarshal(raw, &a); err != nil {
+				return "", fmt.Errorf("find_references arguments: %w", err)
+			}
+			if !identRE.MatchString(a.Identifier) {
+				return "", fmt.Errorf("%q is not an identifier; use search_workspace for other text", a.Identifier)
+			}
+			// \b does not treat $ as a word character, so the boundary is
+			// spelled out.
+			re := regexp.MustCompile(`(?:^|[^\p{L}\p{N}_$])` + regexp.QuoteMeta(a.Identifier) + `(?:$|[^\p{L}\p{N}_$])`)
+			return w.grep(ctx, re.MatchString)
+		},
+	}
+}
+
+// grep returns the matching lines of every searchable file.
+func (w Workspace) grep(ctx context.Context, match func(string) bool) (string, error) {
+	root, err := w.open()
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	var out capped
+	hits, limited := 0, false
+	err = w.walk(root, ".", func(rel string) bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		data, err := root.ReadFile(rel)
+		if err != nil || len(data) > maxFileSize || binary(data) {
+			return true
+		}
+		_ = eachLine(strings.NewReader(string(data)), func(n int, line string) bool {
+			if !match(line) {
+				return true
+			}
+			if hits == MaxResults {
+				limited = true
+				return false
+			}
+			hits++
+			out.line(fmt.Sprintf("%s:%d: %s", rel, n, shorten(strings.TrimSpace(line), 200)))
+			return true
+		})
+		return !limited
+	})
+	if err != nil {
+		return "", fmt.Errorf("search: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("search: %w", err)
+	}
+	if hits == 0 {
+		return "no matches", nil
+	}
+	s := out.String()
+	if limited {
+		s += fmt.Sprintf("[stopped at %d matches; narrow the query]\n", MaxResults)
+	}
+	return s, nil
+}
+
+// ListFiles returns the list_files tool: the files under dir (recursively),
+// optionally filtered by a glob, with the same exclusions as the search.
+func (w Workspace) ListFiles() react.Tool {
+	return react.Tool{
+		Name:        "list_files",
+		Description: "List the workspace's files under dir (recursively), optionally filtered by a glob pattern. At most 100 paths.",
+		Parameters:  ListArgs{},
+		Run: func(ctx context.Context, raw json.RawMessage) (string, error) {
+			var a ListArgs
+			if err := json.Unmarshal(raw, &a); err != nil {
+				return "", fmt.Errorf("list_files arguments: %w", err)
+			}
+			if a.Pattern != "" && !doublestar.ValidatePattern(a.Pattern) {
+				return "", fmt.Errorf("pattern %q is not a valid glob", a.Pattern)
+			}
+			return w.list(ctx, a)
+		},
+	}
+}
+
+func (w Workspace) list(ctx context.Context, a ListArgs) (string, error) {
+	dir, err := w.clean(a.Dir)
+	if err != nil {
+		return "", err
+	}
+	root, err := w.open()
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	var out capped
+	n, limited := 0, false
+	err = w.walk(root, dir, func(rel string) bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		if a.Pattern != "" {
+			name := path.Base(rel)
+			if strings.Contains(a.Pattern, "/") {
+				name = rel
+			}
+			if ok, _ := doublestar.Match(a.Pattern, name); !ok {
+				return true
+			}
+		}
+		if n == MaxResults {
+			limited = true
+			return false
+		}
+		n++
+		out.line(rel)
+		return true
+	})
+	if err != nil {
+		return "", fmt.Errorf("list %s: %w", dir, err)
+	}
+	if n == 0 {
+		return "no files", nil
+	}
+	s := out.String()
+	if limited {
+		s += fmt.Sprintf("[stopped at %d files; narrow dir or pattern]\n", MaxResults)
+	}
+	return s, nil
+}

@@ -1,0 +1,138 @@
+// Package tools provides the workspace tools the root-cause agent
+// (package react) uses to look at the user's code: reading a file, searching
+// the workspace, listing files and finding references.
+//
+// The arguments come from a model, so they are untrusted: every file access
+// goes through an os.Root opened on the workspace, which refuses ".."
+// and symlinks that lead outside it, absolute paths are refused with a
+// message the model can act on, paths on the user's privacy list (Ignore)
+// are refused, and every output is capped so that one call cannot flood the
+// model's context.
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// MaxOutput caps every tool's output, in bytes.
+const MaxOutput = 8 << 10
+
+// maxFileSize is the largest file searched; bigger ones are generated or
+// data more often than code.
+const maxFileSize = 1 << 20
+
+// Workspace gives tools access to the files under Root.
+type Workspace struct {
+	Root string
+	// Ignore reports whether a slash-separated path relative to Root is on
+	// the user's privacy list; such files are never read, listed or
+	// searched. nil ignores nothing.
+	Ignore func(rel string) bool
+}
+
+// errOutside is wrapped by the errors for paths that are not inside the
+// workspace.
+var errOutside = errors.New("path is outside the workspace")
+
+// clean validates a model-given path and returns it relative to the root,
+// slash-separated ("." for the root itself).
+func (w Workspace) clean(p string) (string, error) {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return ".", nil
+	}
+	if filepath.IsAbs(p) || strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || filepath.VolumeName(p) != "" {
+		return "", fmt.Errorf("%w: %q is absolute; give a path relative to the workspace root, e.g. src/main.go", errOutside, p)
+	}
+	rel := path.Clean(filepath.ToSlash(p))
+	if rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", fmt.Errorf("%w: %q leaves the workspace root", errOutside, p)
+	}
+	if w.ignored(rel) {
+		return "", fmt.Errorf("%s is on the privacy list and cannot be read", rel)
+	}
+	return rel, nil
+}
+
+func (w Workspace) ignored(rel string) bool {
+	return w.Ignore != nil && rel != "." && w.Ignore(rel)
+}
+
+// open opens the workspace root; the caller closes it.
+func (w Workspace) open() (*os.Root, error) {
+	if w.Root == "" {
+		return nil, errors.New("no workspace root is configured")
+	}
+	r, err := os.OpenRoot(w.Root)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace: %w", err)
+	}
+	return r, nil
+}
+
+// rootErr rewrites os.Root's escape errors into what the model should know.
+func rootErr(rel string, err error) error {
+	if err != nil && strings.Contains(err.Error(), "escapes") {
+		return fmt.Errorf("%w: %s resolves (through a symlink) outside the workspace", errOutside, rel)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s does not exist in the workspace: %w", rel, fs.ErrNotExist)
+	}
+	return err
+}
+
+// capped collects output up to MaxOutput and then says what was left out.
+type capped struct {
+	b       strings.Builder
+	dropped int
+}
+
+func (c *capped) line(s string) {
+	if c.dropped > 0 || c.b.Len()+len(s)+1 > MaxOutput {
+		c.dropped++
+		return
+	}
+	c.b.WriteString(s)
+	c.b.WriteByte('\n')
+}
+
+func (c *capped) String() string {
+	if c.dropped > 0 {
+		return c.b.String() + fmt.Sprintf("[output truncated at %d KiB: %d more lines not shown]\n", MaxOutput>>10, c.dropped)
+	}
+	return c.b.String()
+}
+
+// binary reports whether data looks like a binary file.
+func binary(data []byte) bool {
+	return bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0
+}
+
+// eachLine calls f for each line of r, 1-based, until f returns false.
+func eachLine(r io.Reader, f func(n int, line string) bool) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxFileSize)
+	for n := 1; sc.Scan(); n++ {
+		if !f(n, sc.Text()) {
+			return nil
+		}
+	}
+	return sc.Err()
+}
+
+// shorten cuts a long line for display.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
