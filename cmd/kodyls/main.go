@@ -46,6 +46,7 @@ Usage:
 Commands:
   serve     speak the Language Server Protocol on stdin/stdout (default)
   review    review the working tree's changes (text, json or sarif); see kodyls review -h
+  explain   explain the primary error of compiler or test output (FILE or stdin)
   doctor    print how configuration was resolved; exit 1 if something is wrong
   version   print the version
 
@@ -97,6 +98,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return doctor(ctx, rest, stdout, stderr)
 	case "review":
 		return reviewCmd(ctx, rest, stdout, stderr, logger)
+	case "explain":
+		return explainCmd(ctx, rest, stdin, stdout, stderr, logger)
 	case "version":
 		fmt.Fprintf(stdout, "kodyls %s\n", currentVersion())
 		return 0

@@ -1,0 +1,285 @@
+package rca
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/agents/react"
+	"github.com/kodustech/kodyls/agents/tools"
+	"github.com/kodustech/kodyls/analysis/errparse"
+	"github.com/kodustech/kodyls/index"
+	"github.com/kodustech/kodyls/prompts"
+)
+
+// Sources of an answer.
+const (
+	SourceModel   = "model"   // the agent reasoned with the model
+	SourceHistory = "history" // a stored explanation of the same error
+	SourceOffline = "offline" // built-in guidance, no model
+)
+
+// CacheAge is how long a stored explanation answers the same error in the
+// same code without asking the model again.
+const CacheAge = 24 * time.Hour
+
+// Answer is the explanation, in the shape of the `explain --json` contract.
+type Answer struct {
+	RootCause     string   `json:"rootCause"`
+	FixGuidelines []string `json:"fixGuidelines"`
+	Confidence    float64  `json:"confidence"`
+	Iterations    int      `json:"iterations"`
+	ToolsUsed     []string `json:"toolsUsed"`
+	Source        string   `json:"source"`
+}
+
+// Similar is a past error like this one.
+type Similar struct {
+	Fingerprint   string   `json:"fingerprint"`
+	Tool          string   `json:"tool"`
+	Code          string   `json:"code,omitempty"`
+	Message       string   `json:"message"`
+	File          string   `json:"file,omitempty"`
+	Count         int      `json:"count"`
+	Score         float64  `json:"score"`
+	Exact         bool     `json:"exact"`
+	RootCause     string   `json:"rootCause,omitempty"`
+	FixGuidelines []string `json:"fixGuidelines,omitempty"`
+}
+
+// Report is the outcome of one explanation.
+type Report struct {
+	Errors  []errparse.Error `json:"errors"`
+	Primary int              `json:"primary"`
+	Similar []Similar        `json:"similar"`
+	RCA     *Answer          `json:"rca"`
+	// Note says how the answer was obtained when no model was used.
+	Note string `json:"note,omitempty"`
+}
+
+// Explainer explains errors of one workspace.
+type Explainer struct {
+	Workspace string
+	Gateway   *llm.Gateway   // nil: no model
+	History   *index.History // nil: nothing remembered
+	Prompts   *prompts.Set
+	Ignore    func(rel string) bool // files never read into a prompt
+	Agent     react.Config
+	Log       *slog.Logger
+}
+
+// ErrNoError is returned when the output holds no error kodyls recognises.
+var ErrNoError = errors.New("no error found in the output: pass the compiler or test output (stdout and stderr)")
+
+// Explain parses output and explains its primary error. offline forbids
+// the model even when one is configured.
+func (x *Explainer) Explain(ctx context.Context, output string, offline bool, emit func(react.Event)) (*Report, error) {
+	errs := errparse.Parse(output, errparse.Options{Workspace: x.Workspace})
+	rep := &Report{Errors: errs, Primary: errparse.Primary(errs), Similar: []Similar{}}
+	if rep.Primary < 0 {
+		rep.Errors = []errparse.Error{}
+		return rep, ErrNoError
+	}
+	e := errs[rep.Primary]
+	rec := index.ErrorRecord{
+		Workspace: x.Workspace, Fingerprint: e.Fingerprint, Tool: e.Tool, Language: e.Language,
+		Code: e.Code, Message: e.Message, Template: errparse.Template(e), File: e.File, Raw: excerpt(output, 4000),
+	}
+	hash := x.contentHash(e)
+	var errID int64
+	if x.History != nil {
+		id, err := x.History.Record(ctx, rec)
+		if err != nil {
+			x.log().Warn("cannot record the error in history", "error", err)
+		}
+		errID = id
+		if ex, ok, err := x.History.Cached(ctx, x.Workspace, e.Fingerprint, hash, CacheAge); err == nil && ok {
+			rep.RCA = &Answer{RootCause: ex.RootCause, FixGuidelines: ex.Steps, Confidence: ex.Confidence, Source: SourceHistory, ToolsUsed: []string{}}
+			rep.Note = fmt.Sprintf("answered from history: the same error in the same code was explained %s ago", time.Since(ex.CreatedAt).Round(time.Minute))
+			rep.Similar = x.similar(ctx, rec)
+			return rep, nil
+		}
+		rep.Similar = x.similar(ctx, rec)
+	}
+
+	if offline || x.Gateway == nil {
+		rep.RCA, rep.Note = x.offline(e, rep.Similar)
+		return rep, nil
+	}
+	ans, err := x.agent(ctx, e, output, rep.Similar, emit)
+	if err != nil {
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+		// The model failed: still answer, and say so.
+		rep.RCA, rep.Note = x.offline(e, rep.Similar)
+		rep.Note = fmt.Sprintf("the model could not answer (%v); %s", err, rep.Note)
+		return rep, nil
+	}
+	rep.RCA = ans
+	if x.History != nil && errID != 0 {
+		ex := index.Explanation{RootCause: ans.RootCause, Steps: ans.FixGuidelines, Confidence: ans.Confidence, Source: SourceModel, Model: x.Gateway.Model(llm.TaskAgent), ContentHash: hash}
+		if err := x.History.Explain(ctx, errID, ex); err != nil {
+			x.log().Warn("cannot store the explanation", "error", err)
+		}
+	}
+	return rep, nil
+}
+
+// offline answers without a model: a past explanation of the same error,
+// else built-in guidance, else what the parse alone says.
+func (x *Explainer) offline(e errparse.Error, similar []Similar) (*Answer, string) {
+	for _, s := range similar {
+		if s.Exact && s.RootCause != "" {
+			return &Answer{RootCause: s.RootCause, FixGuidelines: s.FixGuidelines, Confidence: 0.6, Source: SourceHistory, ToolsUsed: []string{}},
+				"no model was used: this is the explanation given when the same error was seen before"
+		}
+	}
+	if g, ok := Lookup(e); ok {
+		return &Answer{RootCause: g.RootCause, FixGuidelines: g.Steps, Confidence: 0.4, Source: SourceOffline, ToolsUsed: []string{}},
+			"no model was used: built-in guidance for this kind of error; configure KODYLS_LLM_BASE_URL for an analysis of your code"
+	}
+	where := e.File
+	if e.Line > 0 {
+		where = fmt.Sprintf("%s:%d", e.File, e.Line)
+	}
+	return &Answer{
+		RootCause:     fmt.Sprintf("%s reports %q at %s; kodyls has no built-in guidance for this error.", e.Tool, e.Message, where),
+		FixGuidelines: []string{"Read the code at the reported location and the lines around it.", "Search the message in the tool's documentation."},
+		Confidence:    0.1, Source: SourceOffline, ToolsUsed: []string{},
+	}, "no model was used and no guidance matches; configure KODYLS_LLM_BASE_URL for an analysis of your code"
+}
+
+func (x *Explainer) similar(ctx context.Context, rec index.ErrorRecord) []Similar {
+	out := []Similar{}
+	entries, err := x.History.Similar(ctx, x.Workspace, rec, 5)
+	if err != nil {
+		x.log().Warn("cannot search similar errors", "error", err)
+		return out
+	}
+	for _, h := range entries {
+		if h.Fingerprint == rec.Fingerprint && h.Count <= 1 && h.Latest == nil {
+			continue // the error just recorded, seen for the first time
+		}
+		s := Similar{Fingerprint: h.Fingerprint, Tool: h.Tool, Code: h.Code, Message: h.Message, File: h.File, Count: h.Count, Score: h.Score, Exact: h.Exact}
+		if h.Latest != nil {
+			s.RootCause, s.FixGuidelines = h.Latest.RootCause, h.Latest.Steps
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// agent runs the ReAct loop with the workspace tools.
+func (x *Explainer) agent(ctx context.Context, e errparse.Error, output string, similar []Similar, emit func(react.Event)) (*Answer, error) {
+	ws := tools.Workspace{Root: x.Workspace, Ignore: x.Ignore}
+	ts := []react.Tool{ws.ReadFile(), ws.SearchWorkspace(), ws.ListFiles(), ws.FindReferences()}
+	refs := make([]prompts.ToolRef, len(ts))
+	for i, t := range ts {
+		refs[i] = prompts.ToolRef{Name: t.Name, Description: t.Description}
+	}
+	cfg := x.Agent
+	if cfg.MaxIterations == 0 {
+		cfg.MaxIterations = 10
+	}
+	cfg.Feature, cfg.Task = "rca", llm.TaskAgent
+	sys, err := x.Prompts.Render("rca_system", prompts.RCASystemData{Tools: refs, MaxIterations: cfg.MaxIterations})
+	if err != nil {
+		return nil, err
+	}
+	data := prompts.RCAUserData{
+		Error: prompts.ParsedError{Tool: e.Tool, Language: e.Language, File: e.File, Line: e.Line, Column: e.Column, Severity: e.Severity, Code: e.Code, Message: e.Message, Raw: excerpt(output, 4000)},
+		Code:  x.codeContext(e),
+	}
+	for _, s := range similar {
+		if s.RootCause != "" {
+			data.Similar = append(data.Similar, prompts.PastError{Message: s.Message, File: s.File, RootCause: s.RootCause, FixGuidelines: s.FixGuidelines})
+		}
+	}
+	user, err := x.Prompts.Render("rca_user", data)
+	if err != nil {
+		return nil, err
+	}
+	res, err := react.Run(ctx, x.Gateway, sys.Text, user.Text, ts, cfg, emit)
+	if err != nil {
+		return nil, err
+	}
+	used := res.ToolsUsed
+	if used == nil {
+		used = []string{}
+	}
+	return &Answer{RootCause: res.Answer.RootCause, FixGuidelines: res.Answer.FixGuidelines, Confidence: res.Answer.Confidence, Iterations: res.Iterations, ToolsUsed: used, Source: SourceModel}, nil
+}
+
+// codeContext reads the lines around the error, when the file lies in the
+// workspace and is not on the ignore list.
+func (x *Explainer) codeContext(e errparse.Error) prompts.CodeContext {
+	cc := prompts.CodeContext{File: e.File, Language: e.Language}
+	data, ok := x.readWorkspaceFile(e.File)
+	if !ok {
+		return cc
+	}
+	lines := strings.Split(string(data), "\n")
+	from := max(e.Line-15, 1)
+	to := min(e.Line+15, len(lines))
+	if e.Line <= 0 {
+		from, to = 1, min(60, len(lines))
+	}
+	cc.StartLine = from
+	cc.Text = strings.Join(lines[from-1:to], "\n")
+	return cc
+}
+
+func (x *Explainer) readWorkspaceFile(rel string) ([]byte, bool) {
+	if rel == "" || filepath.IsAbs(rel) || x.Workspace == "" || (x.Ignore != nil && x.Ignore(filepath.ToSlash(rel))) {
+		return nil, false
+	}
+	root, err := os.OpenRoot(x.Workspace)
+	if err != nil {
+		return nil, false
+	}
+	defer root.Close()
+	data, err := root.ReadFile(filepath.FromSlash(strings.TrimPrefix(rel, "./")))
+	return data, err == nil
+}
+
+// contentHash covers the files the error involves, so a cached explanation
+// is reused only while that code is unchanged.
+func (x *Explainer) contentHash(e errparse.Error) string {
+	d := sha256.New()
+	files := []string{e.File}
+	for _, f := range e.Frames {
+		if f.InWorkspace {
+			files = append(files, f.File)
+		}
+	}
+	for _, f := range files {
+		data, _ := x.readWorkspaceFile(f)
+		fmt.Fprintf(d, "%s\x00%d\x00", f, len(data))
+		d.Write(data)
+	}
+	return hex.EncodeToString(d.Sum(nil))[:16]
+}
+
+func (x *Explainer) log() *slog.Logger {
+	if x.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return x.Log
+}
+
+// excerpt keeps the start of a long output.
+func excerpt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "\n…(truncated)"
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kodustech/kodyls/agents/rca"
+	"github.com/kodustech/kodyls/agents/redact"
+	"github.com/kodustech/kodyls/index"
+	"github.com/kodustech/kodyls/lsp/settings"
+	"github.com/kodustech/kodyls/prompts"
+)
+
+const explainUsage = `Usage: kodyls explain [--json] [--offline] [--workspace DIR] [FILE|-]
+
+Explains the primary error of compiler or test output (read from FILE, or
+stdin with "-" or no argument): the parsed errors, similar past errors from
+the local history, and a root cause with fix steps and a confidence. With an
+LLM configured (and without --offline) an agent reads the code to find the
+cause; otherwise the answer comes from history or built-in guidance, and says
+so. Exit status: 0, 1 when no error is recognised, 2 on a usage error.
+`
+
+func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, logger *slog.Logger) int {
+	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, explainUsage); fs.PrintDefaults() }
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	offline := fs.Bool("offline", false, "do not use the LLM")
+	wsFlag := fs.String("workspace", "", "the workspace the output refers to (default: the git root of the current directory, else the current directory)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 1 {
+		fmt.Fprintln(stderr, "kodyls explain: give at most one FILE (or - for stdin)")
+		return 2
+	}
+	var in io.Reader = stdin
+	if name := fs.Arg(0); name != "" && name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "kodyls explain: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		in = f
+	}
+	data, err := io.ReadAll(io.LimitReader(in, 8<<20))
+	if err != nil {
+		fmt.Fprintf(stderr, "kodyls explain: read the output: %v\n", err)
+		return 2
+	}
+	ws := *wsFlag
+	if ws == "" {
+		cwd, _ := os.Getwd()
+		ws = cwd
+		if top, err := gitOutput(ctx, cwd, "rev-parse", "--show-toplevel"); err == nil {
+			ws = strings.TrimSpace(top)
+		}
+	}
+	if abs, err := filepath.Abs(ws); err == nil {
+		ws = abs
+	}
+	if real, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = real
+	}
+
+	x := &rca.Explainer{Workspace: ws, Prompts: prompts.Builtin(), Log: logger}
+	if ig, err := redact.NewIgnore(nil); err == nil {
+		x.Ignore = ig.Match
+	}
+	var st *index.Store
+	if dir, _, err := index.DataDir(os.Getenv); err == nil {
+		if st, err = index.OpenStore(ctx, dir); err == nil {
+			defer st.Close()
+			search, serr := index.OpenSearch(st, dir)
+			if serr != nil {
+				logger.Warn("error index unavailable; similar errors by fingerprint only", "error", serr)
+			}
+			x.History = index.NewHistory(st, search)
+		} else {
+			logger.Warn("local store unavailable; nothing is remembered", "error", err)
+			st = nil
+		}
+	}
+	cfg := settings.Resolve(os.Getenv, nil, nil).Settings
+	if !*offline && cfg.LLMConfigured() {
+		g, err := newGateway(cfg, st, prompts.Builtin(), defaultRedactor(), logger)
+		if err != nil {
+			fmt.Fprintf(stderr, "kodyls explain: %v\n", err)
+			return 2
+		}
+		defer g.Close()
+		x.Gateway = g
+	}
+	rep, err := x.Explain(ctx, string(data), *offline, nil)
+	if errors.Is(err, rca.ErrNoError) {
+		if *asJSON {
+			writeExplainJSON(stdout, rep)
+		}
+		fmt.Fprintf(stderr, "kodyls explain: %v\n", err)
+		return 1
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "kodyls explain: %v\n", err)
+		return 2
+	}
+	if *asJSON {
+		writeExplainJSON(stdout, rep)
+		return 0
+	}
+	writeExplainText(stdout, rep)
+	return 0
+}
+
+func writeExplainJSON(w io.Writer, rep *rca.Report) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(rep)
+}
+
+func writeExplainText(w io.Writer, rep *rca.Report) {
+	e := rep.Errors[rep.Primary]
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", loc, e.Line)
+		if e.Column > 0 {
+			loc = fmt.Sprintf("%s:%d", loc, e.Column)
+		}
+	}
+	code := ""
+	if e.Code != "" {
+		code = " [" + e.Code + "]"
+	}
+	fmt.Fprintf(w, "%s error%s at %s: %s\n", e.Tool, code, loc, e.Message)
+	if n := len(rep.Errors); n > 1 {
+		fmt.Fprintf(w, "(the first of %d errors in the output)\n", n)
+	}
+	a := rep.RCA
+	fmt.Fprintf(w, "\nRoot cause (%s, confidence %.0f%%):\n  %s\n", a.Source, a.Confidence*100, a.RootCause)
+	if len(a.FixGuidelines) > 0 {
+		fmt.Fprintln(w, "\nFix:")
+		for i, s := range a.FixGuidelines {
+			fmt.Fprintf(w, "  %d. %s\n", i+1, s)
+		}
+	}
+	if len(rep.Similar) > 0 {
+		fmt.Fprintln(w, "\nSimilar past errors:")
+		for _, s := range rep.Similar {
+			kind := "similar"
+			if s.Exact {
+				kind = "same"
+			}
+			fmt.Fprintf(w, "  - %s (%s, seen %d×): %s\n", s.Message, kind, s.Count, s.RootCause)
+		}
+	}
+	if a.Iterations > 0 {
+		fmt.Fprintf(w, "\n%d agent steps; tools used: %s\n", a.Iterations, strings.Join(a.ToolsUsed, ", "))
+	}
+	if rep.Note != "" {
+		fmt.Fprintf(w, "\nNote: %s\n", rep.Note)
+	}
+}

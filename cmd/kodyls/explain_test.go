@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/lsp/lsptest"
+)
+
+func runBinStdin(t *testing.T, env []string, dir, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(lsptest.BuildBinary(t), args...)
+	cmd.Env, cmd.Dir = env, dir
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	_ = cmd.Run()
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+}
+
+// buildOutput is real `go build` output for the program below.
+func buildOutput(t *testing.T, repo *lsptest.Repo) string {
+	cmd := exec.Command("go", "build", "./...")
+	cmd.Dir = repo.Dir
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "declared and not used") {
+		t.Fatalf("unexpected go build output:\n%s", out)
+	}
+	return string(out)
+}
+
+func brokenGoRepo(t *testing.T) *lsptest.Repo {
+	return lsptest.NewRepo(t, map[string]string{
+		"go.mod":  "module example.com/broken\n\ngo 1.22\n",
+		"main.go": "package main\n\nfunc main() {\n\tunused := 42\n}\n",
+	})
+}
+
+type explainJSON struct {
+	Errors []struct {
+		Tool, Language, File, Severity, Message, Fingerprint string
+		Line, Column                                         int
+	} `json:"errors"`
+	Primary int `json:"primary"`
+	Similar []struct {
+		Exact bool `json:"exact"`
+		Count int  `json:"count"`
+	} `json:"similar"`
+	RCA struct {
+		RootCause     string   `json:"rootCause"`
+		FixGuidelines []string `json:"fixGuidelines"`
+		Confidence    float64  `json:"confidence"`
+		Iterations    int      `json:"iterations"`
+		ToolsUsed     []string `json:"toolsUsed"`
+		Source        string   `json:"source"`
+	} `json:"rca"`
+	Note string `json:"note"`
+}
+
+func TestExplainOffline(t *testing.T) {
+	repo := brokenGoRepo(t)
+	env := testEnv(t)
+	out, errOut, code := runBinStdin(t, env, repo.Dir, buildOutput(t, repo), "explain", "--offline", "--json")
+	if code != 0 {
+		t.Fatalf("code %d\n%s%s", code, out, errOut)
+	}
+	var rep explainJSON
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	e := rep.Errors[rep.Primary]
+	if e.Tool != "go" || e.File != "./main.go" || e.Line != 4 || e.Column != 2 || e.Fingerprint == "" {
+		t.Errorf("primary error %+v", e)
+	}
+	if rep.RCA.Source != "offline" || !strings.Contains(rep.RCA.RootCause, "never read") || !strings.Contains(rep.Note, "no model was used") {
+		t.Errorf("offline answer %+v note %q", rep.RCA, rep.Note)
+	}
+	// Text output says the same for people.
+	out, _, _ = runBinStdin(t, env, repo.Dir, buildOutput(t, repo), "explain", "--offline")
+	if !strings.Contains(out, "go error at ./main.go:4:2: declared and not used: unused") || !strings.Contains(out, "Note: no model was used") {
+		t.Errorf("text output:\n%s", out)
+	}
+	// The error was recorded: the second time it is listed as seen before.
+	out, _, _ = runBinStdin(t, env, repo.Dir, buildOutput(t, repo), "explain", "--offline", "--json")
+	rep = explainJSON{}
+	_ = json.Unmarshal([]byte(out), &rep)
+	if len(rep.Similar) == 0 || !rep.Similar[0].Exact || rep.Similar[0].Count < 2 {
+		t.Errorf("second explanation should list the same error seen before: %+v", rep.Similar)
+	}
+}
+
+func TestExplainNothingRecognised(t *testing.T) {
+	_, errOut, code := runBinStdin(t, testEnv(t), t.TempDir(), "all good\n", "explain", "--offline")
+	if code != 1 || !strings.Contains(errOut, "no error found") {
+		t.Fatalf("code %d stderr %q", code, errOut)
+	}
+}
+
+func TestExplainWithAgentThenFromHistory(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	final := llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: `{"rootCause":"unused is assigned but never read in main","fixGuidelines":["Remove the variable or use it."],"confidence":0.9}`})
+	fake.On(llmtest.LastMessageRole("tool"), final)
+	fake.On(llmtest.Any(), llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{"path":"main.go","line":4}`}))
+	repo := brokenGoRepo(t)
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	output := buildOutput(t, repo)
+	out, errOut, code := runBinStdin(t, env, repo.Dir, output, "explain", "--json")
+	if code != 0 {
+		t.Fatalf("code %d\n%s%s", code, out, errOut)
+	}
+	var rep explainJSON
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if rep.RCA.Source != "model" || rep.RCA.Confidence != 0.9 || rep.RCA.Iterations < 2 || len(rep.RCA.ToolsUsed) == 0 || rep.RCA.ToolsUsed[0] != "read_file" {
+		t.Fatalf("agent answer %+v", rep.RCA)
+	}
+	// The agent saw the code around the error through read_file.
+	saw := false
+	for _, r := range fake.ChatRequests() {
+		if strings.Contains(r.Chat.Text(), "unused := 42") {
+			saw = true
+		}
+	}
+	if !saw {
+		t.Error("the code around the error never reached the model")
+	}
+	calls := fake.CountChat()
+	out, _, _ = runBinStdin(t, env, repo.Dir, output, "explain", "--json")
+	rep = explainJSON{}
+	_ = json.Unmarshal([]byte(out), &rep)
+	if fake.CountChat() != calls || rep.RCA.Source != "history" || rep.RCA.RootCause != "unused is assigned but never read in main" {
+		t.Fatalf("second explanation: %d new calls, answer %+v", fake.CountChat()-calls, rep.RCA)
+	}
+}
