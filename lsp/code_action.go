@@ -14,6 +14,8 @@ func (s *Server) codeAction(_ context.Context, p *protocol.CodeActionParams) ([]
 	actions := []protocol.CodeAction{}
 	seen := map[string]bool{}
 	for _, d := range p.Context.Diagnostics {
+		// Every diagnostic, kodyls's or another server's, can be explained.
+		actions = append(actions, explainAction(p.TextDocument.URI, d))
 		if len(d.Data) == 0 {
 			continue
 		}

@@ -36,6 +36,8 @@ func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandP
 		return s.reviewWorkspace(ctx, p.WorkDoneToken)
 	case CommandDismissSuggestion:
 		return s.dismissSuggestion(ctx, arg0)
+	case CommandExplainError:
+		return s.explainError(ctx, arg0, p.WorkDoneToken)
 	}
 	if fn, ok := s.opts.Commands[p.Command]; ok {
 		return fn(ctx, arg0)

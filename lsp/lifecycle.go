@@ -24,6 +24,7 @@ const (
 var builtinCommands = []string{
 	CommandRuleViolations, CommandReloadRules, CommandShowRule,
 	CommandReviewFile, CommandReviewWorkspace, CommandDismissSuggestion,
+	CommandExplainError,
 }
 
 func (s *Server) initialize(_ context.Context, params []byte) (any, error) {

@@ -124,7 +124,7 @@ func TestReviewOnSaveShowsFindingAndFixApplies(t *testing.T) {
 			fix = &actions[i]
 		}
 	}
-	if fix == nil || len(actions) != 3 {
+	if fix == nil || len(actions) != 4 { // explain, fix, dismiss, dismiss all
 		t.Fatalf("code actions %+v", actions)
 	}
 	e.ApplyEdit(fix.Edit)
@@ -378,6 +378,36 @@ func TestDeadEndpointIsReportedOnce(t *testing.T) {
 	msgs := s.Messages()
 	if len(msgs) != 1 || !strings.Contains(msgs[0], "127.0.0.1:1") {
 		t.Fatalf("want exactly one message about the dead endpoint, got %q", msgs)
+	}
+	s.Shutdown()
+}
+
+// TestExplainAnyDiagnosticOffline: another server's diagnostic is explained
+// from built-in guidance when there is no model, and says so.
+func TestExplainAnyDiagnosticOffline(t *testing.T) {
+	repo := reviewRepo(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.OpenFile("main.go")
+	d := protocol.Diagnostic{
+		Range:   protocol.Range{Start: protocol.Position{Line: 5, Character: 1}, End: protocol.Position{Line: 5, Character: 4}},
+		Source:  protocol.NewOptional("compiler"),
+		Message: protocol.String("declared and not used: sum"),
+	}
+	actions := s.CodeActions("main.go", d.Range, []protocol.Diagnostic{d})
+	if len(actions) != 1 || actions[0].Title != "Explain this error" {
+		t.Fatalf("actions %+v", actions)
+	}
+	var res lsp.ExplainResult
+	cmd := actions[0].Command
+	if err := s.Call(protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{Command: cmd.Command, Arguments: cmd.Arguments}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.RCA == nil || res.RCA.RCA.Source != "offline" || !strings.Contains(res.Markdown, "### Root cause") || !strings.Contains(res.Markdown, "no model was used") {
+		t.Fatalf("explanation %+v\n%s", res.RCA, res.Markdown)
+	}
+	if e := res.RCA.Errors[0]; e.File != "main.go" || e.Line != 6 || e.Column != 2 || e.Tool != "compiler" {
+		t.Fatalf("error from the diagnostic: %+v", e)
 	}
 	s.Shutdown()
 }

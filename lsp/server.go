@@ -96,6 +96,7 @@ type Server struct {
 	gateway      *llm.Gateway
 	gatewayCfg   settings.LLM
 	memDismissed map[string]map[string]bool // when there is no store
+	history      *index.History
 }
 
 type clientCapabilities struct {

@@ -395,11 +395,11 @@ func TestRuleViolationsGroupedAndShowRule(t *testing.T) {
 
 	ds := s.Diagnostics("b.go")
 	actions := s.CodeActions("b.go", ds[0].Range, ds)
-	if len(actions) != 1 || !strings.Contains(actions[0].Title, "No fmt.Println") {
+	if len(actions) != 2 || actions[0].Title != "Explain this error" || !strings.Contains(actions[1].Title, "No fmt.Println") {
 		t.Fatalf("code actions = %+v", actions)
 	}
 	var loc protocol.Location
-	cmd := actions[0].Command
+	cmd := actions[1].Command
 	if err := s.Call(protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{Command: cmd.Command, Arguments: cmd.Arguments}, &loc); err != nil {
 		t.Fatal(err)
 	}

@@ -83,12 +83,25 @@ var ErrNoError = errors.New("no error found in the output: pass the compiler or 
 // the model even when one is configured.
 func (x *Explainer) Explain(ctx context.Context, output string, offline bool, emit func(react.Event)) (*Report, error) {
 	errs := errparse.Parse(output, errparse.Options{Workspace: x.Workspace})
-	rep := &Report{Errors: errs, Primary: errparse.Primary(errs), Similar: []Similar{}}
-	if rep.Primary < 0 {
-		rep.Errors = []errparse.Error{}
-		return rep, ErrNoError
+	p := errparse.Primary(errs)
+	if p < 0 {
+		return &Report{Errors: []errparse.Error{}, Primary: -1, Similar: []Similar{}}, ErrNoError
 	}
-	e := errs[rep.Primary]
+	return x.explain(ctx, errs, p, output, offline, emit)
+}
+
+// ExplainError explains one error already known, such as an editor
+// diagnostic: raw is the text shown to the model as the tool's output.
+func (x *Explainer) ExplainError(ctx context.Context, e errparse.Error, raw string, offline bool, emit func(react.Event)) (*Report, error) {
+	if e.Fingerprint == "" {
+		e.Fingerprint = errparse.Fingerprint(e)
+	}
+	return x.explain(ctx, []errparse.Error{e}, 0, raw, offline, emit)
+}
+
+func (x *Explainer) explain(ctx context.Context, errs []errparse.Error, primary int, output string, offline bool, emit func(react.Event)) (*Report, error) {
+	rep := &Report{Errors: errs, Primary: primary, Similar: []Similar{}}
+	e := errs[primary]
 	rec := index.ErrorRecord{
 		Workspace: x.Workspace, Fingerprint: e.Fingerprint, Tool: e.Tool, Language: e.Language,
 		Code: e.Code, Message: e.Message, Template: errparse.Template(e), File: e.File, Raw: excerpt(output, 4000),
@@ -282,4 +295,44 @@ func excerpt(s string, n int) string {
 		return s
 	}
 	return s[:n] + "\n…(truncated)"
+}
+
+// Markdown renders a report for an editor's hover or panel.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	e := r.Errors[r.Primary]
+	fmt.Fprintf(&b, "**%s**", e.Message)
+	if e.Code != "" {
+		fmt.Fprintf(&b, " (`%s`)", e.Code)
+	}
+	b.WriteString("\n\n")
+	if a := r.RCA; a != nil {
+		fmt.Fprintf(&b, "### Root cause\n\n%s\n\n", a.RootCause)
+		if len(a.FixGuidelines) > 0 {
+			b.WriteString("### Fix\n\n")
+			for i, s := range a.FixGuidelines {
+				fmt.Fprintf(&b, "%d. %s\n", i+1, s)
+			}
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "_Confidence %.0f%% · source: %s_", a.Confidence*100, a.Source)
+		if a.Iterations > 0 {
+			fmt.Fprintf(&b, " _· %d agent steps_", a.Iterations)
+		}
+		b.WriteString("\n")
+	}
+	if len(r.Similar) > 0 {
+		b.WriteString("\n### Seen before\n\n")
+		for _, s := range r.Similar {
+			fmt.Fprintf(&b, "- %s (%d×)", s.Message, s.Count)
+			if s.RootCause != "" {
+				fmt.Fprintf(&b, ": %s", s.RootCause)
+			}
+			b.WriteString("\n")
+		}
+	}
+	if r.Note != "" {
+		fmt.Fprintf(&b, "\n> %s\n", r.Note)
+	}
+	return b.String()
 }

@@ -279,8 +279,14 @@ func TestBadLogLevel(t *testing.T) {
 // stdout; stderr is collected.
 func startRaw(t *testing.T, dir string, args ...string) (*exec.Cmd, *lsptest.Raw, *bytes.Buffer) {
 	t.Helper()
+	return startRawEnv(t, dir, nil, args...)
+}
+
+// startRawEnv is startRaw with extra environment variables.
+func startRawEnv(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd, *lsptest.Raw, *bytes.Buffer) {
+	t.Helper()
 	cmd := exec.Command(lsptest.BuildBinary(t), args...)
-	cmd.Env, cmd.Dir = testEnv(t), dir
+	cmd.Env, cmd.Dir = append(testEnv(t), env...), dir
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	stderr := &bytes.Buffer{}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kodustech/kodyls/agents/llmtest"
 	"github.com/kodustech/kodyls/lsp/lsptest"
@@ -137,4 +138,53 @@ func TestExplainWithAgentThenFromHistory(t *testing.T) {
 	if fake.CountChat() != calls || rep.RCA.Source != "history" || rep.RCA.RootCause != "unused is assigned but never read in main" {
 		t.Fatalf("second explanation: %d new calls, answer %+v", fake.CountChat()-calls, rep.RCA)
 	}
+}
+
+// TestExplainErrorCancelledThroughTheBinary: an explanation waiting on a
+// hanging endpoint does not hold up edits and diagnostics, and
+// $/cancelRequest ends it with RequestCancelled within a second, aborting
+// the HTTP request.
+func TestExplainErrorCancelledThroughTheBinary(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.Any(), llmtest.Reply{Hang: true})
+	repo := workspace(t)
+	cmd, raw, stderr := startRawEnv(t, repo.Dir, []string{"KODYLS_LLM_BASE_URL=" + fake.URL, "KODYLS_LLM_MODEL=fake-model"}, "serve")
+	raw.Request(1, "initialize", map[string]any{"rootUri": "file://" + repo.Dir, "capabilities": map[string]any{}})
+	raw.Response("1")
+	raw.Notify("initialized", map[string]any{})
+	uri := "file://" + repo.Dir + "/main.go"
+	raw.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": mainGo}})
+	raw.Request(2, "workspace/executeCommand", map[string]any{"command": "kodyls.explainError", "arguments": []any{map[string]any{
+		"uri": uri, "range": map[string]any{"start": map[string]any{"line": 5, "character": 1}, "end": map[string]any{"line": 5, "character": 5}},
+		"message": "undefined: fmt.Printx", "source": "compiler",
+	}}})
+	if !fake.WaitRequests(1, 5*time.Second) {
+		t.Fatalf("the explanation never reached the endpoint\n%s", stderr)
+	}
+	// While it waits, an edit is handled and its diagnostics published.
+	raw.Notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": uri, "version": 2},
+		"contentChanges": []any{map[string]any{"range": map[string]any{"start": map[string]any{"line": 6, "character": 0}, "end": map[string]any{"line": 6, "character": 0}}, "text": "\tfmt.Println(1)\n"}},
+	})
+	d := raw.Next(func(m lsptest.RawMessage) bool {
+		return m.Method == "textDocument/publishDiagnostics" && strings.Contains(string(m.Params), printlnRule)
+	})
+	_ = d
+	sent := time.Now()
+	raw.Notify("$/cancelRequest", map[string]any{"id": 2})
+	m := raw.Response("2")
+	if m.Error == nil || m.Error.Code != -32800 {
+		t.Fatalf("cancelled explanation: %+v", m.Error)
+	}
+	if el := time.Since(sent); el > time.Second {
+		t.Errorf("cancellation took %v", el)
+	}
+	if !fake.WaitDisconnects(1, 2*time.Second) {
+		t.Error("the endpoint did not see the request aborted")
+	}
+	raw.Request(3, "shutdown", nil)
+	raw.Response("3")
+	raw.Notify("exit", nil)
+	_ = cmd.Wait()
 }

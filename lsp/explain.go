@@ -1,0 +1,189 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/kodustech/kodyls/agents/rca"
+	"github.com/kodustech/kodyls/agents/react"
+	"github.com/kodustech/kodyls/agents/redact"
+	"github.com/kodustech/kodyls/analysis/errparse"
+	"github.com/kodustech/kodyls/index"
+	"github.com/kodustech/kodyls/prompts"
+)
+
+// CommandExplainError explains a diagnostic or a pasted error output.
+const CommandExplainError = "kodyls.explainError"
+
+// explainArgs is the argument of kodyls.explainError: a diagnostic's
+// location and message, or a tool's output as text.
+type explainArgs struct {
+	URI     uri.URI         `json:"uri,omitempty"`
+	Range   *protocol.Range `json:"range,omitempty"`
+	Message string          `json:"message,omitempty"`
+	Code    string          `json:"code,omitempty"`
+	Source  string          `json:"source,omitempty"`
+	Text    string          `json:"text,omitempty"`
+	Offline bool            `json:"offline,omitempty"`
+}
+
+// ExplainResult is the result of kodyls.explainError.
+type ExplainResult struct {
+	Markdown string      `json:"markdown"`
+	RCA      *rca.Report `json:"rca"`
+}
+
+func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.ProgressToken) (any, error) {
+	var a explainArgs
+	if err := json.Unmarshal(arg, &a); err != nil || (a.Text == "" && (a.URI == "" || a.Message == "")) {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, `kodyls.explainError expects {"uri", "range", "message"} or {"text"}`)
+	}
+	root := s.rootFor(a.URI)
+	x := s.explainer(root)
+	prog := s.beginProgress(ctx, token, "Explaining the error")
+	emit := func(ev react.Event) {
+		switch ev.Kind {
+		case react.EventAction:
+			prog.Report(fmt.Sprintf("step %d: %s %s", ev.Iteration, ev.Tool, shortText(ev.Input, 60)), 0)
+		case react.EventThought:
+			prog.Report(fmt.Sprintf("step %d: %s", ev.Iteration, shortText(ev.Text, 80)), 0)
+		}
+	}
+	var rep *rca.Report
+	var err error
+	if a.Text != "" {
+		rep, err = x.Explain(ctx, a.Text, a.Offline, emit)
+	} else {
+		e := s.diagnosticError(root, a)
+		rep, err = x.ExplainError(ctx, e, fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Message), a.Offline, emit)
+	}
+	if err != nil {
+		prog.End("no explanation")
+		if ctx.Err() != nil {
+			return nil, protocol.ErrRequestCancelled
+		}
+		return nil, fmt.Errorf("explain: %w", err)
+	}
+	prog.End(fmt.Sprintf("%s (confidence %.0f%%)", rep.RCA.Source, rep.RCA.Confidence*100))
+	return &ExplainResult{Markdown: rep.Markdown(), RCA: rep}, nil
+}
+
+// diagnosticError turns an editor diagnostic (kodyls's or another
+// server's) into the error the explainer works on.
+func (s *Server) diagnosticError(root string, a explainArgs) errparse.Error {
+	path := a.URI.FsPath()
+	rel := path
+	if root != "" {
+		if r, err := filepath.Rel(root, canonicalPath(path)); err == nil && !strings.HasPrefix(r, "..") {
+			rel = filepath.ToSlash(r)
+		}
+	}
+	e := errparse.Error{Tool: a.Source, Language: languageFor(path), File: rel, Severity: "error", Code: a.Code, Message: strings.TrimSpace(strings.SplitN(a.Message, "\n", 2)[0])}
+	if e.Tool == "" {
+		e.Tool = "editor"
+	}
+	if a.Range != nil {
+		e.Line, e.Column = int(a.Range.Start.Line)+1, int(a.Range.Start.Character)+1
+	}
+	e.Fingerprint = errparse.Fingerprint(e)
+	return e
+}
+
+// rootFor is the workspace folder of a URI, or the first folder.
+func (s *Server) rootFor(u uri.URI) string {
+	if u != "" && u.IsFile() {
+		if e := s.engineFor(canonicalPath(u.FsPath())); e != nil {
+			return e.Root()
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.folders) > 0 {
+		return s.folders[0]
+	}
+	return ""
+}
+
+// explainer builds the explainer of a workspace with the session's model,
+// history and prompts.
+func (s *Server) explainer(root string) *rca.Explainer {
+	x := &rca.Explainer{Workspace: root, Prompts: prompts.Builtin(), Log: s.log}
+	if ig, err := redact.NewIgnore(nil); err == nil {
+		x.Ignore = ig.Match
+	}
+	s.rmu.Lock()
+	x.Gateway = s.gatewayLocked()
+	if s.history == nil && s.opts.Store != nil {
+		search, err := index.OpenSearch(s.opts.Store, s.opts.Store.Dir())
+		if err != nil {
+			s.log.Warn("error index unavailable; similar errors by fingerprint only", "error", err)
+		}
+		s.history = index.NewHistory(s.opts.Store, search)
+	}
+	x.History = s.history
+	s.rmu.Unlock()
+	return x
+}
+
+// explainAction offers "Explain this error" for any diagnostic.
+func explainAction(u uri.URI, d protocol.Diagnostic) protocol.CodeAction {
+	src, _ := d.Source.Get()
+	msg := ""
+	switch m := d.Message.(type) {
+	case protocol.String:
+		msg = string(m)
+	case *protocol.MarkupContent:
+		msg = m.Value
+	}
+	code := ""
+	switch c := d.Code.(type) {
+	case protocol.String:
+		code = string(c)
+	case protocol.Integer:
+		code = fmt.Sprint(int32(c))
+	}
+	r := d.Range
+	arg, _ := json.Marshal(explainArgs{URI: u, Range: &r, Message: msg, Code: code, Source: src})
+	return protocol.CodeAction{
+		Title:       "Explain this error",
+		Diagnostics: []protocol.Diagnostic{d},
+		Command:     protocol.Command{Title: "Explain this error", Command: CommandExplainError, Arguments: []protocol.LSPAny{arg}},
+	}
+}
+
+func languageFor(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".go":
+		return "go"
+	case ".ts", ".tsx":
+		return "typescript"
+	case ".js", ".jsx", ".mjs", ".cjs":
+		return "javascript"
+	case ".py":
+		return "python"
+	case ".rs":
+		return "rust"
+	case ".java":
+		return "java"
+	case ".c", ".h":
+		return "c"
+	case ".cc", ".cpp", ".hpp":
+		return "cpp"
+	}
+	return ""
+}
+
+func shortText(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
