@@ -53,11 +53,15 @@ func BenchmarkStartupToInitialize(b *testing.B) {
 // committed file (only changed lines are checked) and an untracked one
 // (every line is).
 func BenchmarkDidChangeToDiagnostics5000Lines(b *testing.B) {
-	b.Run("committed", func(b *testing.B) { benchDidChange(b, true) })
-	b.Run("untracked", func(b *testing.B) { benchDidChange(b, false) })
+	b.Run("committed", func(b *testing.B) { benchDidChange(b, true, false) })
+	b.Run("untracked", func(b *testing.B) { benchDidChange(b, false, false) })
+	b.Run("explanation-waiting", func(b *testing.B) { benchDidChange(b, true, true) })
 }
 
-func benchDidChange(b *testing.B, commit bool) {
+// benchDidChange measures didChange → publishDiagnostics. With explaining,
+// an "Explain this error" request is left waiting on an endpoint that never
+// answers, to show it does not slow typing down.
+func benchDidChange(b *testing.B, commit, explaining bool) {
 	repo := workspace(b)
 	var sb strings.Builder
 	sb.WriteString("package main\n\n")
@@ -68,9 +72,26 @@ func benchDidChange(b *testing.B, commit bool) {
 	if commit {
 		repo.Commit("big file")
 	}
-	s := lsptest.StartBinary(b, lsptest.BuildBinary(b), repo.Dir, testEnv(b))
+	env := testEnv(b)
+	if explaining {
+		fake := llmtest.NewServer()
+		b.Cleanup(fake.Close)
+		fake.On(llmtest.Any(), llmtest.Reply{Hang: true})
+		env = append(env, "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+		defer func() {
+			if fake.CountChat() == 0 {
+				b.Error("the explanation never reached the endpoint")
+			}
+		}()
+	}
+	s := lsptest.StartBinary(b, lsptest.BuildBinary(b), repo.Dir, env)
 	s.Initialize(lsptest.InitOptions{})
 	s.OpenFile("big.go")
+	if explaining {
+		go func() {
+			_ = s.ExecuteCommand("kodyls.explainError", map[string]any{"text": "./big.go:10:2: undefined: foo\n"}, nil)
+		}()
+	}
 	time.Sleep(200 * time.Millisecond) // baseline loaded
 	samples := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
