@@ -126,6 +126,9 @@ func (s *Server) explainer(root string) *rca.Explainer {
 			s.log.Warn("error index unavailable; similar errors by fingerprint only", "error", err)
 		}
 		s.history = index.NewHistory(s.opts.Store, search)
+		if _, err := s.history.Prune(s.ctx, rca.HistoryLimit); err != nil {
+			s.log.Warn("cannot prune the error history", "error", err)
+		}
 	}
 	x.History = s.history
 	s.rmu.Unlock()

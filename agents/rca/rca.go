@@ -27,6 +27,10 @@ const (
 	SourceOffline = "offline" // built-in guidance, no model
 )
 
+// HistoryLimit is how many distinct errors the history keeps; older ones
+// are pruned when a process opens it.
+const HistoryLimit = 10000
+
 // CacheAge is how long a stored explanation answers the same error in the
 // same code without asking the model again.
 const CacheAge = 24 * time.Hour
@@ -194,7 +198,7 @@ func (x *Explainer) similar(ctx context.Context, rec index.ErrorRecord) []Simila
 // agent runs the ReAct loop with the workspace tools.
 func (x *Explainer) agent(ctx context.Context, e errparse.Error, output string, similar []Similar, emit func(react.Event)) (*Answer, error) {
 	ws := tools.Workspace{Root: x.Workspace, Ignore: x.Ignore}
-	ts := []react.Tool{ws.ReadFile(), ws.SearchWorkspace(), ws.ListFiles(), ws.FindReferences()}
+	ts := []react.Tool{ws.ReadFile(), ws.SearchWorkspace(), ws.ListFiles(), ws.FindReferences(), tools.LocalDocs()}
 	refs := make([]prompts.ToolRef, len(ts))
 	for i, t := range ts {
 		refs[i] = prompts.ToolRef{Name: t.Name, Description: t.Description}

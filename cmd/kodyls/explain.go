@@ -86,6 +86,9 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 				logger.Warn("error index unavailable; similar errors by fingerprint only", "error", serr)
 			}
 			x.History = index.NewHistory(st, search)
+			if _, err := x.History.Prune(ctx, rca.HistoryLimit); err != nil {
+				logger.Warn("cannot prune the error history", "error", err)
+			}
 		} else {
 			logger.Warn("local store unavailable; nothing is remembered", "error", err)
 			st = nil

@@ -188,3 +188,20 @@ func TestExplainErrorCancelledThroughTheBinary(t *testing.T) {
 	raw.Notify("exit", nil)
 	_ = cmd.Wait()
 }
+
+// TestEvalRCAAgainstTheFake keeps the evaluation harness working: CI has no
+// model, so the fake endpoint answers every case with one explanation.
+func TestEvalRCAAgainstTheFake(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.Any(), llmtest.Tools(llmtest.ToolCall{Name: "final_answer",
+		Arguments: `{"rootCause":"the variable is declared and not used","fixGuidelines":["remove it or use it"],"confidence":0.7}`}))
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	out, errOut, code := runBin(t, env, t.TempDir(), "eval", "rca")
+	if code != 0 || !strings.Contains(out, "pass rate: ") || !strings.Contains(out, "go ") {
+		t.Fatalf("code %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code := runBin(t, testEnv(t), t.TempDir(), "eval", "rca"); code != 2 || !strings.Contains(errOut, "KODYLS_LLM_BASE_URL") {
+		t.Fatalf("without an endpoint: %d %q", code, errOut)
+	}
+}

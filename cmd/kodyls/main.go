@@ -47,6 +47,8 @@ Commands:
   serve     speak the Language Server Protocol on stdin/stdout (default)
   review    review the working tree's changes (text, json or sarif); see kodyls review -h
   explain   explain the primary error of compiler or test output (FILE or stdin)
+  history   search, summarise or forget remembered build errors; see kodyls history -h
+  eval rca  measure the RCA agent on canonical error cases with the configured endpoint
   doctor    print how configuration was resolved; exit 1 if something is wrong
   version   print the version
 
@@ -100,6 +102,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return reviewCmd(ctx, rest, stdout, stderr, logger)
 	case "explain":
 		return explainCmd(ctx, rest, stdin, stdout, stderr, logger)
+	case "history":
+		return historyCmd(ctx, rest, stdout, stderr)
+	case "eval":
+		return evalCmd(ctx, rest, stdout, stderr, logger)
 	case "version":
 		fmt.Fprintf(stdout, "kodyls %s\n", currentVersion())
 		return 0
