@@ -17,6 +17,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/analysis/filereview"
@@ -97,6 +98,8 @@ type Server struct {
 	gatewayCfg   settings.LLM
 	memDismissed map[string]map[string]bool // when there is no store
 	history      *index.History
+
+	build builds
 }
 
 type clientCapabilities struct {
@@ -123,6 +126,7 @@ func New(opts Options) *Server {
 		open:    map[string]*openDoc{},
 
 		reviewers:    map[string]*filereview.Reviewer{},
+		build:        builds{running: map[string]context.CancelFunc{}, shown: map[string][]uri.URI{}},
 		memDismissed: map[string]map[string]bool{},
 	}
 	s.cfg = settings.Resolve(opts.Getenv, nil, nil)

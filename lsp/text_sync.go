@@ -124,6 +124,7 @@ func (s *Server) didSave(p *protocol.DidSaveTextDocumentParams) {
 	}
 	if od != nil {
 		s.reviewOnSave(od)
+		s.buildOnSave(od)
 	}
 }
 

@@ -40,6 +40,14 @@ type Settings struct {
 	Rules    Rules             `json:"rules"`
 	BaseRef  string            `json:"baseRef"`
 	Severity map[string]string `json:"severity"`
+	Build    Build             `json:"build"`
+}
+
+// Build is the optional build-on-save: a shell command run in the
+// workspace root whose errors become diagnostics.
+type Build struct {
+	OnSave    string `json:"onSave"` // e.g. "go build ./..."; "" = off
+	TimeoutMS int    `json:"timeoutMs"`
 }
 
 // LLM describes the OpenAI-compatible endpoint. An empty BaseURL means no
@@ -74,6 +82,7 @@ func Defaults() Settings {
 		LLM:     LLM{Models: map[string]string{}, TimeoutMS: 60000, MaxConcurrent: 4},
 		Review:  Review{Trigger: TriggerSave, IdleDelayMS: 1500},
 		Rules:   Rules{Scope: ScopeChanged},
+		Build:   Build{TimeoutMS: 120000},
 		BaseRef: "HEAD",
 		Severity: map[string]string{
 			"critical": "error",
@@ -170,6 +179,7 @@ var known = map[string][]string{
 	"rules":    {"scope"},
 	"baseRef":  nil,
 	"severity": nil,
+	"build":    {"onSave", "timeoutMs"},
 }
 
 func (r *Resolved) applyJSON(origin string, raw []byte) {
@@ -240,6 +250,10 @@ func (r *Resolved) applyKey(origin, key string, v json.RawMessage) {
 		err = json.Unmarshal(v, &next.Review.Trigger)
 	case "review.idleDelayMs":
 		err = json.Unmarshal(v, &next.Review.IdleDelayMS)
+	case "build.onSave":
+		err = json.Unmarshal(v, &next.Build.OnSave)
+	case "build.timeoutMs":
+		err = json.Unmarshal(v, &next.Build.TimeoutMS)
 	case "rules.scope":
 		err = json.Unmarshal(v, &next.Rules.Scope)
 	case "baseRef":
@@ -308,6 +322,10 @@ func (s *Settings) validate() []string {
 	if s.LLM.TimeoutMS < 1000 || s.LLM.TimeoutMS > 600000 {
 		problems = append(problems, fmt.Sprintf("llm.timeoutMs %d is outside 1000..600000; using %d", s.LLM.TimeoutMS, d.LLM.TimeoutMS))
 		s.LLM.TimeoutMS = d.LLM.TimeoutMS
+	}
+	if s.Build.TimeoutMS < 1000 || s.Build.TimeoutMS > 3600000 {
+		problems = append(problems, fmt.Sprintf("build.timeoutMs %d is outside 1000..3600000; using %d", s.Build.TimeoutMS, d.Build.TimeoutMS))
+		s.Build.TimeoutMS = d.Build.TimeoutMS
 	}
 	if s.LLM.MaxConcurrent < 1 || s.LLM.MaxConcurrent > 64 {
 		problems = append(problems, fmt.Sprintf("llm.maxConcurrent %d is outside 1..64; using %d", s.LLM.MaxConcurrent, d.LLM.MaxConcurrent))
