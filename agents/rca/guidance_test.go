@@ -1,7 +1,9 @@
 package rca
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,5 +56,25 @@ func TestGuidanceOnRealOutputs(t *testing.T) {
 func TestNoGuidanceForUnknownErrors(t *testing.T) {
 	if _, ok := Lookup(errparse.Error{Language: "go", Message: "something nobody has seen"}); ok {
 		t.Fatal("guidance for an unknown error")
+	}
+}
+
+// TestOfflineAnswerCarriesRustDocs: without a model, a Rust error is
+// answered with guidance and rustc's own explanation of the code.
+func TestOfflineAnswerCarriesRustDocs(t *testing.T) {
+	if _, err := exec.LookPath("rustc"); err != nil {
+		t.Skip("rustc not installed")
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", "analysis", "errparse", "testdata", "outputs", "rustc-moved.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &Explainer{Workspace: "/work/ws"}
+	rep, err := x.Explain(context.Background(), strings.ReplaceAll(string(data), "$WORKSPACE", "/work/ws"), true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.RCA.Source != SourceOffline || !strings.Contains(rep.Docs, "E0382") && !strings.Contains(strings.ToLower(rep.Docs), "moved") {
+		t.Fatalf("offline rust answer %+v docs %q", rep.RCA, rep.Docs)
 	}
 }

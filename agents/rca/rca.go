@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -67,6 +69,9 @@ type Report struct {
 	RCA     *Answer          `json:"rca"`
 	// Note says how the answer was obtained when no model was used.
 	Note string `json:"note,omitempty"`
+	// Docs is the toolchain's own documentation of the error code, when
+	// no model was used and the toolchain is installed (rustc --explain).
+	Docs string `json:"docs,omitempty"`
 }
 
 // Explainer explains errors of one workspace.
@@ -129,6 +134,7 @@ func (x *Explainer) explain(ctx context.Context, errs []errparse.Error, primary 
 
 	if offline || x.Gateway == nil {
 		rep.RCA, rep.Note = x.offline(e, rep.Similar)
+		rep.Docs = localDocs(ctx, e)
 		return rep, nil
 	}
 	ans, err := x.agent(ctx, e, output, rep.Similar, emit)
@@ -339,4 +345,21 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&b, "\n> %s\n", r.Note)
 	}
 	return b.String()
+}
+
+// rustCode matches a rustc error code.
+var rustCode = regexp.MustCompile(`^E[0-9]{4}$`)
+
+// localDocs looks the error code up in the toolchain's documentation, for
+// answers without a model. Only rustc documents its codes; "" otherwise.
+func localDocs(ctx context.Context, e errparse.Error) string {
+	if e.Language != "rust" || !rustCode.MatchString(e.Code) {
+		return ""
+	}
+	args, _ := json.Marshal(map[string]string{"topic": e.Code})
+	out, err := tools.LocalDocs().Run(ctx, args)
+	if err != nil || strings.Contains(out, "not installed") {
+		return ""
+	}
+	return excerpt(out, 2000)
 }

@@ -168,6 +168,13 @@ func writeExplainText(w io.Writer, rep *rca.Report) {
 	if a.Iterations > 0 {
 		fmt.Fprintf(w, "\n%d agent steps; tools used: %s\n", a.Iterations, strings.Join(a.ToolsUsed, ", "))
 	}
+	if rep.Docs != "" {
+		lines := strings.Split(strings.TrimSpace(rep.Docs), "\n")
+		if len(lines) > 15 {
+			lines = append(lines[:15], "…")
+		}
+		fmt.Fprintf(w, "\nToolchain documentation:\n  %s\n", strings.Join(lines, "\n  "))
+	}
 	if rep.Note != "" {
 		fmt.Fprintf(w, "\nNote: %s\n", rep.Note)
 	}
