@@ -2,6 +2,7 @@ package lsp_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,34 +13,35 @@ import (
 	"github.com/kodustech/kodyls/lsp/lsptest"
 )
 
-// TestBuildOnSave runs the real Go compiler on save: its error becomes a
-// "build" diagnostic that offers "Explain this error", and fixing the code
-// clears it.
+// TestBuildOnSave runs a real compiler (gcc, which needs no shared build
+// cache that parallel tests could hold) on save: its error becomes a "build"
+// diagnostic that offers "Explain this error", and fixing the code clears it.
+// GCC counts a tab as 8 columns by default; byte columns match the editor's.
 func TestBuildOnSave(t *testing.T) {
-	repo := lsptest.NewRepo(t, map[string]string{
-		"go.mod":  "module example.com/b\n\ngo 1.22\n",
-		"main.go": "package main\n\nfunc main() {\n}\n",
-	})
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	repo := lsptest.NewRepo(t, map[string]string{"main.c": "int main(void) {\n\treturn 0;\n}\n"})
 	s := start(t, repo.Dir, lsp.Options{})
-	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{"build": map[string]any{"onSave": "go build ./..."}}})
-	s.OpenFile("main.go")
-	s.Insert("main.go", protocol.Position{Line: 3, Character: 0}, "\tunused := 1\n")
-	s.Save("main.go")
-	ds := s.AwaitDiagnostics("main.go", func(ds []protocol.Diagnostic) bool {
+	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{"build": map[string]any{"onSave": "gcc -fsyntax-only -fdiagnostics-column-unit=byte main.c"}}})
+	s.OpenFile("main.c")
+	s.Insert("main.c", protocol.Position{Line: 1, Character: 0}, "\tint x = y;\n")
+	s.Save("main.c")
+	ds := s.AwaitDiagnostics("main.c", func(ds []protocol.Diagnostic) bool {
 		for _, d := range ds {
-			if src, _ := d.Source.Get(); src == "build" && d.Range.Start.Line == 3 && d.Range.Start.Character == 1 {
+			if src, _ := d.Source.Get(); src == "build" && d.Range.Start.Line == 1 && d.Range.Start.Character == 9 {
 				return true
 			}
 		}
 		return false
 	})
-	actions := s.CodeActions("main.go", ds[0].Range, ds)
+	actions := s.CodeActions("main.c", ds[0].Range, ds)
 	if len(actions) == 0 || actions[0].Title != "Explain this error" {
 		t.Fatalf("a build error must offer Explain this error: %+v", actions)
 	}
-	s.EditBuffer("main.go", lsptest.Edit{Range: s.RegexpRange("main.go", "\tunused := 1\n"), Text: ""})
-	s.Save("main.go")
-	s.AwaitDiagnostics("main.go", lsptest.Empty)
+	s.EditBuffer("main.c", lsptest.Edit{Range: s.RegexpRange("main.c", "\tint x = y;\n"), Text: ""})
+	s.Save("main.c")
+	s.AwaitDiagnostics("main.c", lsptest.Empty)
 	s.Shutdown()
 }
 

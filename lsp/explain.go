@@ -85,7 +85,7 @@ func (s *Server) diagnosticError(root string, a explainArgs) errparse.Error {
 			rel = filepath.ToSlash(r)
 		}
 	}
-	e := errparse.Error{Tool: a.Source, Language: languageFor(path), File: rel, Severity: "error", Code: a.Code, Message: strings.TrimSpace(strings.SplitN(a.Message, "\n", 2)[0])}
+	e := errparse.Error{Tool: a.Source, Language: errparse.LanguageOf(path), File: rel, Severity: "error", Code: a.Code, Message: strings.TrimSpace(strings.SplitN(a.Message, "\n", 2)[0])}
 	if e.Tool == "" {
 		e.Tool = "editor"
 	}
@@ -159,28 +159,6 @@ func explainAction(u uri.URI, d protocol.Diagnostic) protocol.CodeAction {
 		Diagnostics: []protocol.Diagnostic{d},
 		Command:     protocol.Command{Title: "Explain this error", Command: CommandExplainError, Arguments: []protocol.LSPAny{arg}},
 	}
-}
-
-func languageFor(path string) string {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".go":
-		return "go"
-	case ".ts", ".tsx":
-		return "typescript"
-	case ".js", ".jsx", ".mjs", ".cjs":
-		return "javascript"
-	case ".py":
-		return "python"
-	case ".rs":
-		return "rust"
-	case ".java":
-		return "java"
-	case ".c", ".h":
-		return "c"
-	case ".cc", ".cpp", ".hpp":
-		return "cpp"
-	}
-	return ""
 }
 
 func shortText(s string, n int) string {

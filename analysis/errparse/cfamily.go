@@ -33,7 +33,7 @@ func (s *scanner) cTool() string {
 }
 
 func (s *scanner) cLanguage(file string) string {
-	if l := languageOf(file); l == "c" || l == "cpp" {
+	if l := LanguageOf(file); l == "c" || l == "cpp" {
 		if l == "c" && s.cpp && strings.HasSuffix(file, ".h") {
 			return "cpp" // a header seen from C++ code
 		}

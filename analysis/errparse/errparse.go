@@ -270,7 +270,7 @@ func finish(e *Error, o Options) {
 		locateFromFrames(e)
 	}
 	if e.Language == "" {
-		e.Language = languageOf(e.File)
+		e.Language = LanguageOf(e.File)
 	}
 	e.Fingerprint = Fingerprint(*e)
 }
@@ -509,8 +509,9 @@ var extLanguage = map[string]string{
 	".java": "java",
 }
 
-// languageOf guesses the language from a file extension; "" when unknown.
-func languageOf(file string) string {
+// LanguageOf guesses the language of a file from its extension ("go",
+// "typescript", "rust", …); "" when unknown.
+func LanguageOf(file string) string {
 	ext := strings.ToLower(path.Ext(strings.ReplaceAll(file, `\`, "/")))
 	return extLanguage[ext]
 }

@@ -36,7 +36,7 @@ func parseTSC(s *scanner) bool {
 		e.Severity = "note"
 	}
 	e.Tool, e.File = "tsc", s.rel(e.File)
-	e.Language = languageOf(e.File)
+	e.Language = LanguageOf(e.File)
 	if e.Language == "" {
 		e.Language = "typescript"
 	}
@@ -84,7 +84,7 @@ func parseESLintStylish(s *scanner) bool {
 }
 
 func eslintLanguage(file string) string {
-	if l := languageOf(file); l == "typescript" {
+	if l := LanguageOf(file); l == "typescript" {
 		return l
 	}
 	return "javascript"

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kodustech/kodyls/analysis/anchor"
 	"github.com/kodustech/kodyls/analysis/changes"
+	"github.com/kodustech/kodyls/analysis/errparse"
 	"github.com/kodustech/kodyls/analysis/filereview"
 	"github.com/kodustech/kodyls/analysis/gate"
 	"github.com/kodustech/kodyls/analysis/kodusconfig"
@@ -130,7 +131,7 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 			continue
 		}
 		rep.Findings = append(rep.Findings, ruleFindings(ruleSet, rel, baseText, current)...)
-		fr, err := reviewer.Review(ctx, filereview.Input{Path: rel, Language: languageOf(rel), Base: baseText, Current: current})
+		fr, err := reviewer.Review(ctx, filereview.Input{Path: rel, Language: errparse.LanguageOf(rel), Base: baseText, Current: current})
 		if err != nil && !errors.Is(err, filereview.ErrOffline) {
 			fr.Degraded = append(fr.Degraded, "review: "+err.Error())
 		}
@@ -333,31 +334,4 @@ func withoutDismissedCLI(ctx context.Context, st *index.Store, root, rel string,
 		}
 	}
 	return out
-}
-
-// languageOf guesses a language id from a file name, for the prompts.
-func languageOf(rel string) string {
-	switch strings.ToLower(filepath.Ext(rel)) {
-	case ".go":
-		return "go"
-	case ".ts", ".tsx":
-		return "typescript"
-	case ".js", ".jsx", ".mjs", ".cjs":
-		return "javascript"
-	case ".py":
-		return "python"
-	case ".rs":
-		return "rust"
-	case ".java":
-		return "java"
-	case ".c", ".h":
-		return "c"
-	case ".cc", ".cpp", ".hpp":
-		return "cpp"
-	case ".rb":
-		return "ruby"
-	case ".md":
-		return "markdown"
-	}
-	return strings.TrimPrefix(filepath.Ext(rel), ".")
 }
