@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -521,6 +522,9 @@ func (s *Server) reviewWorkspace(ctx context.Context, token protocol.ProgressTok
 			docs = append(docs, od)
 		}
 	}
+	// A stable order: clustering makes the first file's finding the
+	// primary, which must not change from one run to the next.
+	sort.Slice(docs, func(i, j int) bool { return docs[i].uri < docs[j].uri })
 	prog := s.beginProgress(ctx, token, "Kody review: workspace")
 	out := []*ReviewSummary{}
 	for i, od := range docs {
