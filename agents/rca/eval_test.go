@@ -8,6 +8,8 @@ import (
 
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/errparse"
+	"github.com/kodustech/kodyls/index"
 	"github.com/kodustech/kodyls/prompts"
 )
 
@@ -42,5 +44,42 @@ func TestEvalHarness(t *testing.T) {
 	rep.WriteText(&b)
 	if !strings.Contains(b.String(), "pass rate: 1/8") || !strings.Contains(b.String(), "FAIL rustc-moved") {
 		t.Fatalf("text:\n%s", b.String())
+	}
+}
+
+// TestSimilarErrorsTool: the agent can consult the history of the
+// workspace; an explanation given before reaches the model as an
+// observation.
+func TestSimilarErrorsTool(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := index.OpenStore(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	search, err := index.OpenSearch(st, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist := index.NewHistory(st, search)
+	ws := t.TempDir()
+	e := errparse.Error{Tool: "go", Language: "go", File: "a.go", Line: 3, Message: "declared and not used: x"}
+	e.Fingerprint = errparse.Fingerprint(e)
+	id, err := hist.Record(ctx, index.ErrorRecord{Workspace: ws, Fingerprint: e.Fingerprint, Tool: "go", Language: "go", Message: e.Message, Template: errparse.Template(e), File: "a.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hist.Explain(ctx, id, index.Explanation{RootCause: "x was left over from a refactor", Steps: []string{"delete x"}, Confidence: 0.8, Source: "model"}); err != nil {
+		t.Fatal(err)
+	}
+	x := &Explainer{Workspace: ws, History: hist}
+	out, err := x.similarErrorsTool(e).Run(ctx, []byte(`{}`))
+	if err != nil || !strings.Contains(out, "left over from a refactor") {
+		t.Fatalf("similar_errors: %q %v", out, err)
+	}
+	out, err = x.similarErrorsTool(e).Run(ctx, []byte(`{"query":"refactor"}`))
+	if err != nil || !strings.Contains(out, "declared and not used") {
+		t.Fatalf("similar_errors with a query: %q %v", out, err)
 	}
 }

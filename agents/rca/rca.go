@@ -204,7 +204,7 @@ func (x *Explainer) similar(ctx context.Context, rec index.ErrorRecord) []Simila
 // agent runs the ReAct loop with the workspace tools.
 func (x *Explainer) agent(ctx context.Context, e errparse.Error, output string, similar []Similar, emit func(react.Event)) (*Answer, error) {
 	ws := tools.Workspace{Root: x.Workspace, Ignore: x.Ignore}
-	ts := []react.Tool{ws.ReadFile(), ws.SearchWorkspace(), ws.ListFiles(), ws.FindReferences(), tools.LocalDocs()}
+	ts := []react.Tool{ws.ReadFile(), ws.SearchWorkspace(), ws.ListFiles(), ws.FindReferences(), x.similarErrorsTool(e), tools.LocalDocs()}
 	refs := make([]prompts.ToolRef, len(ts))
 	for i, t := range ts {
 		refs[i] = prompts.ToolRef{Name: t.Name, Description: t.Description}
@@ -362,4 +362,50 @@ func localDocs(ctx context.Context, e errparse.Error) string {
 		return ""
 	}
 	return excerpt(out, 2000)
+}
+
+// similarArgs are the arguments of the similar_errors tool.
+type similarArgs struct {
+	Query string `json:"query,omitempty" jsonschema:"words to search past errors and explanations for; empty for errors like the current one"`
+}
+
+// similarErrorsTool lets the agent consult the history: past errors like
+// the current one (or matching a query) and how they were explained.
+func (x *Explainer) similarErrorsTool(e errparse.Error) react.Tool {
+	return react.Tool{
+		Name:        "similar_errors",
+		Description: "Past errors of this workspace like the current one (exact fingerprint first, then full-text matches), or matching a query, with the explanations given then.",
+		Parameters:  similarArgs{},
+		Run: func(ctx context.Context, raw json.RawMessage) (string, error) {
+			if x.History == nil {
+				return "no error history is available in this session", nil
+			}
+			var a similarArgs
+			_ = json.Unmarshal(raw, &a)
+			var entries []index.HistoryEntry
+			var err error
+			if strings.TrimSpace(a.Query) == "" {
+				entries, err = x.History.Similar(ctx, x.Workspace, index.ErrorRecord{
+					Workspace: x.Workspace, Fingerprint: e.Fingerprint, Tool: e.Tool, Language: e.Language,
+					Code: e.Code, Message: e.Message, Template: errparse.Template(e), File: e.File,
+				}, 5)
+			} else {
+				entries, err = x.History.Search(ctx, a.Query, 5)
+			}
+			if err != nil {
+				return "", err
+			}
+			var b strings.Builder
+			for _, h := range entries {
+				fmt.Fprintf(&b, "- %s %s at %s (seen %d times, score %.2f)\n", h.Tool, h.Message, h.File, h.Count, h.Score)
+				if h.Latest != nil {
+					fmt.Fprintf(&b, "  root cause then: %s\n", h.Latest.RootCause)
+				}
+			}
+			if b.Len() == 0 {
+				return "no similar past errors", nil
+			}
+			return b.String(), nil
+		},
+	}
 }
