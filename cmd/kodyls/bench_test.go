@@ -232,3 +232,30 @@ func BenchmarkLLMCallsFor20EditsAndSaves(b *testing.B) {
 		s.Shutdown()
 	}
 }
+
+// BenchmarkExplainOffline measures `kodyls explain --offline` end to end:
+// process start, parsing, the history (sqlite and bleve), guidance, output.
+func BenchmarkExplainOffline(b *testing.B) {
+	repo := lsptest.NewRepo(b, map[string]string{
+		"go.mod":  "module example.com/broken\n\ngo 1.22\n",
+		"main.go": "package main\n\nfunc main() {\n\tunused := 42\n}\n",
+	})
+	build := exec.Command("go", "build", "./...")
+	build.Dir = repo.Dir
+	output, _ := build.CombinedOutput()
+	bin := lsptest.BuildBinary(b)
+	env := testEnv(b)
+	samples := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(bin, "explain", "--offline", "--json")
+		cmd.Env, cmd.Dir = env, repo.Dir
+		cmd.Stdin = strings.NewReader(string(output))
+		begin := time.Now()
+		if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), `"source": "offline"`) {
+			b.Fatalf("explain: %v\n%s", err, out)
+		}
+		samples = append(samples, time.Since(begin))
+	}
+	b.ReportMetric(float64(median(samples).Microseconds())/1000, "ms-median")
+}
