@@ -214,6 +214,16 @@ var fixtureCases = []fixtureCase{
 		details: []string{"in function main (link.o)", "collect2: error: ld returned 1 exit status"},
 	},
 	{
+		// Generated once clang was installed (apt-get install clang).
+		fixture: "clang-undeclared", count: 2,
+		primary: 1, // the error, after the warning
+		want:    want{"clang", "c", "undeclared.c", 13, 20, "error", "", "use of undeclared identifier 'totl'; did you mean 'total'?"},
+	},
+	{
+		fixture: "clang-link", count: 1,
+		want:    want{"ld", "c", "link.c", 0, 0, "error", "", "undefined reference to `compute'"},
+	},
+	{
 		fixture: "gxx-overload", count: 1,
 		// g++ got an absolute path: relative to the workspace.
 		want:    want{"gcc", "cpp", "c/overload.cpp", 6, 11, "error", "", "invalid initialization of reference of type ‘const std::string&’ {aka ‘const std::__cxx11::basic_string<char>&’} from expression of type ‘int’"},
