@@ -221,7 +221,7 @@ var fixtureCases = []fixtureCase{
 	},
 	{
 		fixture: "clang-link", count: 1,
-		want:    want{"ld", "c", "link.c", 0, 0, "error", "", "undefined reference to `compute'"},
+		want: want{"ld", "c", "link.c", 0, 0, "error", "", "undefined reference to `compute'"},
 	},
 	{
 		fixture: "gxx-overload", count: 1,
