@@ -4,8 +4,8 @@
 // expects. It follows the spirit of gopls's integration tests:
 //
 //	ed.OpenFile("main.go")
-//	ed.Type("main.go", ed.EndOfLine("main.go", "func main"), "\n\tfmt.Println(1)")
-//	ed.AwaitDiagnostics("main.go", lsptest.HasDiagnosticAt(3, "kody"))
+//	ed.Insert("main.go", ed.EndOfLine("main.go", "func main"), "\n\tfmt.Println(1)")
+//	ed.AwaitDiagnostics("main.go", lsptest.HasCodeOnLine(ruleUUID, 3))
 package lsptest
 
 import (
