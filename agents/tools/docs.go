@@ -41,9 +41,9 @@ func LocalDocs() react.Tool {
 		Description: "Look up local documentation: a Rust error code (e.g. E0382, via rustc --explain) or a Go package or symbol (e.g. fmt.Printf, net/http.Client, via go doc). Truncated at 8 KiB.",
 		Parameters:  DocsArgs{},
 		Run: func(ctx context.Context, raw json.RawMessage) (string, error) {
-			var a DocsArgs
-			if err := json.Unmarshal(raw, &a); err != nil {
-				return "", fmt.Errorf("local_docs arguments: %w", err)
+			a, err := decodeArgs[DocsArgs]("local_docs", raw)
+			if err != nil {
+				return "", err
 			}
 			topic := strings.TrimSpace(a.Topic)
 			if topic == "" {

@@ -29,9 +29,9 @@ func (w Workspace) ReadFile() react.Tool {
 		Description: "Read a workspace file: the lines around a 1-based line (numbered), or the whole file when line is omitted (truncated at 8 KiB).",
 		Parameters:  ReadFileArgs{},
 		Run: func(_ context.Context, raw json.RawMessage) (string, error) {
-			var a ReadFileArgs
-			if err := json.Unmarshal(raw, &a); err != nil {
-				return "", fmt.Errorf("read_file arguments: %w", err)
+			a, err := decodeArgs[ReadFileArgs]("read_file", raw)
+			if err != nil {
+				return "", err
 			}
 			if a.Path == "" {
 				return "", fmt.Errorf("read_file needs a path")

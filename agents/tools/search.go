@@ -41,9 +41,9 @@ func (w Workspace) SearchWorkspace() react.Tool {
 		Description: "Search the workspace's files for text (or an RE2 regular expression when regex is true). Returns path:line: text, at most 100 matches.",
 		Parameters:  SearchArgs{},
 		Run: func(ctx context.Context, raw json.RawMessage) (string, error) {
-			var a SearchArgs
-			if err := json.Unmarshal(raw, &a); err != nil {
-				return "", fmt.Errorf("search_workspace arguments: %w", err)
+			a, err := decodeArgs[SearchArgs]("search_workspace", raw)
+			if err != nil {
+				return "", err
 			}
 			if a.Query == "" {
 				return "", fmt.Errorf("search_workspace needs a query")
@@ -73,9 +73,9 @@ func (w Workspace) FindReferences() react.Tool {
 		Description: "Find the lines of the workspace that mention an identifier as a whole word. Returns path:line: text, at most 100 matches.",
 		Parameters:  ReferencesArgs{},
 		Run: func(ctx context.Context, raw json.RawMessage) (string, error) {
-			var a ReferencesArgs
-			if err := json.Unmarshal(raw, &a); err != nil {
-				return "", fmt.Errorf("find_references arguments: %w", err)
+			a, err := decodeArgs[ReferencesArgs]("find_references", raw)
+			if err != nil {
+				return "", err
 			}
 			if !identRE.MatchString(a.Identifier) {
 				return "", fmt.Errorf("%q is not an identifier; use search_workspace for other text", a.Identifier)
@@ -143,9 +143,9 @@ func (w Workspace) ListFiles() react.Tool {
 		Description: "List the workspace's files under dir (recursively), optionally filtered by a glob pattern. At most 100 paths.",
 		Parameters:  ListArgs{},
 		Run: func(ctx context.Context, raw json.RawMessage) (string, error) {
-			var a ListArgs
-			if err := json.Unmarshal(raw, &a); err != nil {
-				return "", fmt.Errorf("list_files arguments: %w", err)
+			a, err := decodeArgs[ListArgs]("list_files", raw)
+			if err != nil {
+				return "", err
 			}
 			if a.Pattern != "" && !doublestar.ValidatePattern(a.Pattern) {
 				return "", fmt.Errorf("pattern %q is not a valid glob", a.Pattern)

@@ -13,6 +13,7 @@ package tools
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -135,4 +136,14 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// decodeArgs decodes a tool's JSON arguments, naming the tool in the error
+// the model sees as its observation.
+func decodeArgs[T any](tool string, raw json.RawMessage) (T, error) {
+	var a T
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return a, fmt.Errorf("%s arguments: %w", tool, err)
+	}
+	return a, nil
 }
