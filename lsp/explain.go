@@ -13,9 +13,7 @@ import (
 
 	"github.com/kodustech/kodyls/agents/rca"
 	"github.com/kodustech/kodyls/agents/react"
-	"github.com/kodustech/kodyls/agents/redact"
 	"github.com/kodustech/kodyls/analysis/errparse"
-	"github.com/kodustech/kodyls/index"
 	"github.com/kodustech/kodyls/prompts"
 )
 
@@ -114,21 +112,11 @@ func (s *Server) rootFor(u uri.URI) string {
 // explainer builds the explainer of a workspace with the session's model,
 // history and prompts.
 func (s *Server) explainer(root string) *rca.Explainer {
-	x := &rca.Explainer{Workspace: root, Prompts: prompts.Builtin(), Log: s.log}
-	if ig, err := redact.NewIgnore(nil); err == nil {
-		x.Ignore = ig.Match
-	}
+	x := &rca.Explainer{Workspace: root, Prompts: prompts.Builtin(), Ignore: rca.IgnoreList(), Log: s.log}
 	s.rmu.Lock()
 	x.Gateway = s.gatewayLocked()
 	if s.history == nil && s.opts.Store != nil {
-		search, err := index.OpenSearch(s.opts.Store, s.opts.Store.Dir())
-		if err != nil {
-			s.log.Warn("error index unavailable; similar errors by fingerprint only", "error", err)
-		}
-		s.history = index.NewHistory(s.opts.Store, search)
-		if _, err := s.history.Prune(s.ctx, rca.HistoryLimit); err != nil {
-			s.log.Warn("cannot prune the error history", "error", err)
-		}
+		s.history = rca.OpenHistory(s.ctx, s.opts.Store, s.log)
 	}
 	x.History = s.history
 	s.rmu.Unlock()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/react"
+	"github.com/kodustech/kodyls/agents/redact"
 	"github.com/kodustech/kodyls/agents/tools"
 	"github.com/kodustech/kodyls/analysis/errparse"
 	"github.com/kodustech/kodyls/index"
@@ -408,4 +409,29 @@ func (x *Explainer) similarErrorsTool(e errparse.Error) react.Tool {
 			return b.String(), nil
 		},
 	}
+}
+
+// OpenHistory opens the error history of a store: the bleve index beside
+// it (similar errors fall back to fingerprints when it cannot be opened)
+// and the retention limit applied once.
+func OpenHistory(ctx context.Context, st *index.Store, log *slog.Logger) *index.History {
+	search, err := index.OpenSearch(st, st.Dir())
+	if err != nil {
+		log.Warn("error index unavailable; similar errors by fingerprint only", "error", err)
+	}
+	h := index.NewHistory(st, search)
+	if _, err := h.Prune(ctx, HistoryLimit); err != nil {
+		log.Warn("cannot prune the error history", "error", err)
+	}
+	return h
+}
+
+// IgnoreList is the privacy ignore list as the Explainer takes it: files
+// that are never read into a prompt.
+func IgnoreList() func(rel string) bool {
+	ig, err := redact.NewIgnore(nil)
+	if err != nil {
+		return func(string) bool { return true } // refuse everything rather than leak
+	}
+	return ig.Match
 }

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/kodustech/kodyls/agents/rca"
-	"github.com/kodustech/kodyls/agents/redact"
 	"github.com/kodustech/kodyls/index"
 	"github.com/kodustech/kodyls/lsp/settings"
 	"github.com/kodustech/kodyls/prompts"
@@ -73,22 +72,12 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		ws = real
 	}
 
-	x := &rca.Explainer{Workspace: ws, Prompts: prompts.Builtin(), Log: logger}
-	if ig, err := redact.NewIgnore(nil); err == nil {
-		x.Ignore = ig.Match
-	}
+	x := &rca.Explainer{Workspace: ws, Prompts: prompts.Builtin(), Ignore: rca.IgnoreList(), Log: logger}
 	var st *index.Store
 	if dir, _, err := index.DataDir(os.Getenv); err == nil {
 		if st, err = index.OpenStore(ctx, dir); err == nil {
 			defer st.Close()
-			search, serr := index.OpenSearch(st, dir)
-			if serr != nil {
-				logger.Warn("error index unavailable; similar errors by fingerprint only", "error", serr)
-			}
-			x.History = index.NewHistory(st, search)
-			if _, err := x.History.Prune(ctx, rca.HistoryLimit); err != nil {
-				logger.Warn("cannot prune the error history", "error", err)
-			}
+			x.History = rca.OpenHistory(ctx, st, logger)
 		} else {
 			logger.Warn("local store unavailable; nothing is remembered", "error", err)
 			st = nil
