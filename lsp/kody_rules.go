@@ -12,7 +12,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/kodustech/kodyls/analysis/rules"
-	"github.com/kodustech/kodyls/lsp/settings"
+	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/lsp/textdoc"
 )
 
@@ -34,7 +34,7 @@ func (s *Server) runChecks(ctx context.Context, key string) {
 		return // the baseline loader triggers a run when it is done
 	}
 	cfg := s.settings()
-	found := od.engine.Check(od.path, doc.Text(), cfg.Rules.Scope == settings.ScopeChanged)
+	found := od.engine.Check(od.path, doc.Text(), cfg.Rules.Scope == contract.ScopeChanged)
 	if cur, ok := s.docs.Get(key); !ok || cur.Version() != doc.Version() {
 		return // a newer edit arrived; its run publishes
 	}

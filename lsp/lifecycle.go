@@ -9,7 +9,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/kodustech/kodyls/analysis/rulecheck"
-	"github.com/kodustech/kodyls/lsp/settings"
+	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/lsp/textdoc"
 )
 
@@ -52,7 +52,7 @@ func (s *Server) initialize(_ context.Context, params []byte) (any, error) {
 	folders := workspaceFolders(&p)
 	s.mu.Lock()
 	s.initOptions = append([]byte(nil), p.InitializationOptions...)
-	s.cfg = settings.Resolve(s.opts.Getenv, s.initOptions, nil)
+	s.cfg = contract.Resolve(s.opts.Getenv, s.initOptions, nil)
 	s.folders = folders
 	for _, f := range folders {
 		s.engines[f] = rulecheck.New(f)
@@ -170,7 +170,7 @@ func (s *Server) fetchConfiguration(ctx context.Context) {
 	if !s.clientCap.configuration {
 		return
 	}
-	section := settings.Section
+	section := contract.Section
 	var result []json.RawMessage
 	err := protocol.Call(ctx, s.conn, protocol.MethodWorkspaceConfiguration,
 		&protocol.ConfigurationParams{Items: []protocol.ConfigurationItem{{Section: &section}}}, &result)
@@ -188,7 +188,7 @@ func (s *Server) fetchConfiguration(ctx context.Context) {
 func (s *Server) applyClientConfig(raw []byte) {
 	s.mu.Lock()
 	old := s.cfg.Settings
-	s.cfg = settings.Resolve(s.opts.Getenv, s.initOptions, raw)
+	s.cfg = contract.Resolve(s.opts.Getenv, s.initOptions, raw)
 	cfg := s.cfg
 	s.mu.Unlock()
 	for _, pr := range cfg.Problems {

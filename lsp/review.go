@@ -19,8 +19,8 @@ import (
 	"github.com/kodustech/kodyls/analysis/changes"
 	"github.com/kodustech/kodyls/analysis/filereview"
 	"github.com/kodustech/kodyls/analysis/rulecheck"
+	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/index"
-	"github.com/kodustech/kodyls/lsp/settings"
 	"github.com/kodustech/kodyls/lsp/textdoc"
 )
 
@@ -104,7 +104,7 @@ func (s *Server) gatewayLocked() *llm.Gateway {
 	return g
 }
 
-func sameLLM(a, b settings.LLM) bool {
+func sameLLM(a, b contract.LLM) bool {
 	return a.BaseURL == b.BaseURL && a.APIKey == b.APIKey && a.Model == b.Model &&
 		a.TimeoutMS == b.TimeoutMS && a.MaxConcurrent == b.MaxConcurrent && sameMap(a.Models, b.Models)
 }
@@ -159,7 +159,7 @@ func (s *Server) onEdited(od *openDoc, old, cur *textdoc.Document, changes []tex
 		od.rv.findings = kept
 	}
 	od.rv.version = cur.Version()
-	if s.settings().Review.Trigger == settings.TriggerIdle {
+	if s.settings().Review.Trigger == contract.TriggerIdle {
 		s.armIdleLocked(od)
 	}
 }
@@ -209,7 +209,7 @@ func (s *Server) armIdleLocked(od *openDoc) {
 // reviewOnSave starts a review when the trigger is "save".
 func (s *Server) reviewOnSave(od *openDoc) {
 	cfg := s.settings()
-	if cfg.Review.Trigger != settings.TriggerSave || !cfg.LLMConfigured() || od.engine == nil || od.isRule {
+	if cfg.Review.Trigger != contract.TriggerSave || !cfg.LLMConfigured() || od.engine == nil || od.isRule {
 		return
 	}
 	s.goBackground(func(ctx context.Context) { _, _ = s.reviewDoc(ctx, od, nil) })

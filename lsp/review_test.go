@@ -12,10 +12,10 @@ import (
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/llmtest"
 	"github.com/kodustech/kodyls/analysis/review/reviewtest"
+	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/index"
 	"github.com/kodustech/kodyls/lsp"
 	"github.com/kodustech/kodyls/lsp/lsptest"
-	"github.com/kodustech/kodyls/lsp/settings"
 )
 
 const reviewGo = `package main
@@ -63,7 +63,7 @@ func startReviewing(t *testing.T, repo *lsptest.Repo, fake *llmtest.Server, data
 	t.Cleanup(func() { st.Close() })
 	s := lsptest.StartInProcess(t, repo.Dir, lsp.Options{
 		Store: st,
-		NewGateway: func(cfg settings.Settings, onStatus func(llm.Status)) (*llm.Gateway, error) {
+		NewGateway: func(cfg contract.Settings, onStatus func(llm.Status)) (*llm.Gateway, error) {
 			return llm.New(llm.Config{BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model, MaxRetries: -1, Timeout: 5 * time.Second,
 				BreakerThreshold: 100}, llm.WithStatusHook(onStatus), llm.WithCache(st.KV()))
 		},
@@ -314,7 +314,7 @@ func TestIdleTriggerReviewsWithoutSave(t *testing.T) {
 	defer st.Close()
 	s := lsptest.StartInProcess(t, repo.Dir, lsp.Options{
 		Store: st,
-		NewGateway: func(cfg settings.Settings, onStatus func(llm.Status)) (*llm.Gateway, error) {
+		NewGateway: func(cfg contract.Settings, onStatus func(llm.Status)) (*llm.Gateway, error) {
 			return llm.New(llm.Config{BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model, MaxRetries: -1})
 		},
 	})
@@ -355,7 +355,7 @@ func TestReviewWorkspaceLinksRepeatedFindings(t *testing.T) {
 func TestDeadEndpointIsReportedOnce(t *testing.T) {
 	repo := reviewRepo(t)
 	s := lsptest.StartInProcess(t, repo.Dir, lsp.Options{
-		NewGateway: func(cfg settings.Settings, onStatus func(llm.Status)) (*llm.Gateway, error) {
+		NewGateway: func(cfg contract.Settings, onStatus func(llm.Status)) (*llm.Gateway, error) {
 			return llm.New(llm.Config{BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model, MaxRetries: -1, BreakerThreshold: 1, BreakerCooldown: time.Hour},
 				llm.WithStatusHook(onStatus))
 		},

@@ -22,8 +22,8 @@ import (
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/analysis/filereview"
 	"github.com/kodustech/kodyls/analysis/rulecheck"
+	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/index"
-	"github.com/kodustech/kodyls/lsp/settings"
 	"github.com/kodustech/kodyls/lsp/textdoc"
 )
 
@@ -43,7 +43,7 @@ type Options struct {
 	// NewGateway builds the LLM gateway for the current settings; nil
 	// disables the review. onStatus must be called when the endpoint goes
 	// down or comes back.
-	NewGateway func(cfg settings.Settings, onStatus func(llm.Status)) (*llm.Gateway, error)
+	NewGateway func(cfg contract.Settings, onStatus func(llm.Status)) (*llm.Gateway, error)
 	// Store keeps the review cache and the dismissed findings; nil keeps
 	// dismissals in memory and caches nothing.
 	Store *index.Store
@@ -85,7 +85,7 @@ type Server struct {
 
 	mu          sync.Mutex
 	initOptions []byte
-	cfg         settings.Resolved
+	cfg         contract.Resolved
 	folders     []string // workspace roots, absolute and symlink-free
 	engines     map[string]*rulecheck.Engine
 	open        map[string]*openDoc // by URI
@@ -95,7 +95,7 @@ type Server struct {
 	rmu          sync.Mutex
 	reviewers    map[string]*filereview.Reviewer // by workspace root
 	gateway      *llm.Gateway
-	gatewayCfg   settings.LLM
+	gatewayCfg   contract.LLM
 	memDismissed map[string]map[string]bool // when there is no store
 	history      *index.History
 
@@ -129,7 +129,7 @@ func New(opts Options) *Server {
 		build:        builds{running: map[string]context.CancelFunc{}, shown: map[string][]uri.URI{}},
 		memDismissed: map[string]map[string]bool{},
 	}
-	s.cfg = settings.Resolve(opts.Getenv, nil, nil)
+	s.cfg = contract.Resolve(opts.Getenv, nil, nil)
 	return s
 }
 
@@ -406,7 +406,7 @@ func (s *Server) exit() {
 }
 
 // settings returns the current configuration.
-func (s *Server) settings() settings.Settings {
+func (s *Server) settings() contract.Settings {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cfg.Settings

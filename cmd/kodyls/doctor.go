@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/kodustech/kodyls/analysis/rules"
+	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/index"
-	"github.com/kodustech/kodyls/lsp/settings"
 	"github.com/kodustech/kodyls/prompts"
 )
 
@@ -113,7 +113,7 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		problems = append(problems, fmt.Sprintf("rule file %s:%d: %s", le.File, le.Line, le.Msg))
 	}
 
-	res := settings.Resolve(os.Getenv, nil, nil)
+	res := contract.Resolve(os.Getenv, nil, nil)
 	cfg := res.Settings.Redacted()
 	if cfg.LLMConfigured() {
 		problems = append(problems, checkLLM(ctx, res, row)...)
@@ -151,7 +151,7 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // checkLLM probes the configured endpoint and reports what to fix.
-func checkLLM(ctx context.Context, res settings.Resolved, row func(k, format string, a ...any)) []string {
+func checkLLM(ctx context.Context, res contract.Resolved, row func(k, format string, a ...any)) []string {
 	cfg := res.Settings
 	shown := cfg.Redacted()
 	key := "no API key (fine for local endpoints)"

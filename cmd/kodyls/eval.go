@@ -10,7 +10,7 @@ import (
 	"os"
 
 	"github.com/kodustech/kodyls/agents/rca"
-	"github.com/kodustech/kodyls/lsp/settings"
+	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/prompts"
 )
 
@@ -33,7 +33,7 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logge
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	cfg := settings.Resolve(os.Getenv, nil, nil).Settings
+	cfg := contract.Resolve(os.Getenv, nil, nil).Settings
 	if !cfg.LLMConfigured() {
 		fmt.Fprintln(stderr, "kodyls eval rca: no LLM endpoint configured; set KODYLS_LLM_BASE_URL and KODYLS_LLM_MODEL")
 		return 2

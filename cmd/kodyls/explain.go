@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	"github.com/kodustech/kodyls/agents/rca"
+	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/index"
-	"github.com/kodustech/kodyls/lsp/settings"
 	"github.com/kodustech/kodyls/prompts"
 )
 
@@ -83,7 +83,7 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			st = nil
 		}
 	}
-	cfg := settings.Resolve(os.Getenv, nil, nil).Settings
+	cfg := contract.Resolve(os.Getenv, nil, nil).Settings
 	if !*offline && cfg.LLMConfigured() {
 		g, err := newGateway(cfg, st, prompts.Builtin(), defaultRedactor(), logger)
 		if err != nil {

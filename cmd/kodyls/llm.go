@@ -8,8 +8,8 @@ import (
 
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/redact"
+	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/index"
-	"github.com/kodustech/kodyls/lsp/settings"
 	"github.com/kodustech/kodyls/prompts"
 )
 
@@ -17,7 +17,7 @@ import (
 // when given, keeps the response cache and the usage log, so an identical
 // request costs no call across restarts; prompts render the gateway's repair
 // and fallback messages (workspace overrides included).
-func newGateway(cfg settings.Settings, st *index.Store, prm *prompts.Set, redactor llm.Redactor, log *slog.Logger, extra ...llm.Option) (*llm.Gateway, error) {
+func newGateway(cfg contract.Settings, st *index.Store, prm *prompts.Set, redactor llm.Redactor, log *slog.Logger, extra ...llm.Option) (*llm.Gateway, error) {
 	if !cfg.LLMConfigured() {
 		return nil, llm.ErrNotConfigured
 	}

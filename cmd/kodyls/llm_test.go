@@ -12,9 +12,9 @@ import (
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/llmtest"
 	"github.com/kodustech/kodyls/analysis/review/reviewtest"
+	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/index"
 	"github.com/kodustech/kodyls/lsp/lsptest"
-	"github.com/kodustech/kodyls/lsp/settings"
 	"github.com/kodustech/kodyls/prompts"
 )
 
@@ -72,7 +72,7 @@ func TestCacheSurvivesRestart(t *testing.T) {
 	defer fake.Close()
 	fake.On(llmtest.Any(), llmtest.JSON(verdict{Summary: "fine", Score: 7}))
 	dir := filepath.Join(t.TempDir(), "data")
-	cfg := settings.Resolve(func(k string) string {
+	cfg := contract.Resolve(func(k string) string {
 		return map[string]string{"KODYLS_LLM_BASE_URL": fake.URL, "KODYLS_LLM_MODEL": "fake-model"}[k]
 	}, nil, nil).Settings
 

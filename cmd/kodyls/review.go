@@ -22,8 +22,8 @@ import (
 	"github.com/kodustech/kodyls/analysis/kodusconfig"
 	"github.com/kodustech/kodyls/analysis/report"
 	"github.com/kodustech/kodyls/analysis/rules"
+	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/index"
-	"github.com/kodustech/kodyls/lsp/settings"
 	"github.com/kodustech/kodyls/prompts"
 )
 
@@ -75,7 +75,7 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	}
 
 	rep := &report.Report{Version: currentVersion(), Base: *base}
-	res := settings.Resolve(os.Getenv, nil, nil)
+	res := contract.Resolve(os.Getenv, nil, nil)
 	cfg := res.Settings
 	for _, p := range res.Problems {
 		rep.Notes = append(rep.Notes, "configuration: "+p)

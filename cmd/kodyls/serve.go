@@ -9,9 +9,9 @@ import (
 	"os"
 
 	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/index"
 	"github.com/kodustech/kodyls/lsp"
-	"github.com/kodustech/kodyls/lsp/settings"
 	"github.com/kodustech/kodyls/prompts"
 )
 
@@ -48,7 +48,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer
 		Version:      currentVersion(),
 		OnInitialize: recordWorkspaces(logger, st),
 		Store:        st,
-		NewGateway: func(cfg settings.Settings, onStatus func(llm.Status)) (*llm.Gateway, error) {
+		NewGateway: func(cfg contract.Settings, onStatus func(llm.Status)) (*llm.Gateway, error) {
 			return newGateway(cfg, st, prm, defaultRedactor(), logger, llm.WithStatusHook(onStatus))
 		},
 	})

@@ -1,11 +1,13 @@
-// Package settings resolves kodyls's configuration from its sources: built-in
-// defaults, environment variables, the editor's initializationOptions and the
-// editor's workspace configuration (section "kodyls"), merged in that order so
-// that the source closest to the user wins.
+// Package contract is kodyls's editor contract, declared once: the settings
+// (with their types, defaults and descriptions), the commands and their
+// typed arguments and results, and the custom notifications. The settings
+// resolve from built-in defaults, environment variables, the editor's
+// initializationOptions and workspace configuration (section "kodyls"),
+// merged in that order so that the source closest to the user wins.
 //
 // The package knows nothing of LSP transport: the server hands it raw JSON and
 // reads back a validated Settings value plus a list of problems it can show.
-package settings
+package contract
 
 import (
 	"bytes"
