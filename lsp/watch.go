@@ -3,12 +3,17 @@ package lsp
 import (
 	"context"
 	"io/fs"
+	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"go.lsp.dev/protocol"
+
+	"github.com/kodustech/kodyls/analysis/rulecheck"
+	"github.com/kodustech/kodyls/analysis/rules"
 )
 
 // watchDebounce groups the bursts of events an editor's save or a git
@@ -20,7 +25,7 @@ type fileChange int
 
 const (
 	changeNone     fileChange = 0
-	changeRules    fileChange = 1 << iota // a Kody Rule file
+	changeRules    fileChange = 1 << iota // a rule file, as the rule-source registry says
 	changeBaseline                        // the repository's HEAD or index
 )
 
@@ -29,19 +34,40 @@ const (
 // inputs.
 func (s *Server) classify(path string) fileChange {
 	path = filepath.Clean(path)
+	what := changeNone
 	for _, e := range s.allEngines() {
-		rel, ok := e.Rel(path)
-		if !ok {
-			continue
-		}
-		switch {
-		case rel == ".kody" || rel == ".kody/rules" || (strings.HasPrefix(rel, ".kody/rules/") && (strings.HasSuffix(rel, ".md") || !strings.Contains(filepath.Base(rel), "."))):
-			return changeRules
-		case rel == ".git/HEAD" || rel == ".git/index" || rel == ".git/packed-refs" || strings.HasPrefix(rel, ".git/refs/"):
-			return changeBaseline
+		if rel, ok := e.Rel(path); ok {
+			what |= classifyRel(e.Registry(), rel)
 		}
 	}
+	return what
+}
+
+// classifyRel says what a change of rel, a workspace-relative slash path,
+// means.
+func classifyRel(reg *rules.Registry, rel string) fileChange {
+	switch {
+	case reg.Owns(rel) || leadsToWatchPath(reg.WatchPaths(), rel):
+		return changeRules
+	case rel == ".git/HEAD" || rel == ".git/index" || rel == ".git/packed-refs" || strings.HasPrefix(rel, ".git/refs/"):
+		return changeBaseline
+	}
 	return changeNone
+}
+
+// leadsToWatchPath reports whether rel is one of the watch paths or a
+// directory above one, such as ".kody" for ".kody/rules": creating,
+// removing or renaming it changes what the sources read.
+func leadsToWatchPath(watch []string, rel string) bool {
+	if rel == "." || rel == "" {
+		return false
+	}
+	for _, w := range watch {
+		if w == rel || strings.HasPrefix(w, rel+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) applyFileChanges(ctx context.Context, what fileChange) {
@@ -63,7 +89,7 @@ func (s *Server) didChangeWatchedFiles(p *protocol.DidChangeWatchedFilesParams) 
 	}
 }
 
-// watchFiles watches the rule directories and the git metadata of every
+// watchFiles watches the rule sources' paths and the git metadata of every
 // workspace until the session ends.
 func (s *Server) watchFiles(ctx context.Context) {
 	w, err := fsnotify.NewWatcher()
@@ -73,11 +99,7 @@ func (s *Server) watchFiles(ctx context.Context) {
 	}
 	defer w.Close()
 	for _, e := range s.allEngines() {
-		root := e.Root()
-		for _, dir := range []string{root, filepath.Join(root, ".kody"), filepath.Join(root, ".git")} {
-			_ = w.Add(dir) // a missing directory is normal
-		}
-		s.addTree(w, filepath.Join(root, ".kody", "rules"))
+		s.watchWorkspace(w, e)
 	}
 	var pending fileChange
 	timer := time.NewTimer(time.Hour)
@@ -95,7 +117,7 @@ func (s *Server) watchFiles(ctx context.Context) {
 				continue
 			}
 			if what&changeRules != 0 && ev.Has(fsnotify.Create) {
-				s.addTree(w, ev.Name) // a new rules directory
+				s.watchCreatedDir(w, ev.Name)
 			}
 			pending |= what
 			timer.Reset(watchDebounce)
@@ -108,6 +130,38 @@ func (s *Server) watchFiles(ctx context.Context) {
 			what := pending
 			pending = changeNone
 			s.applyFileChanges(ctx, what)
+		}
+	}
+}
+
+// watchWorkspace watches the root and the git metadata of one workspace,
+// every directory above a watch path of its rule sources (so that creating
+// the path is noticed) and the watch paths themselves with every directory
+// below them. Missing directories are normal and skipped. Parents are
+// watched before their trees are walked, so a directory created meanwhile
+// is either seen by the walk or reported as an event.
+func (s *Server) watchWorkspace(w *fsnotify.Watcher, e *rulecheck.Engine) {
+	root := e.Root()
+	_ = w.Add(root)
+	_ = w.Add(filepath.Join(root, ".git"))
+	for _, p := range e.Registry().WatchPaths() {
+		for dir := path.Dir(p); dir != "." && dir != "/"; dir = path.Dir(dir) {
+			_ = w.Add(filepath.Join(root, filepath.FromSlash(dir)))
+		}
+		s.addTree(w, filepath.Join(root, filepath.FromSlash(p)))
+	}
+}
+
+// watchCreatedDir starts watching a directory that appeared on a rule
+// source's path, such as .kody, .kody/rules or a sub-directory of it, with
+// whatever it already holds.
+func (s *Server) watchCreatedDir(w *fsnotify.Watcher, name string) {
+	if st, err := os.Stat(name); err != nil || !st.IsDir() {
+		return
+	}
+	for _, e := range s.allEngines() {
+		if _, ok := e.Rel(name); ok {
+			s.watchWorkspace(w, e)
 		}
 	}
 }

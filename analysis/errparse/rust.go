@@ -12,7 +12,7 @@ var (
 	rustHeadRE  = regexp.MustCompile(`^(error|warning|note|help)(?:\[([A-Za-z]*\d+|[a-z_:]+)\])?: (.*)$`)
 	rustArrowRE = regexp.MustCompile(`^\s*--> (.*?):(\d+):(\d+)$`)
 	rustSubRE   = regexp.MustCompile(`^(?:\s*= )?(note|help|warning|suggestion)(?:\[\w+\])?: (.*)$`)
-	rustLintRE  = regexp.MustCompile("#\\[(?:warn|deny|forbid)\\(([\\w:]+)\\)\\]")
+	rustLintRE  = regexp.MustCompile(`#\[(?:warn|deny|forbid)\(([\w:]+)\)\]`)
 	// Lines that summarise rather than report.
 	rustSummaryRE = regexp.MustCompile(`^(aborting due to|could not compile |build failed|Some errors have detailed explanations|For more information about|` + "`" + `[^` + "`" + `]+` + "`" + ` \([^)]*\) generated \d+ warning|\d+ warnings? emitted|unused manifest key)`)
 )

@@ -19,6 +19,7 @@ import (
 // Engine holds the rules of one workspace root.
 type Engine struct {
 	root string
+	reg  *rules.Registry
 
 	mu    sync.RWMutex
 	rules []*rules.Rule
@@ -28,19 +29,32 @@ type Engine struct {
 	baselines map[string]changes.Baseline // by absolute path
 }
 
-// New returns an engine for the workspace at root (an absolute path). Call
-// Reload to read the rules.
+// New returns an engine for the workspace at root (an absolute path) that
+// reads the rules of rules.DefaultRegistry. Call Reload to read the rules.
 func New(root string) *Engine {
-	return &Engine{root: filepath.Clean(root), baselines: map[string]changes.Baseline{}}
+	return NewWithRegistry(root, nil)
+}
+
+// NewWithRegistry returns an engine for the workspace at root (an absolute
+// path) that reads the rules of reg, or of rules.DefaultRegistry when reg is
+// nil. Call Reload to read the rules.
+func NewWithRegistry(root string, reg *rules.Registry) *Engine {
+	if reg == nil {
+		reg = rules.DefaultRegistry()
+	}
+	return &Engine{root: filepath.Clean(root), reg: reg, baselines: map[string]changes.Baseline{}}
 }
 
 // Root is the workspace root.
 func (e *Engine) Root() string { return e.root }
 
+// Registry is the registry of rule sources the engine reads.
+func (e *Engine) Registry() *rules.Registry { return e.reg }
+
 // Reload reads the rule files again. Broken files are reported and skipped;
 // the good ones replace the previous set.
 func (e *Engine) Reload(ctx context.Context) ([]*rules.Rule, []*rules.LoadError) {
-	rs, errs := rules.LoadDir(ctx, e.root)
+	rs, errs := e.reg.Load(ctx, e.root)
 	e.mu.Lock()
 	e.rules, e.errs = rs, errs
 	e.mu.Unlock()
@@ -71,10 +85,11 @@ func (e *Engine) Rel(absPath string) (string, bool) {
 	return filepath.ToSlash(rel), true
 }
 
-// IsRuleFile reports whether absPath is a Kody Rule file of this workspace.
+// IsRuleFile reports whether absPath is a rule file of this workspace: a
+// path one of the registry's sources owns.
 func (e *Engine) IsRuleFile(absPath string) bool {
 	rel, ok := e.Rel(absPath)
-	return ok && strings.HasPrefix(rel, ".kody/rules/") && strings.HasSuffix(rel, ".md")
+	return ok && e.reg.Owns(rel)
 }
 
 // RefreshBaseline loads the baseline of a file at ref (git HEAD by default)

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/kodustech/kodyls/analysis/rules"
 )
 
 func gitRepo(t *testing.T, files map[string]string) string {
@@ -93,5 +95,19 @@ func TestOutsideRepoUsesDiskContent(t *testing.T) {
 	got := e.Check(path, "old TODO\nnew TODO\n", true)
 	if len(got) != 1 || got[0].Line != 1 {
 		t.Fatalf("outside a repository the content on disk is the baseline: %+v", got)
+	}
+}
+
+func TestRegistryDecidesRuleFiles(t *testing.T) {
+	dir := gitRepo(t, map[string]string{".kody/rules/todo.md": rule})
+	e := NewWithRegistry(dir, rules.NewRegistry())
+	if rs, errs := e.Reload(context.Background()); len(rs) != 0 || len(errs) != 0 {
+		t.Fatalf("a registry with no sources loaded %d rules, %v", len(rs), errs)
+	}
+	if e.IsRuleFile(filepath.Join(dir, ".kody/rules/todo.md")) {
+		t.Fatal("a file no source owns counts as a rule file")
+	}
+	if d := New(dir); d.Registry() == nil || !d.IsRuleFile(filepath.Join(dir, ".kody/rules/todo.md")) {
+		t.Fatal("New does not use the default registry")
 	}
 }

@@ -6,53 +6,69 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
-	"slices"
 	"strings"
 )
 
-// RulesDir is where rule files live, relative to the workspace root.
-const RulesDir = ".kody/rules"
+// kodyRulesDir is where Kody Markdown rule files live, relative to the
+// workspace root.
+const kodyRulesDir = ".kody/rules"
 
-// MaxFileSize is the largest rule file LoadDir reads. Rules are short prose;
-// anything larger is almost certainly a mistake (a generated or binary file)
-// and would only slow every reload down.
+// MaxFileSize is the largest rule file a source reads. Rules are short
+// prose; anything larger is almost certainly a mistake (a generated or
+// binary file) and would only slow every reload down.
 const MaxFileSize = 1 << 20
 
-// LoadDir loads every rule file under root/.kody/rules, recursively, sorted
-// by File. A missing rules directory means no rules and no error. A broken
-// file yields a *LoadError and never stops the others from loading; so does
-// a file larger than MaxFileSize, and a uuid already used by an earlier file
-// (the later rule is dropped).
-//
-// Files are read through an os.Root opened at root, so a symbolic link can
-// never make LoadDir read outside the workspace. Symbolic links to files
-// inside it are followed; symbolic links to directories are not, which
-// keeps link cycles from looping. Names starting with "." are skipped: they
-// are editor backups and lock files, not rules.
-//
-// When ctx is cancelled LoadDir stops early and returns what it has loaded
-// so far; callers that care check ctx.Err().
-func LoadDir(ctx context.Context, root string) (rules []*Rule, errs []*LoadError) {
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return nil, []*LoadError{{File: RulesDir, Msg: fmt.Sprintf("cannot open workspace root: %v", err)}}
-	}
-	defer r.Close()
-	fsys := r.FS()
+// KodyMarkdown is the source of Kody Rules written as Markdown with YAML
+// front matter: every .md file under .kody/rules, recursively.
+type KodyMarkdown struct{}
 
-	info, err := fs.Stat(fsys, RulesDir)
+// Name implements Source.
+func (KodyMarkdown) Name() string { return "kody-md" }
+
+// WatchPaths implements Source.
+func (KodyMarkdown) WatchPaths() []string { return []string{kodyRulesDir} }
+
+// Owns implements Source: .kody/rules itself, and the .md files and the
+// directories below it whose names do not start with ".", the ones Load
+// reads. A path with no extension may be a directory, so it counts.
+func (KodyMarkdown) Owns(rel string) bool {
+	rel = normalizeRelPath(rel)
+	if rel == kodyRulesDir {
+		return true
+	}
+	sub, ok := strings.CutPrefix(rel, kodyRulesDir+"/")
+	if !ok {
+		return false
+	}
+	for part := range strings.SplitSeq(sub, "/") {
+		if strings.HasPrefix(part, ".") {
+			return false
+		}
+	}
+	ext := path.Ext(sub)
+	return ext == "" || strings.EqualFold(ext, ".md")
+}
+
+// Load implements Source. A missing rules directory means no rules and no
+// error. A file larger than MaxFileSize is reported and skipped.
+//
+// Symbolic links to files inside the workspace are followed; symbolic links
+// to directories are not, which keeps link cycles from looping. Names
+// starting with "." are skipped: they are editor backups and lock files,
+// not rules.
+func (KodyMarkdown) Load(ctx context.Context, fsys fs.FS) (rules []*Rule, errs []*LoadError) {
+	info, err := fs.Stat(fsys, kodyRulesDir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
 	case err != nil:
-		return nil, []*LoadError{{File: RulesDir, Msg: fmt.Sprintf("cannot read rules directory: %v", err)}}
+		return nil, []*LoadError{{File: kodyRulesDir, Msg: fmt.Sprintf("cannot read rules directory: %v", err)}}
 	case !info.IsDir():
-		return nil, []*LoadError{{File: RulesDir, Msg: "is not a directory; rule files go in .kody/rules/"}}
+		return nil, []*LoadError{{File: kodyRulesDir, Msg: "is not a directory; rule files go in .kody/rules/"}}
 	}
 
-	walkErr := fs.WalkDir(fsys, RulesDir, func(p string, d fs.DirEntry, err error) error {
+	walkErr := fs.WalkDir(fsys, kodyRulesDir, func(p string, d fs.DirEntry, err error) error {
 		if ctx.Err() != nil {
 			return fs.SkipAll
 		}
@@ -67,7 +83,7 @@ func LoadDir(ctx context.Context, root string) (rules []*Rule, errs []*LoadError
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if p != RulesDir && strings.HasPrefix(name, ".") {
+			if p != kodyRulesDir && strings.HasPrefix(name, ".") {
 				return fs.SkipDir
 			}
 			return nil
@@ -85,18 +101,8 @@ func LoadDir(ctx context.Context, root string) (rules []*Rule, errs []*LoadError
 		return nil
 	})
 	if walkErr != nil {
-		errs = append(errs, &LoadError{File: RulesDir, Msg: fmt.Sprintf("cannot walk rules directory: %v", walkErr)})
+		errs = append(errs, &LoadError{File: kodyRulesDir, Msg: fmt.Sprintf("cannot walk rules directory: %v", walkErr)})
 	}
-
-	slices.SortFunc(rules, func(a, b *Rule) int { return strings.Compare(a.File, b.File) })
-	rules, dupErrs := dropDuplicateUUIDs(rules)
-	errs = append(errs, dupErrs...)
-	slices.SortStableFunc(errs, func(a, b *LoadError) int {
-		if c := strings.Compare(a.File, b.File); c != 0 {
-			return c
-		}
-		return a.Line - b.Line
-	})
 	return rules, errs
 }
 
@@ -151,23 +157,4 @@ func loadFile(fsys fs.FS, p string, d fs.DirEntry) (*Rule, *LoadError) {
 
 func tooLarge(p string, size int64) *LoadError {
 	return &LoadError{File: p, Msg: fmt.Sprintf("rule file is too large (%d bytes, the limit is %d); rules are short prose, so split or shorten it", size, MaxFileSize)}
-}
-
-// dropDuplicateUUIDs keeps the first rule (in File order) of every uuid and
-// reports the others, since two rules with one id would be indistinguishable
-// in reviews and suppressions.
-func dropDuplicateUUIDs(rules []*Rule) ([]*Rule, []*LoadError) {
-	var errs []*LoadError
-	first := make(map[string]*Rule, len(rules))
-	kept := rules[:0]
-	for _, r := range rules {
-		if prev, ok := first[r.UUID]; ok {
-			errs = append(errs, &LoadError{File: r.File, Line: r.uuidLine, Column: r.uuidColumn,
-				Msg: fmt.Sprintf("duplicate uuid %q: %s already uses it; give each rule its own uuid", r.UUID, prev.File)})
-			continue
-		}
-		first[r.UUID] = r
-		kept = append(kept, r)
-	}
-	return kept, errs
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func TestLoadDirFixture(t *testing.T) {
-	rules, errs := LoadDir(context.Background(), filepath.Join("testdata", "workspace"))
+	rules, errs := DefaultRegistry().Load(context.Background(), filepath.Join("testdata", "workspace"))
 	if len(rules) != 2 {
 		t.Fatalf("got %d rules, want 2: %+v", len(rules), rules)
 	}
@@ -49,22 +49,22 @@ const okRule = "---\ntitle: OK\n---\nBody.\n"
 
 func TestLoadDirMissing(t *testing.T) {
 	dir := t.TempDir()
-	rules, errs := LoadDir(context.Background(), dir)
+	rules, errs := DefaultRegistry().Load(context.Background(), dir)
 	if rules != nil || errs != nil {
-		t.Errorf("LoadDir without .kody/rules = %v, %v; want nothing", rules, errs)
+		t.Errorf("Load without .kody/rules = %v, %v; want nothing", rules, errs)
 	}
 
 	// A missing workspace root, by contrast, is a problem worth saying.
-	_, errs = LoadDir(context.Background(), filepath.Join(dir, "nope"))
+	_, errs = DefaultRegistry().Load(context.Background(), filepath.Join(dir, "nope"))
 	if len(errs) != 1 || !strings.Contains(errs[0].Msg, "cannot open workspace root") {
-		t.Errorf("LoadDir of a missing root: %v", errs)
+		t.Errorf("Load of a missing root: %v", errs)
 	}
 
 	// .kody/rules as a file is reported.
 	writeFile(t, dir, ".kody/rules", "oops")
-	_, errs = LoadDir(context.Background(), dir)
+	_, errs = DefaultRegistry().Load(context.Background(), dir)
 	if len(errs) != 1 || !strings.Contains(errs[0].Msg, "is not a directory") {
-		t.Errorf("LoadDir with a file for .kody/rules: %v", errs)
+		t.Errorf("Load with a file for .kody/rules: %v", errs)
 	}
 }
 
@@ -91,7 +91,7 @@ func TestLoadDirSymlinks(t *testing.T) {
 		}
 	}
 
-	rules, errs := LoadDir(context.Background(), root)
+	rules, errs := DefaultRegistry().Load(context.Background(), root)
 	var titles []string
 	for _, r := range rules {
 		titles = append(titles, r.Title)
@@ -130,7 +130,7 @@ func TestLoadDirSkipsAndLimits(t *testing.T) {
 	writeFile(t, root, ".kody/rules/big.md", big)
 	writeFile(t, root, ".kody/rules/deep/er/c.md", okRule)
 
-	rules, errs := LoadDir(context.Background(), root)
+	rules, errs := DefaultRegistry().Load(context.Background(), root)
 	var files []string
 	for _, r := range rules {
 		files = append(files, r.File)
@@ -147,7 +147,7 @@ func TestLoadDirDuplicateUUID(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, root, ".kody/rules/a.md", "---\ntitle: A\nuuid: same\n---\n")
 	writeFile(t, root, ".kody/rules/b.md", "---\ntitle: B\nseverity: low\nuuid: same\n---\n")
-	rules, errs := LoadDir(context.Background(), root)
+	rules, errs := DefaultRegistry().Load(context.Background(), root)
 	if len(rules) != 1 || rules[0].Title != "A" {
 		t.Errorf("rules = %+v, want only A", rules)
 	}
@@ -161,8 +161,8 @@ func TestLoadDirCancelled(t *testing.T) {
 	writeFile(t, root, ".kody/rules/a.md", okRule)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	rules, errs := LoadDir(ctx, root)
+	rules, errs := DefaultRegistry().Load(ctx, root)
 	if len(rules) != 0 || len(errs) != 0 {
-		t.Errorf("LoadDir with a cancelled context = %v, %v", rules, errs)
+		t.Errorf("Load with a cancelled context = %v, %v", rules, errs)
 	}
 }

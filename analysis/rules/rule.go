@@ -1,5 +1,6 @@
-// Package rules models a Kody Rule, loads a workspace's rule files from
-// .kody/rules/**/*.md and runs the rules' local regex detectors over text.
+// Package rules models a Kody Rule, loads a workspace's rules through a
+// Registry of rule sources (today the Kody Markdown files,
+// .kody/rules/**/*.md) and runs the rules' local regex detectors over text.
 //
 // A rule file is YAML front matter between a first line "---" and a closing
 // "---" line, followed by a Markdown body with "## Instructions" and
@@ -85,6 +86,9 @@ type Rule struct {
 
 	// File is the workspace-relative, slash-separated path of the rule file.
 	File string
+	// Source is the Name of the Source the rule was read from, such as
+	// "kody-md"; Registry.Load sets it.
+	Source string
 
 	// Detector finds violations locally; nil when the rule has none and can
 	// only be checked by a reviewer.

@@ -95,8 +95,13 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	rs, errs := rules.LoadDir(ctx, abs)
-	row("kody rules", "%d loaded from %s, %d broken", len(rs), filepath.Join(abs, ".kody", "rules"), len(errs))
+	reg := rules.DefaultRegistry()
+	rs, errs := reg.Load(ctx, abs)
+	var from []string
+	for _, src := range reg.Sources() {
+		from = append(from, fmt.Sprintf("%s (%s)", src.Name(), strings.Join(src.WatchPaths(), ", ")))
+	}
+	row("kody rules", "%d loaded from %s, %d broken", len(rs), strings.Join(from, "; "), len(errs))
 	for _, r := range rs {
 		det := "no local detector (checked by the LLM)"
 		if r.Detector != nil {
@@ -106,7 +111,7 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if !r.Enabled {
 			state = ", disabled"
 		}
-		row("", "%s  %s [%s, %s%s]", r.File, r.Title, r.Severity, det, state)
+		row("", "%s  %s [%s, %s%s] from %s", r.File, r.Title, r.Severity, det, state, r.Source)
 	}
 	for _, le := range errs {
 		row("", "BROKEN %s", le.Error())
