@@ -13,7 +13,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 )
@@ -78,21 +77,13 @@ type Rules struct {
 	Scope string `json:"scope"`
 }
 
-// Defaults returns the built-in configuration.
+// Defaults returns the built-in configuration, as SettingsTable declares it.
 func Defaults() Settings {
-	return Settings{
-		LLM:     LLM{Models: map[string]string{}, TimeoutMS: 60000, MaxConcurrent: 4},
-		Review:  Review{Trigger: TriggerSave, IdleDelayMS: 1500},
-		Rules:   Rules{Scope: ScopeChanged},
-		Build:   Build{TimeoutMS: 120000},
-		BaseRef: "HEAD",
-		Severity: map[string]string{
-			"critical": "error",
-			"high":     "warning",
-			"medium":   "information",
-			"low":      "hint",
-		},
+	var s Settings
+	for _, st := range SettingsTable {
+		st.reset(&s)
 	}
+	return s
 }
 
 // Resolved is a Settings value together with where each key came from and
@@ -117,8 +108,8 @@ const (
 // be nil) into a validated configuration.
 func Resolve(getenv func(string) string, initOptions, clientConfig []byte) Resolved {
 	r := Resolved{Settings: Defaults(), Origin: map[string]string{}}
-	for _, k := range []string{"review.trigger", "review.idleDelayMs", "rules.scope", "baseRef", "severity"} {
-		r.Origin[k] = OriginDefault
+	for _, st := range SettingsTable {
+		r.Origin[st.Key] = OriginDefault
 	}
 	r.applyEnv(getenv)
 	r.applyJSON(OriginInit, unwrapSection(initOptions))
@@ -146,15 +137,11 @@ func (r *Resolved) applyEnv(getenv func(string) string) {
 		if v == "" {
 			continue
 		}
-		switch ev.key {
-		case "llm.baseUrl":
-			r.Settings.LLM.BaseURL = v
-		case "llm.apiKey":
-			r.Settings.LLM.APIKey = v
-		case "llm.model":
-			r.Settings.LLM.Model = v
+		st, _ := LookupSetting(ev.key)
+		raw, _ := json.Marshal(v)
+		if st.set(&r.Settings, raw) == nil {
+			r.Origin[ev.key] = OriginEnv + " " + ev.name
 		}
-		r.Origin[ev.key] = OriginEnv + " " + ev.name
 	}
 }
 
@@ -172,16 +159,6 @@ func unwrapSection(raw []byte) []byte {
 		}
 	}
 	return raw
-}
-
-// known lists the accepted keys; nested objects list their own keys.
-var known = map[string][]string{
-	"llm":      {"baseUrl", "apiKey", "model", "models", "timeoutMs", "maxConcurrent"},
-	"review":   {"trigger", "idleDelayMs"},
-	"rules":    {"scope"},
-	"baseRef":  nil,
-	"severity": nil,
-	"build":    {"onSave", "timeoutMs"},
 }
 
 func (r *Resolved) applyJSON(origin string, raw []byte) {
@@ -213,7 +190,13 @@ func (r *Resolved) applyJSON(origin string, raw []byte) {
 			r.Problems = append(r.Problems, fmt.Sprintf("%s: %q must be an object", origin, k))
 			continue
 		}
-		for ik, v := range inner {
+		innerKeys := make([]string, 0, len(inner))
+		for ik := range inner {
+			innerKeys = append(innerKeys, ik)
+		}
+		sort.Strings(innerKeys)
+		for _, ik := range innerKeys {
+			v := inner[ik]
 			if !contains(sub, ik) {
 				r.Problems = append(r.Problems, fmt.Sprintf("%s: unknown setting %q (ignored)", origin, k+"."+ik))
 				continue
@@ -226,49 +209,9 @@ func (r *Resolved) applyJSON(origin string, raw []byte) {
 // applyKey decodes one value into a copy of the settings so that a value of
 // the wrong type leaves the previous value in place.
 func (r *Resolved) applyKey(origin, key string, v json.RawMessage) {
-	next := r.Settings
-	next.Severity = cloneMap(r.Settings.Severity)
-	next.LLM.Models = cloneMap(r.Settings.LLM.Models)
-	var err error
-	switch key {
-	case "llm.baseUrl":
-		err = json.Unmarshal(v, &next.LLM.BaseURL)
-	case "llm.apiKey":
-		err = json.Unmarshal(v, &next.LLM.APIKey)
-	case "llm.model":
-		err = json.Unmarshal(v, &next.LLM.Model)
-	case "llm.models":
-		var m map[string]string
-		if err = json.Unmarshal(v, &m); err == nil {
-			for k, val := range m {
-				next.LLM.Models[strings.ToLower(k)] = val
-			}
-		}
-	case "llm.timeoutMs":
-		err = json.Unmarshal(v, &next.LLM.TimeoutMS)
-	case "llm.maxConcurrent":
-		err = json.Unmarshal(v, &next.LLM.MaxConcurrent)
-	case "review.trigger":
-		err = json.Unmarshal(v, &next.Review.Trigger)
-	case "review.idleDelayMs":
-		err = json.Unmarshal(v, &next.Review.IdleDelayMS)
-	case "build.onSave":
-		err = json.Unmarshal(v, &next.Build.OnSave)
-	case "build.timeoutMs":
-		err = json.Unmarshal(v, &next.Build.TimeoutMS)
-	case "rules.scope":
-		err = json.Unmarshal(v, &next.Rules.Scope)
-	case "baseRef":
-		err = json.Unmarshal(v, &next.BaseRef)
-	case "severity":
-		var m map[string]string
-		if err = json.Unmarshal(v, &m); err == nil {
-			for k, val := range m {
-				next.Severity[strings.ToLower(k)] = strings.ToLower(val)
-			}
-		}
-	}
-	if err != nil {
+	next := r.Settings.clone()
+	st, _ := LookupSetting(key)
+	if err := st.set(&next, v); err != nil {
 		r.Problems = append(r.Problems, fmt.Sprintf("%s: setting %q has the wrong type (%s); keeping %s", origin, key, strings.TrimSpace(string(v)), r.Origin[key]+" value"))
 		return
 	}
@@ -284,61 +227,8 @@ var DiagnosticSeverities = []string{"error", "warning", "information", "hint"}
 func (s *Settings) validate() []string {
 	var problems []string
 	d := Defaults()
-	switch s.Review.Trigger {
-	case TriggerSave, TriggerIdle, TriggerManual:
-	default:
-		problems = append(problems, fmt.Sprintf("review.trigger %q is not one of save, idle, manual; using %q", s.Review.Trigger, d.Review.Trigger))
-		s.Review.Trigger = d.Review.Trigger
-	}
-	if s.Review.IdleDelayMS < 100 || s.Review.IdleDelayMS > 60000 {
-		problems = append(problems, fmt.Sprintf("review.idleDelayMs %d is outside 100..60000; using %d", s.Review.IdleDelayMS, d.Review.IdleDelayMS))
-		s.Review.IdleDelayMS = d.Review.IdleDelayMS
-	}
-	switch s.Rules.Scope {
-	case ScopeChanged, ScopeFile:
-	default:
-		problems = append(problems, fmt.Sprintf("rules.scope %q is not one of changed, file; using %q", s.Rules.Scope, d.Rules.Scope))
-		s.Rules.Scope = d.Rules.Scope
-	}
-	if strings.TrimSpace(s.BaseRef) == "" || strings.HasPrefix(s.BaseRef, "-") {
-		problems = append(problems, fmt.Sprintf("baseRef %q is not a git revision; using %q", s.BaseRef, d.BaseRef))
-		s.BaseRef = d.BaseRef
-	}
-	for level, sev := range s.Severity {
-		if _, ok := d.Severity[level]; !ok {
-			problems = append(problems, fmt.Sprintf("severity: unknown level %q (use critical, high, medium, low)", level))
-			delete(s.Severity, level)
-			continue
-		}
-		if !contains(DiagnosticSeverities, sev) {
-			problems = append(problems, fmt.Sprintf("severity.%s %q is not one of error, warning, information, hint; using %q", level, sev, d.Severity[level]))
-			s.Severity[level] = d.Severity[level]
-		}
-	}
-	for task := range s.LLM.Models {
-		if !contains(TaskClasses, task) {
-			problems = append(problems, fmt.Sprintf("llm.models: unknown task class %q (use review, rules, agent, cheap)", task))
-			delete(s.LLM.Models, task)
-		}
-	}
-	if s.LLM.TimeoutMS < 1000 || s.LLM.TimeoutMS > 600000 {
-		problems = append(problems, fmt.Sprintf("llm.timeoutMs %d is outside 1000..600000; using %d", s.LLM.TimeoutMS, d.LLM.TimeoutMS))
-		s.LLM.TimeoutMS = d.LLM.TimeoutMS
-	}
-	if s.Build.TimeoutMS < 1000 || s.Build.TimeoutMS > 3600000 {
-		problems = append(problems, fmt.Sprintf("build.timeoutMs %d is outside 1000..3600000; using %d", s.Build.TimeoutMS, d.Build.TimeoutMS))
-		s.Build.TimeoutMS = d.Build.TimeoutMS
-	}
-	if s.LLM.MaxConcurrent < 1 || s.LLM.MaxConcurrent > 64 {
-		problems = append(problems, fmt.Sprintf("llm.maxConcurrent %d is outside 1..64; using %d", s.LLM.MaxConcurrent, d.LLM.MaxConcurrent))
-		s.LLM.MaxConcurrent = d.LLM.MaxConcurrent
-	}
-	if s.LLM.BaseURL != "" {
-		u, err := url.Parse(s.LLM.BaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			problems = append(problems, fmt.Sprintf("llm.baseUrl %q is not an http(s) URL (example: http://localhost:11434/v1); the LLM is disabled until it is fixed", s.LLM.BaseURL))
-			s.LLM.BaseURL = ""
-		}
+	for _, st := range SettingsTable {
+		problems = append(problems, st.validate(s, d)...)
 	}
 	sort.Strings(problems)
 	return problems
@@ -349,12 +239,18 @@ func (s Settings) LLMConfigured() bool { return s.LLM.BaseURL != "" }
 
 // Redacted returns a copy safe to print or log: the API key is masked.
 func (s Settings) Redacted() Settings {
-	c := s
-	c.Severity = cloneMap(s.Severity)
-	c.LLM.Models = cloneMap(s.LLM.Models)
+	c := s.clone()
 	if c.LLM.APIKey != "" {
 		c.LLM.APIKey = "****" + lastN(c.LLM.APIKey, 4)
 	}
+	return c
+}
+
+// clone returns a copy that shares no map with s.
+func (s Settings) clone() Settings {
+	c := s
+	c.Severity = cloneMap(s.Severity)
+	c.LLM.Models = cloneMap(s.LLM.Models)
 	return c
 }
 

@@ -1,0 +1,197 @@
+package contract
+
+import (
+	"reflect"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+)
+
+// Commands kodyls answers in workspace/executeCommand. A command that takes
+// an argument reads it from arguments[0].
+const (
+	CommandRuleViolations    = "kodyls.ruleViolations"
+	CommandReloadRules       = "kodyls.reloadRules"
+	CommandShowRule          = "kodyls.showRule"
+	CommandReviewFile        = "kodyls.reviewFile"
+	CommandReviewWorkspace   = "kodyls.reviewWorkspace"
+	CommandDismissSuggestion = "kodyls.dismissSuggestion"
+	CommandExplainError      = "kodyls.explainError"
+)
+
+// Command describes one workspace/executeCommand command.
+type Command struct {
+	Name        string
+	Title       string // for a command palette
+	Description string
+	// Args is the type of arguments[0]; nil when the command takes none.
+	Args reflect.Type
+	// ArgsRequire lists alternatives when Args has no required field: the
+	// argument must hold every key of at least one of them.
+	ArgsRequire [][]string
+	// Result is the type of the reply.
+	Result reflect.Type
+	// Progress reports whether the command reports $/progress when the
+	// request carries a workDoneToken.
+	Progress bool
+}
+
+// Commands lists every command kodyls advertises, in the README's order.
+var Commands = []Command{
+	{
+		Name:        CommandRuleViolations,
+		Title:       "Kody: Show Rule Violations",
+		Description: "The Kody Rules violations of the open buffers, grouped by rule, and the rule files that failed to load: the data of a violations panel.",
+		Result:      reflect.TypeFor[RuleViolations](),
+	},
+	{
+		Name:        CommandReloadRules,
+		Title:       "Kody: Reload Rules",
+		Description: "Re-reads every workspace's Kody Rules and reports how many loaded and how many files are broken.",
+		Result:      reflect.TypeFor[ReloadRulesResult](),
+		Progress:    true,
+	},
+	{
+		Name:        CommandShowRule,
+		Title:       "Kody: Show Rule",
+		Description: "The location of a rule's file, opened in the editor with window/showDocument when the client supports it. Each rule diagnostic offers it as a code action (\"Show Kody Rule: …\").",
+		Args:        reflect.TypeFor[ShowRuleArgs](),
+		Result:      reflect.TypeFor[protocol.Location](),
+	},
+	{
+		Name:        CommandReviewFile,
+		Title:       "Kody: Review This File",
+		Description: "Runs the AI review of an open file now, whatever the review.trigger setting, and publishes its findings as diagnostics.",
+		Args:        reflect.TypeFor[ReviewFileArgs](),
+		Result:      reflect.TypeFor[ReviewSummary](),
+		Progress:    true,
+	},
+	{
+		Name:        CommandReviewWorkspace,
+		Title:       "Kody: Review Open Files",
+		Description: "Runs the AI review of every open file; one summary per file.",
+		Result:      reflect.TypeFor[[]ReviewSummary](),
+		Progress:    true,
+	},
+	{
+		Name:        CommandDismissSuggestion,
+		Title:       "Kody: Dismiss Suggestion",
+		Description: "Dismisses a review suggestion, remembered across sessions; scope \"file\" dismisses every suggestion with the same label in the file.",
+		Args:        reflect.TypeFor[DismissArgs](),
+		Result:      reflect.TypeFor[DismissResult](),
+	},
+	{
+		Name:        CommandExplainError,
+		Title:       "Kody: Explain This Error",
+		Description: "Explains a diagnostic ({uri, range, message, code, source}) or raw error output ({text}) with the root-cause-analysis agent; offered as \"Explain this error\" on every diagnostic.",
+		Args:        reflect.TypeFor[ExplainArgs](),
+		ArgsRequire: [][]string{{"uri", "message"}, {"text"}},
+		Result:      reflect.TypeFor[ExplainResult](),
+		Progress:    true,
+	},
+}
+
+// RuleViolations is the result of kodyls.ruleViolations.
+type RuleViolations struct {
+	Groups     []ViolationGroup `json:"groups"`
+	RuleErrors []RuleError      `json:"ruleErrors"`
+}
+
+// ViolationGroup is one rule and its violations.
+type ViolationGroup struct {
+	Rule       RuleInfo        `json:"rule"`
+	Violations []ViolationInfo `json:"violations"`
+}
+
+// RuleInfo identifies a rule.
+type RuleInfo struct {
+	UUID     string `json:"uuid"`
+	Title    string `json:"title"`
+	Severity string `json:"severity" jsonschema:"critical, high, medium or low"`
+	File     string `json:"file" jsonschema:"the rule's file, relative to the workspace"`
+}
+
+// ViolationInfo is one violation. Line is 0-based like LSP positions.
+type ViolationInfo struct {
+	URI     uri.URI        `json:"uri"`
+	Range   protocol.Range `json:"range"`
+	Match   string         `json:"match" jsonschema:"the text the detector matched"`
+	Version int32          `json:"version" jsonschema:"the buffer version the violation was found in"`
+}
+
+// RuleError is a rule file that failed to load. Line is 1-based.
+type RuleError struct {
+	File    string `json:"file"`
+	Line    int    `json:"line" jsonschema:"1-based; 0 when the error has no line"`
+	Message string `json:"message"`
+}
+
+// ReloadRulesResult is the result of kodyls.reloadRules.
+type ReloadRulesResult struct {
+	Rules  int `json:"rules" jsonschema:"rules loaded, over every workspace"`
+	Broken int `json:"broken" jsonschema:"rule files that failed to load"`
+}
+
+// ShowRuleArgs is the argument of kodyls.showRule.
+type ShowRuleArgs struct {
+	UUID string `json:"uuid" jsonschema:"the rule's uuid"`
+}
+
+// ReviewFileArgs is the argument of kodyls.reviewFile. The server also
+// accepts the URI as a bare string.
+type ReviewFileArgs struct {
+	URI uri.URI `json:"uri" jsonschema:"an open document"`
+}
+
+// ReviewSummary is the result of kodyls.reviewFile, and one element of
+// the result of kodyls.reviewWorkspace.
+type ReviewSummary struct {
+	URI         uri.URI  `json:"uri"`
+	Version     int32    `json:"version" jsonschema:"the buffer version that was reviewed"`
+	Findings    int      `json:"findings" jsonschema:"findings published"`
+	Hunks       int      `json:"hunks" jsonschema:"changed hunks reviewed"`
+	CachedHunks int      `json:"cachedHunks" jsonschema:"hunks answered from the cache, with no LLM call"`
+	Skipped     string   `json:"skipped,omitempty" jsonschema:"why the file was not reviewed, when it was not"`
+	Degraded    []string `json:"degraded,omitempty" jsonschema:"review stages that failed and were skipped"`
+	Offline     bool     `json:"offline,omitempty" jsonschema:"no model is configured: only local checks ran"`
+}
+
+// Dismissal scopes of kodyls.dismissSuggestion.
+const (
+	DismissScopeFinding = ""     // this suggestion only
+	DismissScopeFile    = "file" // every suggestion with its label in the file
+)
+
+// DismissArgs is the argument of kodyls.dismissSuggestion.
+type DismissArgs struct {
+	ID    string  `json:"id" jsonschema:"the suggestion id, the diagnostic's data.id"`
+	URI   uri.URI `json:"uri"`
+	Scope string  `json:"scope,omitempty" jsonschema:"empty for this suggestion only, 'file' for every suggestion with its label in the file"` // "" (this finding) or "file" (all with its label in the file)
+}
+
+// DismissResult is the result of kodyls.dismissSuggestion.
+type DismissResult struct {
+	Dismissed int `json:"dismissed" jsonschema:"suggestions removed"`
+}
+
+// ExplainArgs is the argument of kodyls.explainError: either a diagnostic
+// (URI and Message, with Range, Code and Source when known) or raw error
+// output in Text.
+type ExplainArgs struct {
+	URI     uri.URI         `json:"uri,omitempty"`
+	Range   *protocol.Range `json:"range,omitempty"`
+	Message string          `json:"message,omitempty"`
+	Code    string          `json:"code,omitempty"`
+	Source  string          `json:"source,omitempty" jsonschema:"the diagnostic's source, e.g. another server's name"`
+	Text    string          `json:"text,omitempty" jsonschema:"raw error output, e.g. a build log or a stack trace"`
+	Offline bool            `json:"offline,omitempty" jsonschema:"answer without the model, from parsing, history and local docs"`
+}
+
+// ExplainResult is the result of kodyls.explainError. RCA holds the
+// document `kodyls explain --json` prints ({errors, primary, similar, rca,
+// note, docs}); the contract does not import the agent that produces it, so
+// that every package can import the contract.
+type ExplainResult struct {
+	Markdown string `json:"markdown" jsonschema:"the explanation, ready to show"`
+	RCA      any    `json:"rca" jsonschema:"the kodyls explain --json document"`
+}
