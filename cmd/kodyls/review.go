@@ -89,7 +89,7 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 			defer st.Close()
 		}
 	}
-	ruleSet, ruleErrs := rules.LoadDir(ctx, root)
+	ruleSet, ruleErrs := rules.DefaultRegistry().Load(ctx, root)
 	for _, le := range ruleErrs {
 		rep.Notes = append(rep.Notes, "broken Kody Rule: "+le.Error())
 	}
