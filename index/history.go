@@ -71,19 +71,20 @@ type HistoryEntry struct {
 	Exact               bool
 }
 
-// History is the error history: rows in the store, searchable through the
-// bleve index. x may be nil, in which case nothing is indexed and Similar
-// finds exact matches only.
-type History struct {
+// LocalHistory is the error history kept on this machine: rows in the
+// sqlite store, searchable through the bleve index. x may be nil, in which
+// case nothing is indexed, Similar finds exact matches only and Search
+// fails. Open it with [OpenHistory].
+type LocalHistory struct {
 	st *Store
 	x  *Search
 	// now is the clock, a field so tests can make times distinct.
 	now func() time.Time
 }
 
-// NewHistory returns the history kept in st and indexed in x.
-func NewHistory(st *Store, x *Search) *History {
-	return &History{st: st, x: x, now: time.Now}
+// newLocalHistory returns the history kept in st and indexed in x.
+func newLocalHistory(st *Store, x *Search) *LocalHistory {
+	return &LocalHistory{st: st, x: x, now: time.Now}
 }
 
 // Record remembers one occurrence of e: the first one inserts it, later ones
@@ -91,7 +92,7 @@ func NewHistory(st *Store, x *Search) *History {
 // document is written after the row is committed, because Search.Index may
 // itself need the store's writer to queue; if only the indexing fails, the
 // id is returned together with the error.
-func (h *History) Record(ctx context.Context, e ErrorRecord) (int64, error) {
+func (h *LocalHistory) Record(ctx context.Context, e ErrorRecord) (int64, error) {
 	if e.Fingerprint == "" {
 		return 0, errors.New("record error: empty fingerprint")
 	}
@@ -139,7 +140,7 @@ ORDER BY created_at DESC, id DESC LIMIT 1`, errorID).Scan(&rc)
 
 // index writes the search document of one error. Search.Index parks it in
 // the queue when the index is busy, so a busy index is not an error here.
-func (h *History) index(ctx context.Context, id int64, e ErrorRecord, rootCause string) error {
+func (h *LocalHistory) index(ctx context.Context, id int64, e ErrorRecord, rootCause string) error {
 	if h.x == nil {
 		return nil
 	}
@@ -172,7 +173,7 @@ func parseDocID(s string) (int64, bool) {
 // Explain stores an explanation of the error errorID and re-indexes the
 // error so that its root cause becomes searchable. A zero CreatedAt means
 // now.
-func (h *History) Explain(ctx context.Context, errorID int64, ex Explanation) error {
+func (h *LocalHistory) Explain(ctx context.Context, errorID int64, ex Explanation) error {
 	if ex.Feedback < -1 || ex.Feedback > 1 {
 		return fmt.Errorf("explain error %d: feedback %d not in -1..1", errorID, ex.Feedback)
 	}
@@ -219,7 +220,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 // that was made for the same file content (contentHash) and is younger than
 // maxAge (maxAge <= 0: any age). Explanations the user voted down are never
 // served again: the point of asking is to get a better one.
-func (h *History) Cached(ctx context.Context, workspace, fingerprint, contentHash string, maxAge time.Duration) (*Explanation, bool, error) {
+func (h *LocalHistory) Cached(ctx context.Context, workspace, fingerprint, contentHash string, maxAge time.Duration) (*Explanation, bool, error) {
 	since := int64(0)
 	if maxAge > 0 {
 		since = h.now().Add(-maxAge).UnixMilli()
@@ -267,7 +268,7 @@ func scanExplanation(r scanner) (int64, *Explanation, error) {
 // or code match e's in the search index, best first. If the index is busy,
 // the exact matches alone are returned: an answer now beats a better one
 // later.
-func (h *History) Similar(ctx context.Context, workspace string, e ErrorRecord, k int) ([]HistoryEntry, error) {
+func (h *LocalHistory) Similar(ctx context.Context, workspace string, e ErrorRecord, k int) ([]HistoryEntry, error) {
 	if k <= 0 {
 		k = 5
 	}
@@ -319,7 +320,7 @@ func (h *History) Similar(ctx context.Context, workspace string, e ErrorRecord, 
 // explanation matches query, best first, for `kodyls history search`.
 // Unlike Similar it fails with ErrBusy when the index is busy, because a
 // partial answer would look like "no matches".
-func (h *History) Search(ctx context.Context, text string, k int) ([]HistoryEntry, error) {
+func (h *LocalHistory) Search(ctx context.Context, text string, k int) ([]HistoryEntry, error) {
 	if k <= 0 {
 		k = 10
 	}
@@ -339,7 +340,7 @@ func (h *History) Search(ctx context.Context, text string, k int) ([]HistoryEntr
 
 // search runs a match query for text over fields, restricted to history
 // documents. text is analysed, never parsed, so compiler output is safe.
-func (h *History) search(ctx context.Context, text string, fields []string, k int) ([]Hit, error) {
+func (h *LocalHistory) search(ctx context.Context, text string, fields []string, k int) ([]Hit, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, nil
 	}
@@ -372,7 +373,7 @@ func (h *History) search(ctx context.Context, text string, fields []string, k in
 // hitEntries turns search hits into entries in hit order, skipping ids in
 // skip, errors outside workspace (unless it is "") and documents whose
 // error no longer exists (a delete still in the queue), up to k.
-func (h *History) hitEntries(ctx context.Context, hits []Hit, workspace string, skip map[int64]bool, k int) ([]HistoryEntry, error) {
+func (h *LocalHistory) hitEntries(ctx context.Context, hits []Hit, workspace string, skip map[int64]bool, k int) ([]HistoryEntry, error) {
 	var ids []int64
 	score := map[int64]float64{}
 	for _, hit := range hits {
@@ -409,7 +410,7 @@ func (h *History) hitEntries(ctx context.Context, hits []Hit, workspace string, 
 	return out, nil
 }
 
-func (h *History) queryIDs(ctx context.Context, q string, args ...any) ([]int64, error) {
+func (h *LocalHistory) queryIDs(ctx context.Context, q string, args ...any) ([]int64, error) {
 	rows, err := h.st.Reader().QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -428,7 +429,7 @@ func (h *History) queryIDs(ctx context.Context, q string, args ...any) ([]int64,
 
 // entries loads the errors with these ids (in workspace, unless it is "")
 // and their latest explanations, in the order of ids.
-func (h *History) entries(ctx context.Context, ids []int64, workspace string) ([]HistoryEntry, error) {
+func (h *LocalHistory) entries(ctx context.Context, ids []int64, workspace string) ([]HistoryEntry, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -519,7 +520,7 @@ type Stats struct {
 }
 
 // Stats counts the history over all workspaces.
-func (h *History) Stats(ctx context.Context) (Stats, error) {
+func (h *LocalHistory) Stats(ctx context.Context) (Stats, error) {
 	s := Stats{ByTool: map[string]int{}, BySource: map[string]int{}}
 	r := h.st.Reader()
 	if err := r.QueryRowContext(ctx, `SELECT count(*), COALESCE(SUM(count), 0) FROM errors`).Scan(&s.Errors, &s.Occurrences); err != nil {
@@ -556,7 +557,7 @@ func groupCount(ctx context.Context, db *sql.DB, q string, into map[string]int) 
 
 // Forget deletes the errors of workspace ("" = all workspaces) with their
 // explanations and search documents, and returns how many errors it deleted.
-func (h *History) Forget(ctx context.Context, workspace string) (int, error) {
+func (h *LocalHistory) Forget(ctx context.Context, workspace string) (int, error) {
 	q := `SELECT id FROM errors`
 	var args []any
 	if workspace != "" {
@@ -573,7 +574,7 @@ func (h *History) Forget(ctx context.Context, workspace string) (int, error) {
 // Prune keeps the maxErrors most recently seen errors and deletes the rest,
 // returning how many it deleted. maxErrors must be positive: a zero from an
 // unset option must not wipe the history; Forget does that on purpose.
-func (h *History) Prune(ctx context.Context, maxErrors int) (int, error) {
+func (h *LocalHistory) Prune(ctx context.Context, maxErrors int) (int, error) {
 	if maxErrors <= 0 {
 		return 0, fmt.Errorf("prune history: max errors must be positive, got %d", maxErrors)
 	}
@@ -590,7 +591,7 @@ func (h *History) Prune(ctx context.Context, maxErrors int) (int, error) {
 // from another process. Documents are deleted after the commit; a delete
 // that meets a busy index is queued, and entries() ignores documents whose
 // row is gone, so a stale document is never shown meanwhile.
-func (h *History) deleteSelected(ctx context.Context, q string, args ...any) (int, error) {
+func (h *LocalHistory) deleteSelected(ctx context.Context, q string, args ...any) (int, error) {
 	var ids []int64
 	err := h.st.Write(ctx, func(tx *sql.Tx) error {
 		ids = ids[:0]

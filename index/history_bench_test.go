@@ -13,7 +13,7 @@ import (
 // seedHistory fills a history with n generated errors in bulk (one
 // transaction, index batches of 2,000): a mix of languages and kinds with
 // varied identifiers, as a workspace accumulates over months.
-func seedHistory(b *testing.B, n int) (*History, []ErrorRecord) {
+func seedHistory(b *testing.B, n int) (*LocalHistory, []ErrorRecord) {
 	b.Helper()
 	ctx := context.Background()
 	dir := b.TempDir()
@@ -92,7 +92,7 @@ func seedHistory(b *testing.B, n int) (*History, []ErrorRecord) {
 			b.Fatal(err)
 		}
 	}
-	return NewHistory(st, x), recs
+	return newLocalHistory(st, x), recs
 }
 
 // BenchmarkSimilarLookup measures History.Similar (exact fingerprint, then

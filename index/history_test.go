@@ -1,10 +1,14 @@
 package index
 
 import (
+	"bytes"
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,15 +28,15 @@ func (c *testClock) now() time.Time {
 	return c.t
 }
 
-func openTestHistory(t *testing.T) (*History, *Store, *Search) {
+func openTestHistory(t *testing.T) (*LocalHistory, *Store, *Search) {
 	t.Helper()
 	st, x := openTestSearch(t, t.TempDir())
-	h := NewHistory(st, x)
+	h := newLocalHistory(st, x)
 	h.now = (&testClock{t: time.Now()}).now
 	return h, st, x
 }
 
-func mustRecord(t *testing.T, h *History, e ErrorRecord) int64 {
+func mustRecord(t *testing.T, h *LocalHistory, e ErrorRecord) int64 {
 	t.Helper()
 	id, err := h.Record(testCtx(t), e)
 	if err != nil {
@@ -376,12 +380,72 @@ func TestMigrationV3ToV4(t *testing.T) {
 	if err != nil || !labels["style"] {
 		t.Errorf("dismissal lost in migration: %v, %v", labels, err)
 	}
-	h := NewHistory(st, nil)
+	h := newLocalHistory(st, nil)
 	id := mustRecord(t, h, goErr("/ws", "fp", "undefined: x"))
 	if err := h.Explain(ctx, id, Explanation{RootCause: "r", ContentHash: "c"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, err := h.Cached(ctx, "/ws", "fp", "c", time.Hour); err != nil || !ok {
 		t.Errorf("Cached after migration = %v, %v", ok, err)
+	}
+}
+
+// TestOpenHistory covers the two ways the history is used: the agent's
+// (prune to a limit, work on without the search index) and
+// `kodyls history search`'s (the index is required).
+func TestOpenHistory(t *testing.T) {
+	ctx := testCtx(t)
+	t.Run("prunes to the limit", func(t *testing.T) {
+		st := openTestStore(t, t.TempDir())
+		h, err := OpenHistory(ctx, st, HistoryOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.now = (&testClock{t: time.Now()}).now
+		for i := range 3 {
+			mustRecord(t, h, goErr("/ws", fmt.Sprintf("fp%d", i), fmt.Sprintf("undefined: name%d", i)))
+		}
+		h, err = OpenHistory(ctx, st, HistoryOptions{Limit: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, err := h.Stats(ctx); err != nil || s.Errors != 2 {
+			t.Errorf("after opening with Limit 2: %d errors, %v; want 2", s.Errors, err)
+		}
+		if got, err := h.Search(ctx, "name2", 5); err != nil || len(got) != 1 || got[0].Fingerprint != "fp2" {
+			t.Errorf("Search(name2) = %+v, %v; want the newest error", got, err)
+		}
+	})
+	t.Run("without the index", func(t *testing.T) {
+		dir := t.TempDir()
+		st := openTestStore(t, dir)
+		// An index directory without its metadata cannot be opened.
+		if err := os.MkdirAll(filepath.Join(dir, IndexDir), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, IndexDir, "junk"), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := OpenHistory(ctx, st, HistoryOptions{RequireIndex: true}); err == nil || !strings.Contains(err.Error(), "open the error index") {
+			t.Fatalf("OpenHistory with RequireIndex = %v, want the index error", err)
+		}
+		var logged bytes.Buffer
+		h, err := OpenHistory(ctx, st, HistoryOptions{Log: slog.New(slog.NewTextHandler(&logged, nil))})
+		if err != nil {
+			t.Fatalf("OpenHistory without RequireIndex: %v", err)
+		}
+		if !strings.Contains(logged.String(), "error index unavailable") {
+			t.Errorf("the degraded index was not logged: %q", logged.String())
+		}
+		mustRecord(t, h, goErr("/ws", "fp", "undefined: x"))
+		if got, err := h.Similar(ctx, "/ws", goErr("/ws", "fp", "undefined: x"), 5); err != nil || len(got) != 1 || !got[0].Exact {
+			t.Errorf("Similar without the index = %+v, %v; want the exact match", got, err)
+		}
+		if _, err := h.Search(ctx, "undefined", 5); err == nil {
+			t.Error("Search without the index succeeded")
+		}
+	})
+	if _, err := OpenHistory(ctx, nil, HistoryOptions{}); err == nil {
+		t.Error("OpenHistory with no store succeeded")
 	}
 }

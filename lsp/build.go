@@ -29,10 +29,10 @@ type builds struct {
 // file.
 func (s *Server) buildOnSave(od *openDoc) {
 	cfg := s.settings().Build
-	if cfg.OnSave == "" || od.engine == nil {
+	if cfg.OnSave == "" || od.folder == nil {
 		return
 	}
-	root := od.engine.Root()
+	root := od.folder.Root
 	ctx, cancel := context.WithTimeout(s.ctx, time.Duration(cfg.TimeoutMS)*time.Millisecond)
 	s.build.mu.Lock()
 	if prev := s.build.running[root]; prev != nil {
@@ -40,7 +40,9 @@ func (s *Server) buildOnSave(od *openDoc) {
 	}
 	s.build.running[root] = cancel
 	s.build.mu.Unlock()
+	done := s.work.add("")
 	s.goBackground(func(context.Context) {
+		defer done()
 		defer cancel()
 		out, err := runBuild(ctx, root, cfg.OnSave)
 		if ctx.Err() != nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/kodustech/kodyls/editors/contract"
 )
 
 // codeAction offers, for each Kody Rule diagnostic in the request, a command
@@ -38,7 +40,7 @@ func (s *Server) codeAction(_ context.Context, p *protocol.CodeActionParams) ([]
 		if r == nil {
 			continue
 		}
-		arg, _ := json.Marshal(showRuleArgs{UUID: r.UUID})
+		arg, _ := json.Marshal(contract.ShowRuleArgs{UUID: r.UUID})
 		kind := protocol.CodeActionKindQuickFix
 		actions = append(actions, protocol.CodeAction{
 			Title:       "Show Kody Rule: " + r.Title,
@@ -46,7 +48,7 @@ func (s *Server) codeAction(_ context.Context, p *protocol.CodeActionParams) ([]
 			Diagnostics: []protocol.Diagnostic{d},
 			Command: protocol.Command{
 				Title:     "Show Kody Rule",
-				Command:   CommandShowRule,
+				Command:   contract.CommandShowRule,
 				Arguments: []protocol.LSPAny{arg},
 			},
 		})

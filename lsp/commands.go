@@ -7,6 +7,8 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+
+	"github.com/kodustech/kodyls/editors/contract"
 )
 
 func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandParams) (any, error) {
@@ -15,28 +17,29 @@ func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandP
 		arg0 = p.Arguments[0]
 	}
 	switch p.Command {
-	case CommandRuleViolations:
+	case contract.CommandRuleViolations:
 		return s.ruleViolations(), nil
-	case CommandReloadRules:
+	case contract.CommandReloadRules:
+		done := s.work.add("")
+		defer done()
 		n, errs := s.reloadRules(ctx, p.WorkDoneToken)
-		return map[string]any{"rules": n, "broken": len(errs)}, nil
-	case CommandShowRule:
+		return &contract.ReloadRulesResult{Rules: n, Broken: len(errs)}, nil
+	case contract.CommandShowRule:
 		return s.showRule(ctx, arg0)
-	case CommandReviewFile:
+	case contract.CommandReviewFile:
 		u, ok := uriArg(arg0)
 		if !ok {
 			return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, `kodyls.reviewFile expects {"uri": "file:///…"}`)
 		}
-		od := s.openDoc(string(u))
-		if od == nil {
+		if s.openDoc(string(u)) == nil {
 			return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s is not open", u))
 		}
-		return s.reviewDoc(ctx, od, p.WorkDoneToken)
-	case CommandReviewWorkspace:
+		return s.reviewDoc(ctx, string(u), p.WorkDoneToken)
+	case contract.CommandReviewWorkspace:
 		return s.reviewWorkspace(ctx, p.WorkDoneToken)
-	case CommandDismissSuggestion:
+	case contract.CommandDismissSuggestion:
 		return s.dismissSuggestion(ctx, arg0)
-	case CommandExplainError:
+	case contract.CommandExplainError:
 		return s.explainError(ctx, arg0, p.WorkDoneToken)
 	}
 	if fn, ok := s.opts.Commands[p.Command]; ok {
@@ -45,15 +48,10 @@ func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandP
 	return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("unknown command %q", p.Command))
 }
 
-// showRuleArgs is the argument of kodyls.showRule.
-type showRuleArgs struct {
-	UUID string `json:"uuid"`
-}
-
 // showRule opens the rule file in the editor (window/showDocument) and
 // returns its location, so clients without showDocument can open it too.
 func (s *Server) showRule(ctx context.Context, arg []byte) (any, error) {
-	var a showRuleArgs
+	var a contract.ShowRuleArgs
 	if err := json.Unmarshal(arg, &a); err != nil || a.UUID == "" {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, `kodyls.showRule expects {"uuid": "<rule uuid>"}`)
 	}

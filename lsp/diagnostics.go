@@ -26,10 +26,14 @@ type notifier interface {
 }
 
 // publisher keeps the diagnostics of every file per source and sends the
-// merged set only when it differs from what the client last received.
+// merged set only when it differs from what the client last received. It is
+// the one place where staleness is decided: diagnostics computed for an
+// older version of a document than the current one, or than one already
+// published, are refused.
 type publisher struct {
-	conn notifier
-	log  *slog.Logger
+	conn    notifier
+	log     *slog.Logger
+	current func(uri.URI) (int32, bool) // the open document's version
 
 	mu    sync.Mutex
 	files map[uri.URI]*fileDiagnostics
@@ -42,31 +46,58 @@ type fileDiagnostics struct {
 	sent     bool // something non-empty was sent and not yet cleared
 }
 
-func newPublisher(conn notifier, log *slog.Logger) *publisher {
-	return &publisher{conn: conn, log: log, files: map[uri.URI]*fileDiagnostics{}}
+func newPublisher(conn notifier, log *slog.Logger, current func(uri.URI) (int32, bool)) *publisher {
+	if current == nil {
+		current = func(uri.URI) (int32, bool) { return 0, true } // no document store: every version is current
+	}
+	return &publisher{conn: conn, log: log, current: current, files: map[uri.URI]*fileDiagnostics{}}
 }
 
 // Set replaces the diagnostics of one source for a file and publishes the
 // merged set if it changed. version is the document version the diagnostics
-// were computed for (0 when not tied to an open buffer).
-func (p *publisher) Set(ctx context.Context, u uri.URI, source string, version int32, diags []protocol.Diagnostic) {
+// were computed for (0 when not tied to an open buffer). It reports false,
+// publishing nothing, when version is older than the document's current
+// version or than what was already published.
+func (p *publisher) Set(ctx context.Context, u uri.URI, source string, version int32, diags []protocol.Diagnostic) bool {
+	return p.SetSources(ctx, u, version, map[string][]protocol.Diagnostic{source: diags})
+}
+
+// SetSources is Set for several sources at once, published together.
+func (p *publisher) SetSources(ctx context.Context, u uri.URI, version int32, sources map[string][]protocol.Diagnostic) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if version > 0 {
+		if cur, open := p.current(u); !open || version < cur {
+			return false
+		}
+	}
 	f := p.files[u]
+	if f != nil && version > 0 && version < f.version {
+		return false
+	}
 	if f == nil {
-		if len(diags) == 0 {
-			return
+		empty := true
+		for _, d := range sources {
+			empty = empty && len(d) == 0
+		}
+		if empty {
+			return true
 		}
 		f = &fileDiagnostics{sources: map[string][]protocol.Diagnostic{}}
 		p.files[u] = f
 	}
-	if len(diags) == 0 {
-		delete(f.sources, source)
-	} else {
-		f.sources[source] = diags
+	for source, diags := range sources {
+		if len(diags) == 0 {
+			delete(f.sources, source)
+		} else {
+			f.sources[source] = diags
+		}
 	}
-	f.version = version
+	if version > 0 {
+		f.version = version
+	}
 	p.publishLocked(ctx, u, f)
+	return true
 }
 
 // Clear removes every source's diagnostics for a file, publishing [] if the

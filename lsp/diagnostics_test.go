@@ -29,7 +29,7 @@ func diag(line uint32, msg string) protocol.Diagnostic {
 
 func TestPublisherMergesSourcesAndSendsOnlyChanges(t *testing.T) {
 	rec := &recorder{}
-	p := newPublisher(rec, slog.New(slog.DiscardHandler))
+	p := newPublisher(rec, slog.New(slog.DiscardHandler), nil)
 	ctx := context.Background()
 	u := uri.File("/w/a.go")
 
@@ -73,5 +73,47 @@ func TestPublisherMergesSourcesAndSendsOnlyChanges(t *testing.T) {
 	p.Set(ctx, u, SourceRules, 5, nil)
 	if len(rec.sent) != n {
 		t.Fatalf("empty set re-sent for a file already clear")
+	}
+}
+
+// TestPublisherRefusesStaleVersions: a producer that finishes after the
+// user typed on must not overwrite newer findings with ones whose ranges
+// refer to the old text, whatever the producer.
+func TestPublisherRefusesStaleVersions(t *testing.T) {
+	rec := &recorder{}
+	docVersion := int32(5)
+	open := true
+	p := newPublisher(rec, slog.New(slog.DiscardHandler), func(uri.URI) (int32, bool) { return docVersion, open })
+	ctx := context.Background()
+	u := uri.File("/w/a.go")
+
+	if p.Set(ctx, u, SourceReview, 4, []protocol.Diagnostic{diag(1, "computed for v4")}) {
+		t.Fatal("diagnostics for version 4 accepted while the document is at 5")
+	}
+	if len(rec.sent) != 0 {
+		t.Fatalf("stale diagnostics sent: %+v", rec.sent)
+	}
+	if !p.Set(ctx, u, SourceRules, 5, []protocol.Diagnostic{diag(2, "v5")}) {
+		t.Fatal("current diagnostics refused")
+	}
+	// The document moves on to 7 and a result for 7 is published; a late
+	// result for 6 of another source is refused too.
+	docVersion = 7
+	p.Set(ctx, u, SourceRules, 7, []protocol.Diagnostic{diag(3, "v7")})
+	if p.Set(ctx, u, SourceReview, 6, []protocol.Diagnostic{diag(4, "late v6")}) {
+		t.Fatal("diagnostics for version 6 accepted after 7 was published")
+	}
+	// Unversioned diagnostics (a build's) are always accepted.
+	if !p.Set(ctx, u, SourceBuild, 0, []protocol.Diagnostic{diag(9, "build")}) {
+		t.Fatal("build diagnostics refused")
+	}
+	last := rec.sent[len(rec.sent)-1]
+	if len(last.Diagnostics) != 2 || last.Diagnostics[0].Message != protocol.String("v7") {
+		t.Fatalf("published %+v, want v7 and build", last.Diagnostics)
+	}
+	// A closed document takes no versioned diagnostics.
+	open = false
+	if p.Set(ctx, u, SourceRules, 8, []protocol.Diagnostic{diag(1, "after close")}) {
+		t.Fatal("diagnostics accepted for a closed document")
 	}
 }

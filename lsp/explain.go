@@ -11,10 +11,9 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/kodustech/kodyls/agents/agent"
 	"github.com/kodustech/kodyls/agents/rca"
-	"github.com/kodustech/kodyls/agents/react"
 	"github.com/kodustech/kodyls/analysis/errparse"
-	"github.com/kodustech/kodyls/prompts"
 )
 
 // CommandExplainError explains a diagnostic or a pasted error output.
@@ -46,11 +45,11 @@ func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.Pr
 	root := s.rootFor(a.URI)
 	x := s.explainer(root)
 	prog := s.beginProgress(ctx, token, "Explaining the error")
-	emit := func(ev react.Event) {
+	emit := func(ev agent.Event) {
 		switch ev.Kind {
-		case react.EventAction:
+		case agent.EventAction:
 			prog.Report(fmt.Sprintf("step %d: %s %s", ev.Iteration, ev.Tool, shortText(ev.Input, 60)), 0)
-		case react.EventThought:
+		case agent.EventThought:
 			prog.Report(fmt.Sprintf("step %d: %s", ev.Iteration, shortText(ev.Text, 80)), 0)
 		}
 	}
@@ -97,30 +96,19 @@ func (s *Server) diagnosticError(root string, a explainArgs) errparse.Error {
 // rootFor is the workspace folder of a URI, or the first folder.
 func (s *Server) rootFor(u uri.URI) string {
 	if u != "" && u.IsFile() {
-		if e := s.engineFor(canonicalPath(u.FsPath())); e != nil {
-			return e.Root()
+		if f := s.folderFor(canonicalPath(u.FsPath())); f != nil {
+			return f.Root
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.folders) > 0 {
-		return s.folders[0]
+	if fs := s.allFolders(); len(fs) > 0 {
+		return fs[0].Root
 	}
 	return ""
 }
 
-// explainer builds the explainer of a workspace with the session's model,
-// history and prompts.
+// explainer is the explainer of a workspace, from the composition root.
 func (s *Server) explainer(root string) *rca.Explainer {
-	x := &rca.Explainer{Workspace: root, Prompts: prompts.Builtin(), Ignore: rca.IgnoreList(), Log: s.log}
-	s.rmu.Lock()
-	x.Gateway = s.gatewayLocked()
-	if s.history == nil && s.opts.Store != nil {
-		s.history = rca.OpenHistory(s.ctx, s.opts.Store, s.log)
-	}
-	x.History = s.history
-	s.rmu.Unlock()
-	return x
+	return s.svc.Explainer(s.ctx, root)
 }
 
 // explainAction offers "Explain this error" for any diagnostic.

@@ -2,16 +2,19 @@ package lsp
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
 	"github.com/kodustech/kodyls/analysis/rules"
+	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/lsp/textdoc"
 )
@@ -19,36 +22,84 @@ import (
 // diagnosticSource is the `source` of every kodyls diagnostic.
 const diagnosticSource = "kody"
 
-// runChecks is the scheduler's job for one buffer: run the local rule
-// detectors on its current snapshot and publish.
-func (s *Server) runChecks(ctx context.Context, key string) {
-	od := s.openDoc(key)
-	doc, ok := s.docs.Get(key)
-	if od == nil || !ok || od.engine == nil || od.isRule {
-		return
+// ruleState is what the local detectors found in each open document,
+// for the violations panel.
+type ruleState struct {
+	mu   sync.Mutex
+	docs map[string]*docViolations
+}
+
+type docViolations struct {
+	found   []workspace.RuleFinding
+	version int32 // the version found was computed for
+	hash    string
+}
+
+// set records a document's violations and reports whether they changed.
+func (r *ruleState) set(key string, version int32, found []workspace.RuleFinding) bool {
+	h := sha256.New()
+	for _, f := range found {
+		fmt.Fprintf(h, "%s\x00%d\x00%d\x00%d\n", f.ID, f.Line, f.Start, f.End)
 	}
-	od.mu.Lock()
-	ready := od.baselineReady
-	od.mu.Unlock()
-	if !ready {
-		return // the baseline loader triggers a run when it is done
+	sum := string(h.Sum(nil))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := r.docs[key]
+	if d == nil {
+		d = &docViolations{}
+		r.docs[key] = d
 	}
-	cfg := s.settings()
-	found := od.engine.Check(od.path, doc.Text(), cfg.Rules.Scope == contract.ScopeChanged)
-	if cur, ok := s.docs.Get(key); !ok || cur.Version() != doc.Version() {
+	changed := d.hash != sum
+	d.found, d.version, d.hash = found, version, sum
+	return changed && (len(found) > 0 || d.version > 0)
+}
+
+// get returns a document's violations and the version they are for.
+func (r *ruleState) get(key string) ([]workspace.RuleFinding, int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d := r.docs[key]; d != nil {
+		return d.found, d.version
+	}
+	return nil, 0
+}
+
+// forget drops a closed document's violations; it reports whether it had
+// any.
+func (r *ruleState) forget(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := r.docs[key]
+	delete(r.docs, key)
+	return d != nil && len(d.found) > 0
+}
+
+// diagnose is the scheduler's job for one document: it takes a snapshot of
+// the current version, runs the local rule detectors, moves the review
+// findings to the new text, and publishes both for that version. It runs
+// off the read loop; the typing path only triggers it.
+func (s *Server) diagnose(ctx context.Context, key string) {
+	snap, doc := s.snapshot(key)
+	if snap == nil || !snap.Checked() {
+		return // the baseline loader triggers a run when it is ready
+	}
+	found := snap.CheckRules()
+	ruleDiags := make([]protocol.Diagnostic, 0, len(found))
+	for _, v := range found {
+		ruleDiags = append(ruleDiags, s.violationDiagnostic(doc, v, snap.Settings.Severity))
+	}
+	// The panel's data is recorded before the diagnostics go out, so an
+	// editor that asks for it on seeing them gets the same findings.
+	changed := s.rules.set(key, snap.Version, found)
+	s.reviews.Follow(key, snap.Version, s.editsSince(key))
+	reviewDiags := s.reviewDiagnostics(snap, doc)
+	if !s.diags.SetSources(ctx, uri.URI(key), snap.Version, map[string][]protocol.Diagnostic{SourceRules: ruleDiags, SourceReview: reviewDiags}) {
 		return // a newer edit arrived; its run publishes
 	}
-	diags := make([]protocol.Diagnostic, 0, len(found))
-	for _, v := range found {
-		diags = append(diags, s.violationDiagnostic(doc, v, cfg.Severity))
+	if changed {
+		s.notifyViolationsChanged(ctx, uri.URI(key))
 	}
-	od.mu.Lock()
-	od.violations, od.version = found, doc.Version()
-	od.mu.Unlock()
-	s.diags.Set(ctx, od.uri, SourceRules, doc.Version(), diags)
-	if rd, ok := s.reviewDiagnostics(od, doc, cfg.Severity); ok {
-		s.diags.Set(ctx, od.uri, SourceReview, doc.Version(), rd)
-	}
+	s.armIdleReview(key, snap.Version)
 }
 
 // diagnosticData is carried in Diagnostic.data so code actions can find the
@@ -58,7 +109,7 @@ type diagnosticData struct {
 	Rule string `json:"rule,omitempty"`
 }
 
-func (s *Server) violationDiagnostic(doc *textdoc.Document, v rules.Violation, sev map[string]string) protocol.Diagnostic {
+func (s *Server) violationDiagnostic(doc *textdoc.Document, v workspace.RuleFinding, sev map[string]string) protocol.Diagnostic {
 	start := doc.LineStart(v.Line)
 	rng := protocol.Range{
 		Start: toProtocol(doc.PositionAt(start+v.Start, s.encoding)),
@@ -68,10 +119,7 @@ func (s *Server) violationDiagnostic(doc *textdoc.Document, v rules.Violation, s
 	if first := v.Rule.Lead(); first != "" {
 		msg += "\n" + first
 	}
-	data, _ := json.Marshal(diagnosticData{
-		ID:   fmt.Sprintf("%s:%d:%d", v.Rule.UUID, v.Line, v.Start),
-		Rule: v.Rule.UUID,
-	})
+	data, _ := json.Marshal(diagnosticData{ID: v.ID, Rule: v.Rule.UUID})
 	return protocol.Diagnostic{
 		Range:    rng,
 		Severity: severity(sev, string(v.Rule.Severity)),
@@ -103,22 +151,21 @@ func severity(table map[string]string, level string) protocol.DiagnosticSeverity
 // reloadRules re-reads every workspace's rules, reports broken rule files and
 // re-checks the open buffers. It reports progress when the client supports it.
 func (s *Server) reloadRules(ctx context.Context, token protocol.ProgressToken) (int, []*rules.LoadError) {
-	engines := s.allEngines()
+	folders := s.allFolders()
 	prog := s.beginProgress(ctx, token, "Loading Kody Rules")
 	total := 0
 	var allErrs []*rules.LoadError
-	for i, e := range engines {
-		prog.Report(fmt.Sprintf("%s (%d/%d)", filepath.Base(e.Root()), i+1, len(engines)), uint32(100*i/max(1, len(engines))))
-		rs, errs := e.Reload(ctx)
+	for i, f := range folders {
+		prog.Report(fmt.Sprintf("%s (%d/%d)", filepath.Base(f.Root), i+1, len(folders)), uint32(100*i/max(1, len(folders))))
+		rs, errs := f.Reload(ctx)
 		total += len(rs)
 		allErrs = append(allErrs, errs...)
 		for _, le := range errs {
-			s.log.Warn("broken Kody Rule file", "workspace", e.Root(), "error", le.Error())
+			s.log.Warn("broken Kody Rule file", "workspace", f.Root, "error", le.Error())
 		}
-		s.log.Info("loaded Kody Rules", "workspace", e.Root(), "rules", len(rs), "broken", len(errs))
+		s.log.Info("loaded Kody Rules", "workspace", f.Root, "rules", len(rs), "broken", len(errs))
 	}
 	prog.End(fmt.Sprintf("%d rules loaded, %d broken", total, len(allErrs)))
-	s.resetReviewers()
 	for _, od := range s.openDocs() {
 		if od.isRule {
 			s.publishRuleFileErrors(ctx, od)
@@ -131,8 +178,8 @@ func (s *Server) reloadRules(ctx context.Context, token protocol.ProgressToken) 
 // publishRuleFileErrors shows the load error of an open rule file on it.
 func (s *Server) publishRuleFileErrors(ctx context.Context, od *openDoc) {
 	var diags []protocol.Diagnostic
-	for _, le := range od.engine.LoadErrors() {
-		if filepath.Join(od.engine.Root(), filepath.FromSlash(le.File)) != od.path {
+	for _, le := range od.folder.Engine.LoadErrors() {
+		if filepath.Join(od.folder.Root, filepath.FromSlash(le.File)) != od.path {
 			continue
 		}
 		line := uint32(max(le.Line, 1) - 1)
@@ -148,64 +195,28 @@ func (s *Server) publishRuleFileErrors(ctx context.Context, od *openDoc) {
 	s.diags.Set(ctx, od.uri, SourceRules, 0, diags)
 }
 
-// RuleViolations is the result of kodyls.ruleViolations: what the local
-// detectors currently find in the open buffers, grouped by rule, plus the rule
-// files that failed to load.
-type RuleViolations struct {
-	Groups     []ViolationGroup `json:"groups"`
-	RuleErrors []RuleError      `json:"ruleErrors"`
-}
-
-// ViolationGroup is one rule and its violations.
-type ViolationGroup struct {
-	Rule       RuleInfo        `json:"rule"`
-	Violations []ViolationInfo `json:"violations"`
-}
-
-// RuleInfo identifies a rule.
-type RuleInfo struct {
-	UUID     string `json:"uuid"`
-	Title    string `json:"title"`
-	Severity string `json:"severity"`
-	File     string `json:"file"`
-}
-
-// ViolationInfo is one violation. Line is 0-based like LSP positions.
-type ViolationInfo struct {
-	URI     uri.URI        `json:"uri"`
-	Range   protocol.Range `json:"range"`
-	Match   string         `json:"match"`
-	Version int32          `json:"version"`
-}
-
-// RuleError is a rule file that failed to load. Line is 1-based.
-type RuleError struct {
-	File    string `json:"file"`
-	Line    int    `json:"line"`
-	Message string `json:"message"`
-}
-
-func (s *Server) ruleViolations() *RuleViolations {
-	groups := map[string]*ViolationGroup{}
+// ruleViolations is the panel's data: what the local detectors currently
+// find in the open buffers, grouped by rule, plus the rule files that failed
+// to load.
+func (s *Server) ruleViolations() *contract.RuleViolations {
+	groups := map[string]*contract.ViolationGroup{}
 	for _, od := range s.openDocs() {
 		doc, ok := s.docs.Get(string(od.uri))
 		if !ok {
 			continue
 		}
-		od.mu.Lock()
-		vs, version := od.violations, od.version
-		od.mu.Unlock()
+		vs, version := s.rules.get(string(od.uri))
 		if version != doc.Version() {
 			continue // not yet checked; the next run refreshes it
 		}
 		for _, v := range vs {
 			g := groups[v.Rule.UUID]
 			if g == nil {
-				g = &ViolationGroup{Rule: RuleInfo{UUID: v.Rule.UUID, Title: v.Rule.Title, Severity: string(v.Rule.Severity), File: v.Rule.File}}
+				g = &contract.ViolationGroup{Rule: contract.RuleInfo{UUID: v.Rule.UUID, Title: v.Rule.Title, Severity: string(v.Rule.Severity), File: v.Rule.File}}
 				groups[v.Rule.UUID] = g
 			}
 			start := doc.LineStart(v.Line)
-			g.Violations = append(g.Violations, ViolationInfo{
+			g.Violations = append(g.Violations, contract.ViolationInfo{
 				URI: od.uri,
 				Range: protocol.Range{
 					Start: toProtocol(doc.PositionAt(start+v.Start, s.encoding)),
@@ -216,7 +227,7 @@ func (s *Server) ruleViolations() *RuleViolations {
 			})
 		}
 	}
-	out := &RuleViolations{Groups: []ViolationGroup{}, RuleErrors: []RuleError{}}
+	out := &contract.RuleViolations{Groups: []contract.ViolationGroup{}, RuleErrors: []contract.RuleError{}}
 	for _, g := range groups {
 		sort.Slice(g.Violations, func(i, j int) bool {
 			a, b := g.Violations[i], g.Violations[j]
@@ -228,9 +239,9 @@ func (s *Server) ruleViolations() *RuleViolations {
 		out.Groups = append(out.Groups, *g)
 	}
 	sort.Slice(out.Groups, func(i, j int) bool { return out.Groups[i].Rule.File < out.Groups[j].Rule.File })
-	for _, e := range s.allEngines() {
-		for _, le := range e.LoadErrors() {
-			out.RuleErrors = append(out.RuleErrors, RuleError{File: le.File, Line: le.Line, Message: le.Msg})
+	for _, f := range s.allFolders() {
+		for _, le := range f.Engine.LoadErrors() {
+			out.RuleErrors = append(out.RuleErrors, contract.RuleError{File: le.File, Line: le.Line, Message: le.Msg})
 		}
 	}
 	return out
@@ -238,10 +249,10 @@ func (s *Server) ruleViolations() *RuleViolations {
 
 // findRule returns a loaded rule by uuid.
 func (s *Server) findRule(id string) (*rules.Rule, string) {
-	for _, e := range s.allEngines() {
-		for _, r := range e.Rules() {
+	for _, f := range s.allFolders() {
+		for _, r := range f.Rules() {
 			if r.UUID == id {
-				return r, filepath.Join(e.Root(), filepath.FromSlash(r.File))
+				return r, filepath.Join(f.Root, filepath.FromSlash(r.File))
 			}
 		}
 	}

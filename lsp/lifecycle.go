@@ -8,24 +8,9 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
-	"github.com/kodustech/kodyls/analysis/rulecheck"
 	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/lsp/textdoc"
 )
-
-// Commands kodyls answers in workspace/executeCommand.
-const (
-	CommandRuleViolations = "kodyls.ruleViolations"
-	CommandReloadRules    = "kodyls.reloadRules"
-	CommandShowRule       = "kodyls.showRule"
-)
-
-// builtinCommands are the commands kodyls advertises.
-var builtinCommands = []string{
-	CommandRuleViolations, CommandReloadRules, CommandShowRule,
-	CommandReviewFile, CommandReviewWorkspace, CommandDismissSuggestion,
-	CommandExplainError,
-}
 
 func (s *Server) initialize(_ context.Context, params []byte) (any, error) {
 	var p protocol.InitializeParams
@@ -53,18 +38,21 @@ func (s *Server) initialize(_ context.Context, params []byte) (any, error) {
 	s.mu.Lock()
 	s.initOptions = append([]byte(nil), p.InitializationOptions...)
 	s.cfg = contract.Resolve(s.opts.Getenv, s.initOptions, nil)
-	s.folders = folders
 	for _, f := range folders {
-		s.engines[f] = rulecheck.New(f)
+		s.folders = append(s.folders, s.svc.Folder(f))
 	}
 	cfg := s.cfg
 	s.mu.Unlock()
+	s.svc.SetSettings(cfg.Settings)
 	for _, pr := range cfg.Problems {
 		s.log.Warn("configuration problem", "problem", pr)
 	}
 	s.log.Info("initialize", "client", p.ClientInfo.Name, "folders", folders, "positionEncoding", s.encoding.String())
 
-	commands := append([]string(nil), builtinCommands...)
+	var commands []string
+	for _, c := range contract.Commands {
+		commands = append(commands, c.Name)
+	}
 	for name := range s.opts.Commands {
 		commands = append(commands, name)
 	}
@@ -151,15 +139,17 @@ func canonicalPath(path string) string {
 // initialized starts the session's background work: the client's
 // configuration, the rules, the file watcher.
 func (s *Server) initialized() {
+	done := s.work.add("")
 	s.goBackground(func(ctx context.Context) {
+		defer done()
 		s.fetchConfiguration(ctx)
 		s.reloadRules(ctx, nil)
-		if s.opts.OnInitialize != nil {
-			s.mu.Lock()
-			folders := append([]string(nil), s.folders...)
-			s.mu.Unlock()
-			s.opts.OnInitialize(ctx, folders)
+		s.sendStatus()
+		var roots []string
+		for _, f := range s.allFolders() {
+			roots = append(roots, f.Root)
 		}
+		s.svc.RecordWorkspaces(ctx, roots)
 	})
 	s.goBackground(s.watchFiles)
 }
@@ -194,8 +184,8 @@ func (s *Server) applyClientConfig(raw []byte) {
 	for _, pr := range cfg.Problems {
 		s.log.Warn("configuration problem", "problem", pr)
 	}
-	if !sameLLM(old.LLM, cfg.Settings.LLM) {
-		s.resetReviewers()
+	if s.svc.SetSettings(cfg.Settings) {
+		s.sendStatus()
 	}
 	if old.Rules.Scope != cfg.Settings.Rules.Scope || !sameMap(old.Severity, cfg.Settings.Severity) {
 		s.recheckAll()
@@ -209,7 +199,11 @@ func (s *Server) applyClientConfig(raw []byte) {
 // expect the server to pull them.
 func (s *Server) didChangeConfiguration(pushed []byte) {
 	if s.clientCap.configuration {
-		s.goBackground(s.fetchConfiguration)
+		done := s.work.add("")
+		s.goBackground(func(ctx context.Context) {
+			defer done()
+			s.fetchConfiguration(ctx)
+		})
 		return
 	}
 	s.applyClientConfig(pushed)

@@ -12,6 +12,7 @@ import (
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/llmtest"
 	"github.com/kodustech/kodyls/analysis/review/reviewtest"
+	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/index"
 	"github.com/kodustech/kodyls/lsp"
@@ -61,13 +62,15 @@ func startReviewing(t *testing.T, repo *lsptest.Repo, fake *llmtest.Server, data
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	s := lsptest.StartInProcess(t, repo.Dir, lsp.Options{
-		Store: st,
-		NewGateway: func(cfg contract.Settings, onStatus func(llm.Status)) (*llm.Gateway, error) {
-			return llm.New(llm.Config{BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model, MaxRetries: -1, Timeout: 5 * time.Second,
-				BreakerThreshold: 100}, llm.WithStatusHook(onStatus), llm.WithCache(st.KV()))
+	svc := workspace.Open(context.Background(), workspace.Config{
+		Getenv: func(string) string { return "" },
+		Store:  st,
+		AdjustLLM: func(c *llm.Config) {
+			c.MaxRetries, c.Timeout, c.BreakerThreshold = -1, 5*time.Second, 100
 		},
 	})
+	t.Cleanup(svc.Close)
+	s := lsptest.StartInProcess(t, repo.Dir, lsp.Options{Services: svc})
 	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{
 		"llm":    map[string]any{"baseUrl": fake.URL, "model": "fake-model"},
 		"review": map[string]any{"trigger": trigger},
@@ -148,15 +151,15 @@ func TestUnchangedHunksCostNoCallsAcrossRestart(t *testing.T) {
 	e := startReviewing(t, repo, fake, data, "manual")
 	e.OpenFile("main.go")
 	typeBug(e)
-	var sum lsp.ReviewSummary
-	if err := e.ExecuteCommand(lsp.CommandReviewFile, map[string]any{"uri": e.URI("main.go")}, &sum); err != nil {
+	var sum contract.ReviewSummary
+	if err := e.ExecuteCommand(contract.CommandReviewFile, map[string]any{"uri": e.URI("main.go")}, &sum); err != nil {
 		t.Fatal(err)
 	}
 	if sum.Findings != 1 || sum.Hunks != 1 || sum.CachedHunks != 0 {
 		t.Fatalf("first review %+v", sum)
 	}
 	calls := scripts.Calls()
-	if err := e.ExecuteCommand(lsp.CommandReviewFile, map[string]any{"uri": e.URI("main.go")}, &sum); err != nil {
+	if err := e.ExecuteCommand(contract.CommandReviewFile, map[string]any{"uri": e.URI("main.go")}, &sum); err != nil {
 		t.Fatal(err)
 	}
 	if scripts.Calls() != calls || sum.CachedHunks != 1 || sum.Findings != 1 {
@@ -170,7 +173,7 @@ func TestUnchangedHunksCostNoCallsAcrossRestart(t *testing.T) {
 	e2 := startReviewing(t, repo, fake, data, "manual")
 	e2.OpenFile("main.go")
 	typeBug(e2)
-	if err := e2.ExecuteCommand(lsp.CommandReviewFile, map[string]any{"uri": e2.URI("main.go")}, &sum); err != nil {
+	if err := e2.ExecuteCommand(contract.CommandReviewFile, map[string]any{"uri": e2.URI("main.go")}, &sum); err != nil {
 		t.Fatal(err)
 	}
 	if scripts.Calls() != calls || sum.Findings != 1 {
@@ -277,8 +280,8 @@ func TestSafeguardDiscardAndBrokenStageKeepFindings(t *testing.T) {
 	e.OpenFile("main.go")
 	typeBug(e)
 	e.EditBuffer("main.go", lsptest.Edit{Range: e.RegexpRange("main.go", `return sum`), Text: "return sum "})
-	var sum lsp.ReviewSummary
-	if err := e.ExecuteCommand(lsp.CommandReviewFile, map[string]any{"uri": e.URI("main.go")}, &sum); err != nil {
+	var sum contract.ReviewSummary
+	if err := e.ExecuteCommand(contract.CommandReviewFile, map[string]any{"uri": e.URI("main.go")}, &sum); err != nil {
 		t.Fatal(err)
 	}
 	ds := e.AwaitDiagnostics("main.go", lsptest.Count(1))
@@ -293,9 +296,9 @@ func TestReviewOffWithoutLLM(t *testing.T) {
 	s := start(t, repo.Dir, lsp.Options{})
 	s.Initialize(lsptest.InitOptions{})
 	s.OpenFile("main.go")
-	var sum lsp.ReviewSummary
+	var sum contract.ReviewSummary
 	raw, _ := json.Marshal(map[string]any{"uri": s.URI("main.go")})
-	err := s.Call(protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{Command: lsp.CommandReviewFile, Arguments: []protocol.LSPAny{raw}}, &sum)
+	err := s.Call(protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{Command: contract.CommandReviewFile, Arguments: []protocol.LSPAny{raw}}, &sum)
 	if err != nil || !sum.Offline && sum.Hunks != 0 {
 		t.Fatalf("review without an LLM: %+v %v", sum, err)
 	}
@@ -312,12 +315,15 @@ func TestIdleTriggerReviewsWithoutSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	s := lsptest.StartInProcess(t, repo.Dir, lsp.Options{
-		Store: st,
-		NewGateway: func(cfg contract.Settings, onStatus func(llm.Status)) (*llm.Gateway, error) {
-			return llm.New(llm.Config{BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model, MaxRetries: -1})
+	svc := workspace.Open(context.Background(), workspace.Config{
+		Getenv: func(string) string { return "" },
+		Store:  st,
+		AdjustLLM: func(c *llm.Config) {
+			c.MaxRetries = -1
 		},
 	})
+	defer svc.Close()
+	s := lsptest.StartInProcess(t, repo.Dir, lsp.Options{Services: svc})
 	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{
 		"llm":    map[string]any{"baseUrl": fake.URL, "model": "fake-model"},
 		"review": map[string]any{"trigger": "idle", "idleDelayMs": 100},
@@ -339,8 +345,8 @@ func TestReviewWorkspaceLinksRepeatedFindings(t *testing.T) {
 	e.OpenFile("other.go")
 	typeBug(e)
 	e.EditBuffer("other.go", lsptest.Edit{Range: e.RegexpRange("other.go", `for i := 0; i < len\(items\); i\+\+ \{`), Text: "for i := 0; i <= len(items); i++ {"})
-	var sums []lsp.ReviewSummary
-	if err := e.ExecuteCommand(lsp.CommandReviewWorkspace, nil, &sums); err != nil || len(sums) != 2 {
+	var sums []contract.ReviewSummary
+	if err := e.ExecuteCommand(contract.CommandReviewWorkspace, nil, &sums); err != nil || len(sums) != 2 {
 		t.Fatalf("reviewWorkspace: %+v %v", sums, err)
 	}
 	ds := e.AwaitDiagnostics("main.go", func(ds []protocol.Diagnostic) bool {
@@ -354,12 +360,15 @@ func TestReviewWorkspaceLinksRepeatedFindings(t *testing.T) {
 
 func TestDeadEndpointIsReportedOnce(t *testing.T) {
 	repo := reviewRepo(t)
-	s := lsptest.StartInProcess(t, repo.Dir, lsp.Options{
-		NewGateway: func(cfg contract.Settings, onStatus func(llm.Status)) (*llm.Gateway, error) {
-			return llm.New(llm.Config{BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model, MaxRetries: -1, BreakerThreshold: 1, BreakerCooldown: time.Hour},
-				llm.WithStatusHook(onStatus))
+	svc := workspace.Open(context.Background(), workspace.Config{
+		Getenv:  func(string) string { return "" },
+		NoStore: true,
+		AdjustLLM: func(c *llm.Config) {
+			c.MaxRetries, c.BreakerThreshold, c.BreakerCooldown = -1, 1, time.Hour
 		},
 	})
+	defer svc.Close()
+	s := lsptest.StartInProcess(t, repo.Dir, lsp.Options{Services: svc})
 	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{
 		"llm":    map[string]any{"baseUrl": "http://127.0.0.1:1/v1", "model": "m"},
 		"review": map[string]any{"trigger": "save"},
@@ -367,14 +376,10 @@ func TestDeadEndpointIsReportedOnce(t *testing.T) {
 	s.OpenFile("main.go")
 	for i := 0; i < 5; i++ {
 		s.Insert("main.go", protocol.Position{Line: 0, Character: 0}, "// x\n")
-		var sum lsp.ReviewSummary
-		_ = s.ExecuteCommand(lsp.CommandReviewFile, map[string]any{"uri": s.URI("main.go")}, &sum)
+		var sum contract.ReviewSummary
+		_ = s.ExecuteCommand(contract.CommandReviewFile, map[string]any{"uri": s.URI("main.go")}, &sum)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(s.Messages()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(100 * time.Millisecond)
+	s.AwaitIdle("")
 	msgs := s.Messages()
 	if len(msgs) != 1 || !strings.Contains(msgs[0], "127.0.0.1:1") {
 		t.Fatalf("want exactly one message about the dead endpoint, got %q", msgs)

@@ -9,9 +9,12 @@ import (
 // arrive while a job runs into one more run with the latest state. A burst
 // of keystrokes therefore costs at most two runs, the last of which sees the
 // final text, and the typing path (the trigger) never waits for a job.
+// Each key's runs count as pending work in the tracker from the trigger to
+// the end of the last run.
 type scheduler struct {
-	ctx context.Context
-	run func(ctx context.Context, key string)
+	ctx  context.Context
+	run  func(ctx context.Context, key string)
+	work *tracker
 
 	mu      sync.Mutex
 	running map[string]bool
@@ -20,8 +23,8 @@ type scheduler struct {
 	wg      sync.WaitGroup
 }
 
-func newScheduler(ctx context.Context, run func(ctx context.Context, key string)) *scheduler {
-	return &scheduler{ctx: ctx, run: run, running: map[string]bool{}, pending: map[string]bool{}}
+func newScheduler(ctx context.Context, run func(ctx context.Context, key string), work *tracker) *scheduler {
+	return &scheduler{ctx: ctx, run: run, work: work, running: map[string]bool{}, pending: map[string]bool{}}
 }
 
 // Trigger asks for a run of key's job.
@@ -37,11 +40,12 @@ func (q *scheduler) Trigger(key string) {
 	}
 	q.running[key] = true
 	q.wg.Add(1)
-	go q.loop(key)
+	go q.loop(key, q.work.add(key))
 }
 
-func (q *scheduler) loop(key string) {
+func (q *scheduler) loop(key string, done func()) {
 	defer q.wg.Done()
+	defer done()
 	for {
 		if q.ctx.Err() == nil {
 			q.run(q.ctx, key)

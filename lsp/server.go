@@ -6,7 +6,6 @@ package lsp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,11 +18,8 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
-	"github.com/kodustech/kodyls/agents/llm"
-	"github.com/kodustech/kodyls/analysis/filereview"
-	"github.com/kodustech/kodyls/analysis/rulecheck"
+	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
-	"github.com/kodustech/kodyls/index"
 	"github.com/kodustech/kodyls/lsp/textdoc"
 )
 
@@ -36,17 +32,10 @@ type Options struct {
 	Version string
 	// Getenv reads the environment (os.Getenv when nil).
 	Getenv func(string) string
-	// OnInitialize, when set, is called once the workspace folders are
-	// known, off the protocol's read loop (cmd uses it to record the
-	// workspace in the local store).
-	OnInitialize func(ctx context.Context, folders []string)
-	// NewGateway builds the LLM gateway for the current settings; nil
-	// disables the review. onStatus must be called when the endpoint goes
-	// down or comes back.
-	NewGateway func(cfg contract.Settings, onStatus func(llm.Status)) (*llm.Gateway, error)
-	// Store keeps the review cache and the dismissed findings; nil keeps
-	// dismissals in memory and caches nothing.
-	Store *index.Store
+	// Services are the store, gateway, prompts, history, reviewers and
+	// explainers built by the composition root (workspace.Open). Nil builds
+	// services with no local store: nothing is remembered across sessions.
+	Services *workspace.Services
 	// Commands adds workspace/executeCommand handlers beside the built-in
 	// ones; used by tests to exercise cancellation and shutdown with a
 	// handler whose duration they control.
@@ -63,10 +52,14 @@ const (
 	stateShutdown
 )
 
-// Server is one LSP session.
+// Server is one LSP session. It is protocol glue: the documents, the
+// diagnostics publisher and the wiring of requests to the features; the
+// features' state lives in the workspace services and in one struct per
+// feature (rules, reviews, builds, status).
 type Server struct {
 	opts Options
 	log  *slog.Logger
+	svc  *workspace.Services
 
 	conn jsonrpc2.Conn
 	ctx  context.Context // lives until exit
@@ -79,27 +72,22 @@ type Server struct {
 
 	docs      *textdoc.Store
 	diags     *publisher
-	checks    *scheduler
+	checks    *scheduler // the diagnose pass of each open document
+	work      *tracker   // pending work per URI, for kodyls/awaitIdle
 	encoding  textdoc.Encoding
 	clientCap clientCapabilities
 
 	mu          sync.Mutex
 	initOptions []byte
 	cfg         contract.Resolved
-	folders     []string // workspace roots, absolute and symlink-free
-	engines     map[string]*rulecheck.Engine
+	folders     []*workspace.Folder
 	open        map[string]*openDoc // by URI
 	progressSeq int
 
-	// rmu guards the review machinery built from the settings.
-	rmu          sync.Mutex
-	reviewers    map[string]*filereview.Reviewer // by workspace root
-	gateway      *llm.Gateway
-	gatewayCfg   contract.LLM
-	memDismissed map[string]map[string]bool // when there is no store
-	history      *index.History
-
-	build builds
+	rules   ruleState
+	reviews *workspace.Reviews
+	build   builds
+	status  statusState
 }
 
 type clientCapabilities struct {
@@ -122,14 +110,19 @@ func New(opts Options) *Server {
 		log:     opts.Logger,
 		exited:  make(chan int, 1),
 		docs:    textdoc.NewStore(),
-		engines: map[string]*rulecheck.Engine{},
+		work:    newTracker(),
 		open:    map[string]*openDoc{},
-
-		reviewers:    map[string]*filereview.Reviewer{},
-		build:        builds{running: map[string]context.CancelFunc{}, shown: map[string][]uri.URI{}},
-		memDismissed: map[string]map[string]bool{},
+		rules:   ruleState{docs: map[string]*docViolations{}},
+		reviews: workspace.NewReviews(),
+		build:   builds{running: map[string]context.CancelFunc{}, shown: map[string][]uri.URI{}},
 	}
 	s.cfg = contract.Resolve(opts.Getenv, nil, nil)
+	s.svc = opts.Services
+	if s.svc == nil {
+		s.svc = workspace.Open(context.Background(), workspace.Config{Settings: s.cfg.Settings, Getenv: opts.Getenv, Log: opts.Logger, NoStore: true})
+	}
+	s.svc.SetSettings(s.cfg.Settings)
+	s.svc.OnLLMStatus(s.llmStatusChanged)
 	return s
 }
 
@@ -140,8 +133,8 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) int {
 	s.ctx, s.stop = context.WithCancel(ctx)
 	defer s.stop()
 	s.conn = jsonrpc2.NewConn(newStream(rwc, s.log), jsonrpc2.WithCodec(codec{}))
-	s.diags = newPublisher(s.conn, s.log)
-	s.checks = newScheduler(s.ctx, s.runChecks)
+	s.diags = newPublisher(s.conn, s.log, s.currentVersion)
+	s.checks = newScheduler(s.ctx, s.diagnose, s.work)
 	s.conn.Go(s.ctx, s.handler())
 
 	code := 1
@@ -177,19 +170,11 @@ func (s *Server) shutdownWork() {
 	s.stop()
 	s.checks.Stop()
 	for _, od := range s.openDocs() {
-		od.mu.Lock()
-		if od.rv.idle != nil {
-			od.rv.idle.Stop()
-		}
-		od.mu.Unlock()
+		s.stopIdle(od)
 	}
-	defer func() {
-		s.rmu.Lock()
-		if s.gateway != nil {
-			s.gateway.Close()
-		}
-		s.rmu.Unlock()
-	}()
+	if s.opts.Services == nil {
+		defer s.svc.Close()
+	}
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()
@@ -373,6 +358,12 @@ func (s *Server) call(ctx context.Context, method string, params []byte) (any, e
 			return nil, invalidParams(method, err)
 		}
 		return s.executeCommand(ctx, &p)
+	case contract.RequestAwaitIdle:
+		var p contract.AwaitIdleParams
+		if err := decode(params, &p); err != nil {
+			return nil, invalidParams(method, err)
+		}
+		return s.awaitIdle(ctx, &p)
 	case protocol.MethodCodeActionResolve:
 		var p protocol.CodeAction
 		if err := decode(params, &p); err != nil {
@@ -411,9 +402,6 @@ func (s *Server) settings() contract.Settings {
 	defer s.mu.Unlock()
 	return s.cfg.Settings
 }
-
-// errClientCall wraps a failed server-to-client request.
-var errClientCall = errors.New("client request failed")
 
 // Document returns the server's copy of an open buffer and its version.
 // Tests use it to check that edits were applied in order.

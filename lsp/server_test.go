@@ -12,6 +12,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.uber.org/goleak"
 
+	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/lsp"
 	"github.com/kodustech/kodyls/lsp/lsptest"
 )
@@ -159,7 +160,7 @@ func TestMalformedInputKeepsServing(t *testing.T) {
 	if m.Error != nil {
 		t.Fatalf("server stopped serving after bad input: %+v", m.Error)
 	}
-	var got lsp.RuleViolations
+	var got contract.RuleViolations
 	if err := json.Unmarshal(m.Result, &got); err != nil {
 		t.Fatalf("ruleViolations result %s: %v", m.Result, err)
 	}
@@ -213,8 +214,8 @@ func TestUnchangedDiagnosticsAreNotResent(t *testing.T) {
 		s.Insert("main.go", protocol.Position{Line: 8, Character: uint32(i)}, "x")
 	}
 	// A round trip: every didChange before it has been handled.
-	var v lsp.RuleViolations
-	if err := s.ExecuteCommand(lsp.CommandRuleViolations, nil, &v); err != nil {
+	var v contract.RuleViolations
+	if err := s.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool {
@@ -284,8 +285,8 @@ func TestOutOfRangeEditKeepsLastGoodText(t *testing.T) {
 		TextDocument:   protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u}, Version: 0},
 		ContentChanges: []protocol.TextDocumentContentChangeEvent{&protocol.TextDocumentContentChangeWholeDocument{Text: "garbage"}},
 	})
-	var v lsp.RuleViolations
-	if err := s.ExecuteCommand(lsp.CommandRuleViolations, nil, &v); err != nil {
+	var v contract.RuleViolations
+	if err := s.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
 		t.Fatal(err)
 	}
 	text, ver, _ := s.Server.Document(string(u))
@@ -319,8 +320,8 @@ func TestBurstOfEditsAppliedInOrder(t *testing.T) {
 		_ = col
 		s.Insert("main.go", pos, alphabet[rng.Intn(len(alphabet))])
 	}
-	var v lsp.RuleViolations
-	if err := s.ExecuteCommand(lsp.CommandRuleViolations, nil, &v); err != nil {
+	var v contract.RuleViolations
+	if err := s.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
 		t.Fatal(err)
 	}
 	text, ver, _ := s.Server.Document(string(s.URI("main.go")))
@@ -355,8 +356,8 @@ func TestBrokenRuleFileIsReportedAndOthersWork(t *testing.T) {
 	s.Insert("main.go", protocol.Position{Line: 7, Character: 0}, "var _ = fmt.Println(1)\n")
 	s.AwaitDiagnostics("main.go", lsptest.HasCodeOnLine(printlnRule, 7))
 
-	var v lsp.RuleViolations
-	if err := s.ExecuteCommand(lsp.CommandRuleViolations, nil, &v); err != nil {
+	var v contract.RuleViolations
+	if err := s.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
 		t.Fatal(err)
 	}
 	if len(v.RuleErrors) != 1 || v.RuleErrors[0].File != ".kody/rules/broken.md" {
@@ -378,8 +379,8 @@ func TestRuleViolationsGroupedAndShowRule(t *testing.T) {
 	s.OpenText("b.go", "package main\n\nvar _ = fmt.Println(3)\n")
 	s.AwaitDiagnostics("a.go", lsptest.Count(3))
 	s.AwaitDiagnostics("b.go", lsptest.Count(1))
-	var v lsp.RuleViolations
-	if err := s.ExecuteCommand(lsp.CommandRuleViolations, nil, &v); err != nil {
+	var v contract.RuleViolations
+	if err := s.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
 		t.Fatal(err)
 	}
 	if len(v.Groups) != 2 {
@@ -418,7 +419,7 @@ func TestReloadRulesReportsProgress(t *testing.T) {
 	// The editor passes its own token, as VS Code does for commands.
 	err := s.Call(protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{
 		WorkDoneProgressParams: protocol.WorkDoneProgressParams{WorkDoneToken: protocol.String("cmd-1")},
-		Command:                lsp.CommandReloadRules,
+		Command:                contract.CommandReloadRules,
 	}, &res)
 	if err != nil {
 		t.Fatal(err)

@@ -4,39 +4,47 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/kodustech/kodyls/analysis/anchor"
+	"github.com/kodustech/kodyls/analysis/errparse"
 	"github.com/kodustech/kodyls/analysis/rulecheck"
-	"github.com/kodustech/kodyls/analysis/rules"
+	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/lsp/textdoc"
 )
 
 // openDoc is what the server knows about an open buffer beyond its text.
 type openDoc struct {
-	uri      uri.URI
-	path     string            // absolute, symlink-free; "" for non-file URIs
-	engine   *rulecheck.Engine // nil outside every workspace folder
-	isRule   bool              // a Kody Rule file
-	language string            // the client's languageId
+	uri         uri.URI
+	path        string            // absolute, symlink-free; "" for non-file URIs
+	folder      *workspace.Folder // nil outside every workspace folder
+	isRule      bool              // a Kody Rule file
+	language    string            // the client's languageId
+	openVersion int32
 
 	mu            sync.Mutex
-	rv            reviewState
 	baselineReady bool
-	violations    []rules.Violation
-	version       int32 // the version violations were computed for
+	idle          *time.Timer // the idle trigger's timer, when armed
+	idleDone      func()      // releases the idle timer's pending work
+	idleVersion   int32       // the version the idle timer was armed for
 }
+
+// The text synchronization handlers run on the read loop, in wire order.
+// They update the document store and schedule the diagnose pass; every
+// feature's work runs off the read loop.
 
 func (s *Server) didOpen(p *protocol.DidOpenTextDocumentParams) {
 	item := p.TextDocument
 	key := string(item.URI)
 	s.docs.Open(key, item.Version, item.Text)
-	od := &openDoc{uri: item.URI, language: string(item.LanguageID)}
+	od := &openDoc{uri: item.URI, language: string(item.LanguageID), openVersion: item.Version}
 	if item.URI.IsFile() {
 		od.path = canonicalPath(item.URI.FsPath())
-		od.engine = s.engineFor(od.path)
-		od.isRule = od.engine != nil && od.engine.IsRuleFile(od.path)
+		od.folder = s.folderFor(od.path)
+		od.isRule = od.folder != nil && od.folder.Engine.IsRuleFile(od.path)
 	}
 	s.mu.Lock()
 	s.open[key] = od
@@ -44,14 +52,16 @@ func (s *Server) didOpen(p *protocol.DidOpenTextDocumentParams) {
 	if od.isRule {
 		s.publishRuleFileErrors(s.ctx, od)
 	}
-	if od.engine == nil {
+	if od.folder == nil {
 		return
 	}
 	// The baseline needs git, which is too slow for the read loop: load it
-	// in the background and check once it is there.
+	// in the background and diagnose once it is there.
 	ref := s.settings().BaseRef
+	done := s.work.add(key)
 	s.goBackground(func(ctx context.Context) {
-		if _, err := od.engine.RefreshBaseline(ctx, od.path, ref); err != nil {
+		defer done()
+		if _, err := od.folder.Engine.RefreshBaseline(ctx, od.path, ref); err != nil {
 			s.log.Warn("cannot read the baseline; checking every line", "path", od.path, "error", err)
 		}
 		od.mu.Lock()
@@ -78,15 +88,10 @@ func (s *Server) didChange(p *protocol.DidChangeTextDocumentParams) error {
 			return fmt.Errorf("unknown content change %T", c)
 		}
 	}
-	old, _ := s.docs.Get(key)
-	cur, err := s.docs.Change(key, p.TextDocument.Version, changes, s.encoding)
-	if err != nil {
+	if _, err := s.docs.Change(key, p.TextDocument.Version, changes, s.encoding); err != nil {
 		// The last good text is kept; the client's next full sync or a
 		// reopen repairs the divergence.
 		return fmt.Errorf("edit rejected, keeping the last good text: %w", err)
-	}
-	if od := s.openDoc(key); od != nil {
-		s.onEdited(od, old, cur, changes)
 	}
 	s.checks.Trigger(key)
 	return nil
@@ -99,27 +104,28 @@ func (s *Server) didClose(ctx context.Context, p *protocol.DidCloseTextDocumentP
 	od := s.open[key]
 	delete(s.open, key)
 	s.mu.Unlock()
+	s.reviews.Forget(key)
 	if od != nil {
-		od.mu.Lock()
-		if od.rv.cancel != nil {
-			od.rv.cancel()
-		}
-		if od.rv.idle != nil {
-			od.rv.idle.Stop()
-		}
-		od.mu.Unlock()
-		if od.engine != nil {
-			od.engine.ForgetBaseline(od.path)
+		s.stopIdle(od)
+		if od.folder != nil {
+			od.folder.Engine.ForgetBaseline(od.path)
 		}
 	}
-	// Rule findings exist only for open buffers.
+	if s.rules.forget(key) {
+		s.notifyViolationsChanged(ctx, p.TextDocument.URI)
+	}
+	// Rule and review findings exist only for open buffers.
 	s.diags.Clear(ctx, p.TextDocument.URI)
 }
 
 func (s *Server) didSave(p *protocol.DidSaveTextDocumentParams) {
 	od := s.openDoc(string(p.TextDocument.URI))
 	if od != nil && od.isRule {
-		s.goBackground(func(ctx context.Context) { s.reloadRules(ctx, nil) })
+		done := s.work.add("")
+		s.goBackground(func(ctx context.Context) {
+			defer done()
+			s.reloadRules(ctx, nil)
+		})
 		return
 	}
 	if od != nil {
@@ -144,31 +150,79 @@ func (s *Server) openDocs() []*openDoc {
 	return out
 }
 
-// engineFor returns the rules engine of the innermost workspace folder
-// containing path.
-func (s *Server) engineFor(path string) *rulecheck.Engine {
+// currentVersion is the version of an open document; the publisher refuses
+// diagnostics computed for an older one.
+func (s *Server) currentVersion(u uri.URI) (int32, bool) {
+	d, ok := s.docs.Get(string(u))
+	if !ok {
+		return 0, false
+	}
+	return d.Version(), true
+}
+
+// snapshot is the current version of an open document as the features see
+// it; nil when the document is not open.
+func (s *Server) snapshot(key string) (*workspace.Snapshot, *textdoc.Document) {
+	od := s.openDoc(key)
+	doc, ok := s.docs.Get(key)
+	if od == nil || !ok {
+		return nil, nil
+	}
+	snap := &workspace.Snapshot{
+		URI: key, Path: od.path, Language: od.language, Folder: od.folder, RuleFile: od.isRule,
+		Version: doc.Version(), Text: doc.Text(), Settings: s.settings(),
+	}
+	// The language a review prompt names comes from the file name, as in
+	// `kodyls review`, so the editor and the CLI send the same prompt.
+	if lang := errparse.LanguageOf(od.path); lang != "" {
+		snap.Language = lang
+	}
+	if od.folder != nil {
+		snap.Rel, _ = od.folder.Rel(od.path)
+		od.mu.Lock()
+		snap.BaselineReady = od.baselineReady
+		od.mu.Unlock()
+		snap.Baseline, _ = od.folder.Engine.Baseline(od.path)
+	}
+	return snap, doc
+}
+
+// editsSince returns a function giving the byte edits made to a document
+// since a version, for moving results computed for it.
+func (s *Server) editsSince(key string) func(int32) ([]anchor.Edit, bool) {
+	return func(v int32) ([]anchor.Edit, bool) {
+		es, ok := s.docs.EditsSince(key, v)
+		if !ok {
+			return nil, false
+		}
+		out := make([]anchor.Edit, len(es))
+		for i, e := range es {
+			out[i] = anchor.Edit{Start: e.Start, End: e.End, NewLen: e.NewLen}
+		}
+		return out, true
+	}
+}
+
+// folderFor returns the innermost workspace folder containing path.
+func (s *Server) folderFor(path string) *workspace.Folder {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var best *rulecheck.Engine
-	for _, e := range s.engines {
-		if _, ok := e.Rel(path); ok && (best == nil || len(e.Root()) > len(best.Root())) {
-			best = e
+	var best *workspace.Folder
+	for _, f := range s.folders {
+		if _, ok := f.Rel(path); ok && (best == nil || len(f.Root) > len(best.Root)) {
+			best = f
 		}
 	}
 	return best
 }
 
-func (s *Server) allEngines() []*rulecheck.Engine {
+func (s *Server) allFolders() []*workspace.Folder {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]*rulecheck.Engine, 0, len(s.engines))
-	for _, f := range s.folders {
-		out = append(out, s.engines[f])
-	}
-	return out
+	return append([]*workspace.Folder(nil), s.folders...)
 }
 
-// recheckAll re-runs the local checks of every open buffer.
+// recheckAll re-runs the diagnose pass of every open buffer.
 func (s *Server) recheckAll() {
 	for _, od := range s.openDocs() {
 		s.checks.Trigger(string(od.uri))
@@ -179,15 +233,27 @@ func (s *Server) recheckAll() {
 // base ref setting changed) and re-checks.
 func (s *Server) refreshBaselines() {
 	ref := s.settings().BaseRef
+	done := s.work.add("")
 	s.goBackground(func(ctx context.Context) {
+		defer done()
 		for _, od := range s.openDocs() {
-			if od.engine == nil {
+			if od.folder == nil {
 				continue
 			}
-			if _, err := od.engine.RefreshBaseline(ctx, od.path, ref); err != nil {
+			if _, err := od.folder.Engine.RefreshBaseline(ctx, od.path, ref); err != nil {
 				s.log.Warn("cannot refresh the baseline", "path", od.path, "error", err)
 			}
 			s.checks.Trigger(string(od.uri))
 		}
 	})
+}
+
+// allEngines returns the rules engines of the workspace folders, in order.
+func (s *Server) allEngines() []*rulecheck.Engine {
+	folders := s.allFolders()
+	out := make([]*rulecheck.Engine, len(folders))
+	for i, f := range folders {
+		out[i] = f.Engine
+	}
+	return out
 }

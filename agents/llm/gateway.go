@@ -314,6 +314,7 @@ func (g *Gateway) buildRequest(p *prepared, sch *schemaInfo, schemaName string, 
 		if reasoning {
 			creq.MaxCompletionTokens = p.maxTokens
 		} else {
+			//lint:ignore SA1019 older OpenAI-compatible servers (llama.cpp, vLLM, Ollama) only know max_tokens
 			creq.MaxTokens = p.maxTokens
 		}
 	}

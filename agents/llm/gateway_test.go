@@ -3,158 +3,13 @@ package llm_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/llmtest"
 )
-
-type readFileArgs struct {
-	Path string `json:"path" jsonschema:"file path relative to the repository root"`
-}
-
-type grepArgs struct {
-	Pattern string `json:"pattern"`
-	Limit   int    `json:"limit,omitempty"`
-}
-
-func TestRunToolsExecutesEveryCallAndReportsErrors(t *testing.T) {
-	s := newServer(t)
-	s.On(llmtest.LastMessageRole("user"), llmtest.Tools(
-		llmtest.ToolCall{ID: "c1", Name: "read_file", Arguments: `{"path": "main.go"}`},
-		llmtest.ToolCall{ID: "c2", Name: "grep", Arguments: `{"pattern": "panic", "limit": "5"}`},
-	))
-	s.On(llmtest.LastMessageRole("tool"), llmtest.Tools(
-		llmtest.ToolCall{ID: "c3", Name: "read_file", Arguments: `{"path": "missing.go"}`},
-		llmtest.ToolCall{ID: "c4", Name: "grep", Arguments: `{"pattern": "x"`},
-		llmtest.ToolCall{ID: "c5", Name: "delete_repo", Arguments: `{}`},
-	), llmtest.Text("root cause: nil map in main.go"))
-	g := newGateway(t, s.URL, nil)
-
-	var calls []string
-	funcs := map[string]llm.ToolFunc{
-		"read_file": func(_ context.Context, args json.RawMessage) (string, error) {
-			var a readFileArgs
-			if err := json.Unmarshal(args, &a); err != nil {
-				return "", err
-			}
-			calls = append(calls, "read_file "+a.Path)
-			if a.Path == "missing.go" {
-				return "", errors.New("no such file: missing.go")
-			}
-			return "package main", nil
-		},
-		"grep": func(_ context.Context, args json.RawMessage) (string, error) {
-			var a grepArgs
-			if err := json.Unmarshal(args, &a); err != nil {
-				return "", err
-			}
-			calls = append(calls, fmt.Sprintf("grep %s %d", a.Pattern, a.Limit))
-			return "main.go:3: panic(err)", nil
-		},
-	}
-	req := llm.ChatRequest{
-		Feature:  "rca",
-		Task:     llm.TaskAgent,
-		Messages: []llm.Message{{Role: "system", Content: "Find the root cause."}, {Role: "user", Content: "Why does it panic?"}},
-		Tools: []llm.Tool{
-			{Name: "read_file", Description: "Read a file", Parameters: readFileArgs{}},
-			{Name: "grep", Description: "Search the repository", Parameters: grepArgs{}},
-		},
-		ToolChoice: "auto",
-	}
-	resp, history, err := llm.RunTools(context.Background(), g, req, funcs, 5)
-	if err != nil {
-		t.Fatalf("RunTools: %v", err)
-	}
-	if resp.Content != "root cause: nil map in main.go" {
-		t.Errorf("final content = %q", resp.Content)
-	}
-	// Both calls of the first reply ran; "limit": "5" was coerced to 5.
-	wantCalls := []string{"read_file main.go", "grep panic 5", "read_file missing.go"}
-	if fmt.Sprint(calls) != fmt.Sprint(wantCalls) {
-		t.Errorf("calls = %v, want %v", calls, wantCalls)
-	}
-	// system, user, assistant(2 calls), 2 tools, assistant(3 calls), 3 tools, final assistant
-	if len(history) != 10 {
-		t.Fatalf("history has %d messages, want 10", len(history))
-	}
-	obs := map[string]string{}
-	for _, m := range history {
-		if m.Role == "tool" {
-			obs[m.ToolCallID] = m.Content
-		}
-	}
-	if obs["c1"] != "package main" || obs["c2"] != "main.go:3: panic(err)" {
-		t.Errorf("observations = %q", obs)
-	}
-	if obs["c3"] != "error: no such file: missing.go" {
-		t.Errorf("tool error observation = %q", obs["c3"])
-	}
-	if !strings.HasPrefix(obs["c4"], "error: the arguments for grep are not valid JSON") {
-		t.Errorf("invalid-arguments observation = %q", obs["c4"])
-	}
-	if !strings.Contains(obs["c5"], `no tool named "delete_repo"`) || !strings.Contains(obs["c5"], "grep, read_file") {
-		t.Errorf("unknown-tool observation = %q", obs["c5"])
-	}
-	// The model saw every observation (the fake also checks the pairing of
-	// tool messages with calls).
-	reqs := s.ChatRequests()
-	if len(reqs) != 3 {
-		t.Fatalf("requests = %d, want 3", len(reqs))
-	}
-	if text := reqs[2].Chat.Text(); !strings.Contains(text, "not valid JSON") || !strings.Contains(text, "no such file") {
-		t.Errorf("third request lacks the error observations:\n%s", text)
-	}
-	if len(reqs[0].Chat.Tools) != 2 || !bytes.Contains(reqs[0].Chat.Tools[0].Function.Parameters, []byte(`"path"`)) {
-		t.Errorf("tools sent = %+v", reqs[0].Chat.Tools)
-	}
-	if resp.Usage.Calls != 3 {
-		t.Errorf("usage calls = %d, want 3 rounds summed", resp.Usage.Calls)
-	}
-}
-
-func TestRunToolsStopsAtMaxRounds(t *testing.T) {
-	s := newServer(t)
-	s.On(llmtest.Any(), llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{"path":"a"}`}))
-	g := newGateway(t, s.URL, nil)
-	req := chatRequest("loop forever")
-	req.Tools = []llm.Tool{{Name: "read_file", Parameters: readFileArgs{}}}
-	funcs := map[string]llm.ToolFunc{"read_file": func(context.Context, json.RawMessage) (string, error) { return "", nil }}
-
-	_, history, err := llm.RunTools(context.Background(), g, req, funcs, 2)
-	if !errors.Is(err, llm.ErrMaxRounds) {
-		t.Errorf("err = %v, want ErrMaxRounds", err)
-	}
-	if s.CountChat() != 2 {
-		t.Errorf("requests = %d, want 2", s.CountChat())
-	}
-	// The history is complete: the last calls have their observations.
-	if last := history[len(history)-1]; last.Role != "tool" || last.Content != "(no output)" {
-		t.Errorf("last message = %+v", last)
-	}
-}
-
-func TestToolPanicBecomesObservation(t *testing.T) {
-	s := newServer(t)
-	s.On(llmtest.LastMessageRole("user"), llmtest.Tools(llmtest.ToolCall{Name: "boom", Arguments: `{}`}))
-	s.On(llmtest.Any(), llmtest.Text("done"))
-	g := newGateway(t, s.URL, nil)
-	req := chatRequest("go")
-	req.Tools = []llm.Tool{{Name: "boom"}}
-	funcs := map[string]llm.ToolFunc{"boom": func(context.Context, json.RawMessage) (string, error) { panic("bug") }}
-	resp, history, err := llm.RunTools(context.Background(), g, req, funcs, 3)
-	if err != nil || resp.Content != "done" {
-		t.Fatalf("RunTools: %v %+v", err, resp)
-	}
-	if obs := history[2].Content; !strings.Contains(obs, "failed unexpectedly") {
-		t.Errorf("observation = %q", obs)
-	}
-}
 
 func TestRedactionReachesEveryRequest(t *testing.T) {
 	const secret = "SECRET123"
@@ -164,17 +19,23 @@ func TestRedactionReachesEveryRequest(t *testing.T) {
 	g := newGateway(t, s.URL, nil, llm.WithRedactor(replacer{secret}), llm.WithCache(newMemCache()))
 	ctx := context.Background()
 
-	// Plain messages, including an earlier assistant tool call.
+	// Plain messages, then an earlier assistant tool call and a tool
+	// result carrying the secret.
 	req := chatRequest("token=" + secret)
 	req.Tools = []llm.Tool{{Name: "env"}}
-	funcs := map[string]llm.ToolFunc{"env": func(context.Context, json.RawMessage) (string, error) {
-		return "API_TOKEN=" + secret, nil // a tool result carrying the secret
-	}}
-	if _, _, err := llm.RunTools(ctx, g, req, funcs, 3); err != nil {
-		t.Fatalf("RunTools: %v", err)
+	resp, err := g.Chat(ctx, req)
+	if err != nil || len(resp.ToolCalls) != 1 {
+		t.Fatalf("first round: %v %+v", err, resp)
+	}
+	c := resp.ToolCalls[0]
+	req.Messages = append(req.Messages,
+		llm.Message{Role: "assistant", Content: resp.Content, ToolCalls: resp.ToolCalls},
+		llm.Message{Role: "tool", ToolCallID: c.ID, Name: c.Name, Content: "API_TOKEN=" + secret})
+	if _, err := g.Chat(ctx, req); err != nil {
+		t.Fatalf("second round: %v", err)
 	}
 	// Parts and a structured call with a repair round.
-	_, _, err := llm.Structured(ctx, g, llm.StructuredRequest{ChatRequest: llm.ChatRequest{
+	_, _, err = llm.Structured(ctx, g, llm.StructuredRequest{ChatRequest: llm.ChatRequest{
 		Parts: []llm.Part{
 			{Role: "system", Text: "Score. Key " + secret, Priority: 10},
 			{Text: "diff with " + secret, Priority: 5},

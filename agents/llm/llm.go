@@ -187,9 +187,6 @@ var (
 	// ErrInvalidReply is returned by [Structured] when the reply could not be
 	// turned into a valid value and the caller gave no fallback.
 	ErrInvalidReply = errors.New("llm reply invalid")
-	// ErrMaxRounds is returned by [RunTools] when the model still asks for
-	// tools after the last allowed round.
-	ErrMaxRounds = errors.New("llm tool rounds exhausted")
 )
 
 // Option configures a [Gateway].

@@ -92,7 +92,7 @@ func Structured[T any](ctx context.Context, g *Gateway, req StructuredRequest, f
 		return fail(err)
 	}
 	if len(p.tools) > 0 {
-		return fail(errors.New("structured requests take no tools; use Chat or RunTools"))
+		return fail(errors.New("structured requests take no tools; use Chat"))
 	}
 
 	key := ""

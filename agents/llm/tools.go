@@ -2,11 +2,9 @@ package llm
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -133,130 +131,43 @@ func (g *Gateway) prepareTools(p *prepared, tools []Tool, choice string) error {
 	return nil
 }
 
-// ToolFunc runs one tool call. Its result, or "error: " and its error, is
-// what the model sees as the observation.
-type ToolFunc func(ctx context.Context, args json.RawMessage) (string, error)
-
-// DefaultMaxRounds is used by [RunTools] when maxRounds is not positive.
-const DefaultMaxRounds = 10
-
-// RunTools runs the tool-calling loop of an agent: it calls the model,
-// runs every tool call of the reply in order, appends the assistant
-// message and one tool message per call, and repeats until the model
-// answers without tool calls or maxRounds calls were made. It returns the
-// last reply (its Usage summed over the rounds) and the whole conversation.
-//
-// The model never gets a broken conversation: an unknown tool, arguments
-// that are not JSON or do not match the tool's schema, a tool error and a
-// tool panic all become observations starting with "error: " that say what
-// went wrong, so the model can correct itself. When maxRounds is reached
-// the last round's tools have still run, so the returned history is
-// complete, and the error wraps [ErrMaxRounds]. Parts are assembled (and
-// so redacted and trimmed) once, before the first round; the returned
-// history holds those assembled messages.
-func RunTools(ctx context.Context, g *Gateway, req ChatRequest, funcs map[string]ToolFunc, maxRounds int) (*ChatResponse, []Message, error) {
-	if maxRounds <= 0 {
-		maxRounds = DefaultMaxRounds
-	}
-	var history []Message
-	if len(req.Parts) > 0 && len(req.Messages) == 0 {
-		// Assemble once, so later rounds extend the trimmed prompt rather
-		// than re-trimming a growing conversation.
-		history, _ = g.assemble(g.Model(req.Task), req.Parts, req.MaxTokens)
-		req.Parts = nil
-	} else {
-		history = slices.Clone(req.Messages)
-	}
-	schemas := map[string]*toolSchema{}
-	for _, t := range req.Tools {
-		if ts, err := toolSchemaOf(t.Parameters); err == nil {
-			schemas[t.Name] = ts
-		}
-	}
-	var total Usage
-	for round := 1; ; round++ {
-		r := req
-		r.Messages = history
-		resp, err := g.Chat(ctx, r)
-		if err != nil {
-			return nil, history, err
-		}
-		total.add(resp.Usage)
-		resp.Usage = total
-		calls := make([]ToolCall, len(resp.ToolCalls))
-		for i, c := range resp.ToolCalls {
-			if c.ID == "" {
-				// Some local servers omit ids; tool messages need one to
-				// refer to.
-				c.ID = fmt.Sprintf("call_%d_%d", round, i+1)
-			}
-			calls[i] = c
-		}
-		resp.ToolCalls = calls
-		history = append(history, Message{Role: "assistant", Content: resp.Content, ToolCalls: calls})
-		if len(calls) == 0 {
-			return resp, history, nil
-		}
-		for _, c := range calls {
-			obs := g.runTool(ctx, funcs, schemas, c)
-			history = append(history, Message{Role: "tool", ToolCallID: c.ID, Name: c.Name, Content: obs})
-		}
-		if err := ctx.Err(); err != nil {
-			return resp, history, fmt.Errorf("tool loop canceled: %w", err)
-		}
-		if round >= maxRounds {
-			return resp, history, fmt.Errorf("%w: the model still asks for tools after %d rounds", ErrMaxRounds, maxRounds)
-		}
-	}
-}
-
-// runTool runs one call and returns the observation for the model.
-func (g *Gateway) runTool(ctx context.Context, funcs map[string]ToolFunc, schemas map[string]*toolSchema, c ToolCall) (obs string) {
-	f := funcs[c.Name]
-	if f == nil {
-		return fmt.Sprintf("error: there is no tool named %q; available tools: %s", c.Name, strings.Join(slices.Sorted(maps.Keys(funcs)), ", "))
-	}
-	args := bytes.TrimSpace(c.Arguments)
+// PrepareToolArgs readies a model's arguments for a call of t: empty
+// arguments become {}, arguments that are not JSON are extracted leniently
+// from the text around them (models wrap JSON in fences or prose), and
+// arguments are normalised to t's parameters schema (a "5" where a number
+// is due becomes 5) and validated against it. The error says, in words
+// meant for the model, what to send instead.
+func PrepareToolArgs(t Tool, raw json.RawMessage) (json.RawMessage, error) {
+	args := bytes.TrimSpace(raw)
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
 	if !json.Valid(args) {
 		fixed, err := extractJSON(string(args), false)
 		if err != nil {
-			return fmt.Sprintf("error: the arguments for %s are not valid JSON (%v): %s; call it again with a JSON object that matches its parameters",
-				c.Name, err, shorten(string(args), 200))
+			return nil, fmt.Errorf("the arguments for %s are not valid JSON (%v): %s; call it again with a JSON object that matches its parameters",
+				t.Name, err, shorten(string(args), 200))
 		}
 		args = []byte(fixed)
 	}
-	if ts := schemas[c.Name]; ts != nil && ts.resolved != nil {
-		dec := json.NewDecoder(bytes.NewReader(args))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err == nil {
-			v = normalize(v, ts.lenient)
-			if err := ts.resolved.Validate(v); err != nil {
-				return fmt.Sprintf("error: invalid arguments for %s: %s; call it again with arguments that match its parameters", c.Name, validationMessage(err))
-			}
-			if b, err := json.Marshal(v); err == nil {
-				args = b
-			}
-		}
+	ts, err := toolSchemaOf(t.Parameters)
+	if err != nil || ts.resolved == nil {
+		// A schema the gateway cannot check is sent as given; the tool
+		// decodes what it gets.
+		return json.RawMessage(args), nil
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			// A bug in one tool must not take the language server down; the
-			// model learns the tool failed and the log keeps the details.
-			g.log.Error("llm tool panicked", "tool", c.Name, "panic", r)
-			obs = fmt.Sprintf("error: tool %s failed unexpectedly", c.Name)
-		}
-	}()
-	out, err := f(ctx, json.RawMessage(args))
-	if err != nil {
-		return "error: " + err.Error()
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return json.RawMessage(args), nil
 	}
-	if out == "" {
-		// An empty tool message is rejected by some endpoints.
-		return "(no output)"
+	v = normalize(v, ts.lenient)
+	if err := ts.resolved.Validate(v); err != nil {
+		return nil, fmt.Errorf("invalid arguments for %s: %s; call it again with arguments that match its parameters", t.Name, validationMessage(err))
 	}
-	return out
+	if b, err := json.Marshal(v); err == nil {
+		args = b
+	}
+	return json.RawMessage(args), nil
 }

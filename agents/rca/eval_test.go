@@ -58,11 +58,10 @@ func TestSimilarErrorsTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	search, err := index.OpenSearch(st, dir)
+	hist, err := index.OpenHistory(ctx, st, index.HistoryOptions{RequireIndex: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hist := index.NewHistory(st, search)
 	ws := t.TempDir()
 	e := errparse.Error{Tool: "go", Language: "go", File: "a.go", Line: 3, Message: "declared and not used: x"}
 	e.Fingerprint = errparse.Fingerprint(e)

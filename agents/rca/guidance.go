@@ -1,8 +1,8 @@
 // Package rca explains build and test errors: parse, fingerprint, history,
-// and (with a model) a ReAct agent that reads the code. This file holds the
-// built-in guidance used when no model is configured: a short root cause
-// and fix steps for the most common errors of each language, matched on
-// the parsed error's tool, code and message.
+// and (with a model) an agent, ReAct by default, that reads the code. This
+// file holds the built-in guidance used when no model is configured: a
+// short root cause and fix steps for the most common errors of each
+// language, matched on the parsed error's tool, code and message.
 package rca
 
 import (

@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/kodustech/kodyls/agents/agent"
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/react"
 	"github.com/kodustech/kodyls/agents/redact"
@@ -31,7 +33,7 @@ const (
 )
 
 // HistoryLimit is how many distinct errors the history keeps; older ones
-// are pruned when a process opens it.
+// are pruned when a process opens it (index.HistoryOptions.Limit).
 const HistoryLimit = 10000
 
 // CacheAge is how long a stored explanation answers the same error in the
@@ -46,6 +48,56 @@ type Answer struct {
 	Iterations    int      `json:"iterations"`
 	ToolsUsed     []string `json:"toolsUsed"`
 	Source        string   `json:"source"`
+}
+
+// ModelAnswer is what the model hands back through the agent's final
+// answer; the strategy's answer type.
+type ModelAnswer struct {
+	RootCause     string   `json:"rootCause" jsonschema:"the root cause of the error, in one or two sentences"`
+	FixGuidelines []string `json:"fixGuidelines" jsonschema:"concrete steps that fix the error"`
+	Confidence    float64  `json:"confidence" jsonschema:"how sure you are, from 0 to 1"`
+}
+
+// Check implements agent.Checker: a root cause is required, empty fix
+// steps are dropped and the confidence is clamped to 0..1.
+func (a *ModelAnswer) Check() error {
+	a.RootCause = strings.TrimSpace(a.RootCause)
+	if a.RootCause == "" {
+		return errors.New("rootCause is missing or empty")
+	}
+	fixes := []string{} // never null in the JSON the editor receives
+	for _, f := range a.FixGuidelines {
+		if f = strings.TrimSpace(f); f != "" {
+			fixes = append(fixes, f)
+		}
+	}
+	a.FixGuidelines = fixes
+	// Models often say 85 for 0.85, or nothing sensible; clamping keeps
+	// the UI honest without failing a useful answer.
+	switch {
+	case math.IsNaN(a.Confidence) || a.Confidence < 0:
+		a.Confidence = 0
+	case a.Confidence > 1:
+		a.Confidence = 1
+	}
+	return nil
+}
+
+// String is the root cause, what the agent's done event reports.
+func (a ModelAnswer) String() string { return a.RootCause }
+
+// agentPrompts word the ReAct loop for root-cause analysis.
+var agentPrompts = react.Prompts{
+	FinalAnswer: "Give the final answer: the root cause of the error, how to fix it, and your confidence. Call it as soon as you know; it ends the investigation.",
+	Continue:    "Continue the investigation with a tool call, or call final_answer if you know the root cause.",
+	Stop:        "Call final_answer now with your best root cause and fix guidelines from what you found so far; lower your confidence if unsure.",
+	Repair:      `Call final_answer again with {"rootCause": non-empty string, "fixGuidelines": array of strings, "confidence": number from 0 to 1}.`,
+}
+
+// DefaultStrategy is the strategy an Explainer uses when it is given none:
+// ReAct with prompts worded for root-cause analysis.
+func DefaultStrategy() agent.Strategy[ModelAnswer] {
+	return react.Strategy[ModelAnswer]{Prompts: agentPrompts}
 }
 
 // Similar is a past error like this one.
@@ -78,12 +130,15 @@ type Report struct {
 // Explainer explains errors of one workspace.
 type Explainer struct {
 	Workspace string
-	Gateway   *llm.Gateway   // nil: no model
-	History   *index.History // nil: nothing remembered
+	Gateway   *llm.Gateway  // nil: no model
+	History   index.History // nil: nothing remembered
 	Prompts   *prompts.Set
 	Ignore    func(rel string) bool // files never read into a prompt
-	Agent     react.Config
-	Log       *slog.Logger
+	// Strategy is how the agent works towards an answer; nil: ReAct
+	// (DefaultStrategy).
+	Strategy agent.Strategy[ModelAnswer]
+	Agent    agent.Budget // zero fields: the agent package's defaults
+	Log      *slog.Logger
 }
 
 // ErrNoError is returned when the output holds no error kodyls recognises.
@@ -91,7 +146,7 @@ var ErrNoError = errors.New("no error found in the output: pass the compiler or 
 
 // Explain parses output and explains its primary error. offline forbids
 // the model even when one is configured.
-func (x *Explainer) Explain(ctx context.Context, output string, offline bool, emit func(react.Event)) (*Report, error) {
+func (x *Explainer) Explain(ctx context.Context, output string, offline bool, emit func(agent.Event)) (*Report, error) {
 	errs := errparse.Parse(output, errparse.Options{Workspace: x.Workspace})
 	p := errparse.Primary(errs)
 	if p < 0 {
@@ -102,14 +157,14 @@ func (x *Explainer) Explain(ctx context.Context, output string, offline bool, em
 
 // ExplainError explains one error already known, such as an editor
 // diagnostic: raw is the text shown to the model as the tool's output.
-func (x *Explainer) ExplainError(ctx context.Context, e errparse.Error, raw string, offline bool, emit func(react.Event)) (*Report, error) {
+func (x *Explainer) ExplainError(ctx context.Context, e errparse.Error, raw string, offline bool, emit func(agent.Event)) (*Report, error) {
 	if e.Fingerprint == "" {
 		e.Fingerprint = errparse.Fingerprint(e)
 	}
 	return x.explain(ctx, []errparse.Error{e}, 0, raw, offline, emit)
 }
 
-func (x *Explainer) explain(ctx context.Context, errs []errparse.Error, primary int, output string, offline bool, emit func(react.Event)) (*Report, error) {
+func (x *Explainer) explain(ctx context.Context, errs []errparse.Error, primary int, output string, offline bool, emit func(agent.Event)) (*Report, error) {
 	rep := &Report{Errors: errs, Primary: primary, Similar: []Similar{}}
 	e := errs[primary]
 	rec := index.ErrorRecord{
@@ -202,20 +257,16 @@ func (x *Explainer) similar(ctx context.Context, rec index.ErrorRecord) []Simila
 	return out
 }
 
-// agent runs the ReAct loop with the workspace tools.
-func (x *Explainer) agent(ctx context.Context, e errparse.Error, output string, similar []Similar, emit func(react.Event)) (*Answer, error) {
+// agent runs the agent's strategy with the workspace tools.
+func (x *Explainer) agent(ctx context.Context, e errparse.Error, output string, similar []Similar, emit func(agent.Event)) (*Answer, error) {
 	ws := tools.Workspace{Root: x.Workspace, Ignore: x.Ignore}
-	ts := []react.Tool{ws.ReadFile(), ws.SearchWorkspace(), ws.ListFiles(), ws.FindReferences(), x.similarErrorsTool(e), tools.LocalDocs()}
+	ts := []agent.Tool{ws.ReadFile(), ws.SearchWorkspace(), ws.ListFiles(), ws.FindReferences(), x.similarErrorsTool(e), tools.LocalDocs()}
 	refs := make([]prompts.ToolRef, len(ts))
 	for i, t := range ts {
 		refs[i] = prompts.ToolRef{Name: t.Name, Description: t.Description}
 	}
-	cfg := x.Agent
-	if cfg.MaxIterations == 0 {
-		cfg.MaxIterations = 10
-	}
-	cfg.Feature, cfg.Task = "rca", llm.TaskAgent
-	sys, err := x.Prompts.Render("rca_system", prompts.RCASystemData{Tools: refs, MaxIterations: cfg.MaxIterations})
+	budget := x.Agent.WithDefaults()
+	sys, err := x.Prompts.Render("rca_system", prompts.RCASystemData{Tools: refs, MaxIterations: budget.MaxIterations})
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +283,12 @@ func (x *Explainer) agent(ctx context.Context, e errparse.Error, output string, 
 	if err != nil {
 		return nil, err
 	}
-	res, err := react.Run(ctx, x.Gateway, sys.Text, user.Text, ts, cfg, emit)
+	strategy := x.Strategy
+	if strategy == nil {
+		strategy = DefaultStrategy()
+	}
+	task := agent.Task{Gateway: x.Gateway, System: sys.Text, User: user.Text, Feature: "rca", Class: llm.TaskAgent, Budget: budget, Log: x.log()}
+	res, err := strategy.Run(ctx, task, ts, emit)
 	if err != nil {
 		return nil, err
 	}
@@ -372,8 +428,8 @@ type similarArgs struct {
 
 // similarErrorsTool lets the agent consult the history: past errors like
 // the current one (or matching a query) and how they were explained.
-func (x *Explainer) similarErrorsTool(e errparse.Error) react.Tool {
-	return react.Tool{
+func (x *Explainer) similarErrorsTool(e errparse.Error) agent.Tool {
+	return agent.Tool{
 		Name:        "similar_errors",
 		Description: "Past errors of this workspace like the current one (exact fingerprint first, then full-text matches), or matching a query, with the explanations given then.",
 		Parameters:  similarArgs{},
@@ -409,21 +465,6 @@ func (x *Explainer) similarErrorsTool(e errparse.Error) react.Tool {
 			return b.String(), nil
 		},
 	}
-}
-
-// OpenHistory opens the error history of a store: the bleve index beside
-// it (similar errors fall back to fingerprints when it cannot be opened)
-// and the retention limit applied once.
-func OpenHistory(ctx context.Context, st *index.Store, log *slog.Logger) *index.History {
-	search, err := index.OpenSearch(st, st.Dir())
-	if err != nil {
-		log.Warn("error index unavailable; similar errors by fingerprint only", "error", err)
-	}
-	h := index.NewHistory(st, search)
-	if _, err := h.Prune(ctx, HistoryLimit); err != nil {
-		log.Warn("cannot prune the error history", "error", err)
-	}
-	return h
 }
 
 // IgnoreList is the privacy ignore list as the Explainer takes it: files

@@ -11,10 +11,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kodustech/kodyls/agents/agent"
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/llmtest"
 	"github.com/kodustech/kodyls/agents/react"
 )
+
+// answer is the final answer of the tests, shaped like the RCA's.
+type answer struct {
+	RootCause     string   `json:"rootCause"`
+	FixGuidelines []string `json:"fixGuidelines"`
+	Confidence    float64  `json:"confidence"`
+}
+
+// Check rejects an answer without a root cause and clamps the confidence,
+// as agent.Checker wants.
+func (a *answer) Check() error {
+	if strings.TrimSpace(a.RootCause) == "" {
+		return errors.New("rootCause is missing or empty")
+	}
+	a.Confidence = min(max(a.Confidence, 0), 1)
+	return nil
+}
+
+func (a answer) String() string { return a.RootCause }
 
 const goodAnswer = `{"rootCause":"nil map write in main.go","fixGuidelines":["initialise the map"],"confidence":0.9}`
 
@@ -39,11 +59,11 @@ type pathArgs struct {
 // recorder collects the tools' calls and the run's events.
 type recorder struct {
 	mu     sync.Mutex
-	events []react.Event
+	events []agent.Event
 	calls  []string
 }
 
-func (r *recorder) emit(e react.Event) {
+func (r *recorder) emit(e agent.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, e)
@@ -57,9 +77,9 @@ func (r *recorder) kinds() string {
 	return strings.Join(k, ",")
 }
 
-func (r *recorder) tools() []react.Tool {
-	mk := func(name string, fail bool) react.Tool {
-		return react.Tool{Name: name, Description: "test tool " + name, Parameters: pathArgs{},
+func (r *recorder) tools() []agent.Tool {
+	mk := func(name string, fail bool) agent.Tool {
+		return agent.Tool{Name: name, Description: "test tool " + name, Parameters: pathArgs{},
 			Run: func(_ context.Context, args json.RawMessage) (string, error) {
 				var a pathArgs
 				if err := json.Unmarshal(args, &a); err != nil {
@@ -74,7 +94,7 @@ func (r *recorder) tools() []react.Tool {
 				return "contents of " + a.Path, nil
 			}}
 	}
-	return []react.Tool{mk("read_file", false), mk("search", false), mk("broken", true)}
+	return []agent.Tool{mk("read_file", false), mk("search", false), mk("broken", true)}
 }
 
 func call(name, path string) llmtest.ToolCall {
@@ -85,9 +105,10 @@ func final(args string) llmtest.Reply {
 	return llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: args})
 }
 
-func run(t *testing.T, g *llm.Gateway, rec *recorder, cfg react.Config) (react.Result, error) {
+func run(t *testing.T, g *llm.Gateway, rec *recorder, cfg agent.Budget) (agent.Outcome[answer], error) {
 	t.Helper()
-	return react.Run(context.Background(), g, "Find the root cause.", "panic: assignment to entry in nil map", rec.tools(), cfg, rec.emit)
+	task := agent.Task{Gateway: g, System: "Find the root cause.", User: "panic: assignment to entry in nil map", Budget: cfg}
+	return react.Strategy[answer]{}.Run(context.Background(), task, rec.tools(), rec.emit)
 }
 
 // assertForcedTurn checks that the last request offered only final_answer
@@ -111,7 +132,7 @@ func TestCorrectRun(t *testing.T) {
 		final(goodAnswer))
 	s.On(nil, llmtest.Reply{Content: "Read the file first.", ToolCalls: []llmtest.ToolCall{call("read_file", "main.go")}})
 	rec := &recorder{}
-	res, err := run(t, g, rec, react.Config{})
+	res, err := run(t, g, rec, agent.Budget{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -148,7 +169,7 @@ func TestToolErrorBecomesObservation(t *testing.T) {
 	s.On(llmtest.LastMessageRole("tool"), final(goodAnswer))
 	s.On(nil, llmtest.Tools(call("broken", "gone.go"), llmtest.ToolCall{Name: "no_such_tool", Arguments: `{}`}))
 	rec := &recorder{}
-	if _, err := run(t, g, rec, react.Config{}); err != nil {
+	if _, err := run(t, g, rec, agent.Budget{}); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	msgs := s.ChatRequests()[1].Chat.Messages
@@ -167,33 +188,33 @@ func TestToolErrorBecomesObservation(t *testing.T) {
 func TestGuards(t *testing.T) {
 	tests := []struct {
 		name    string
-		cfg     react.Config
+		cfg     agent.Budget
 		replies []llmtest.Reply
 		guard   string
 		ran     int // tool calls that ran
 	}{
-		{"same action three times", react.Config{}, []llmtest.Reply{
+		{"same action three times", agent.Budget{}, []llmtest.Reply{
 			llmtest.Tools(call("broken", "a.go")), llmtest.Tools(call("broken", "a.go")), llmtest.Tools(call("broken", "a.go")),
-		}, react.GuardRepeatedAction, 2},
-		{"alternation", react.Config{}, []llmtest.Reply{
+		}, agent.GuardRepeatedAction, 2},
+		{"alternation", agent.Budget{}, []llmtest.Reply{
 			llmtest.Tools(call("broken", "a.go")), llmtest.Tools(call("search", "x")), llmtest.Tools(call("broken", "a.go")),
-		}, react.GuardAlternation, 2},
-		{"same tool and input twice", react.Config{}, []llmtest.Reply{
+		}, agent.GuardAlternation, 2},
+		{"same tool and input twice", agent.Budget{}, []llmtest.Reply{
 			llmtest.Tools(call("read_file", "a.go")), llmtest.Tools(call("read_file", "b.go")),
 			llmtest.Tools(call("search", "x")), llmtest.Tools(call("read_file", "a.go")),
-		}, react.GuardDuplicateCall, 3},
-		{"duplicate with reordered keys", react.Config{}, []llmtest.Reply{
+		}, agent.GuardDuplicateCall, 3},
+		{"duplicate with reordered keys", agent.Budget{}, []llmtest.Reply{
 			llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{"path":"a.go","x":1}`}),
 			llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{ "x": 1, "path": "a.go" }`}),
-		}, react.GuardDuplicateCall, 1},
-		{"max iterations", react.Config{MaxIterations: 3}, []llmtest.Reply{
+		}, agent.GuardDuplicateCall, 1},
+		{"max iterations", agent.Budget{MaxIterations: 3}, []llmtest.Reply{
 			llmtest.Tools(call("read_file", "1.go")), llmtest.Tools(call("read_file", "2.go")),
 			llmtest.Tools(call("read_file", "3.go")), llmtest.Tools(call("read_file", "4.go")),
-		}, react.GuardMaxIterations, 3},
-		{"max tool calls", react.Config{MaxToolCalls: 3}, []llmtest.Reply{
+		}, agent.GuardMaxIterations, 3},
+		{"max tool calls", agent.Budget{MaxToolCalls: 3}, []llmtest.Reply{
 			llmtest.Tools(call("read_file", "1.go"), call("read_file", "2.go")),
 			llmtest.Tools(call("read_file", "3.go"), call("read_file", "4.go")),
-		}, react.GuardMaxToolCalls, 3},
+		}, agent.GuardMaxToolCalls, 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -219,9 +240,9 @@ func TestGuards(t *testing.T) {
 			if !strings.HasSuffix(k, ",guard,done") {
 				t.Errorf("events = %s, want to end with guard,done", k)
 			}
-			var guard react.Event
+			var guard agent.Event
 			for _, e := range rec.events {
-				if e.Kind == react.EventGuard {
+				if e.Kind == agent.EventGuard {
 					guard = e
 				}
 			}
@@ -237,7 +258,7 @@ func TestMalformedFinalAnswerRepaired(t *testing.T) {
 	s.On(llmtest.PromptContains("was not usable"), final(`{"rootCause":"fixed","fixGuidelines":["a"],"confidence":7}`))
 	s.On(nil, final(`{"rootCause":"","confidence":0.5}`))
 	rec := &recorder{}
-	res, err := run(t, g, rec, react.Config{})
+	res, err := run(t, g, rec, agent.Budget{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -262,8 +283,8 @@ func TestMalformedFinalAnswerTwiceFails(t *testing.T) {
 	s, g := setup(t)
 	s.On(nil, final(`{"rootCause": "x", `), final(`{"confidence": 1}`))
 	rec := &recorder{}
-	_, err := run(t, g, rec, react.Config{})
-	if !errors.Is(err, react.ErrMalformedAnswer) {
+	_, err := run(t, g, rec, agent.Budget{})
+	if !errors.Is(err, agent.ErrMalformedAnswer) {
 		t.Fatalf("err = %v, want ErrMalformedAnswer", err)
 	}
 	if n := len(s.ChatRequests()); n != 2 {
@@ -275,13 +296,13 @@ func TestEmptyReplyCountsAsIteration(t *testing.T) {
 	s, g := setup(t)
 	s.On(nil, llmtest.Reply{}, llmtest.Text("thinking"), final(goodAnswer))
 	rec := &recorder{}
-	res, err := run(t, g, rec, react.Config{MaxIterations: 2})
+	res, err := run(t, g, rec, agent.Budget{MaxIterations: 2})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	// Two iterations used up by the empty reply and the text; the third
 	// reply arrives in the forced turn.
-	if res.Iterations != 2 || res.Guard != react.GuardMaxIterations {
+	if res.Iterations != 2 || res.Guard != agent.GuardMaxIterations {
 		t.Errorf("result = %+v", res)
 	}
 }
@@ -291,8 +312,8 @@ func TestStepTimeout(t *testing.T) {
 	s.On(nil, llmtest.Reply{Hang: true})
 	rec := &recorder{}
 	start := time.Now()
-	_, err := run(t, g, rec, react.Config{StepTimeout: 200 * time.Millisecond})
-	if !errors.Is(err, react.ErrStepTimeout) {
+	_, err := run(t, g, rec, agent.Budget{StepTimeout: 200 * time.Millisecond})
+	if !errors.Is(err, agent.ErrStepTimeout) {
 		t.Fatalf("err = %v, want ErrStepTimeout", err)
 	}
 	if d := time.Since(start); d > 2*time.Second {
@@ -307,8 +328,8 @@ func TestTotalTimeout(t *testing.T) {
 	s, g := setup(t)
 	s.On(nil, llmtest.Reply{Hang: true})
 	rec := &recorder{}
-	_, err := run(t, g, rec, react.Config{Timeout: 200 * time.Millisecond})
-	if !errors.Is(err, react.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+	_, err := run(t, g, rec, agent.Budget{Timeout: 200 * time.Millisecond})
+	if !errors.Is(err, agent.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
 	}
 	s.WaitDisconnects(1, 2*time.Second)
@@ -316,8 +337,38 @@ func TestTotalTimeout(t *testing.T) {
 
 func TestReservedToolName(t *testing.T) {
 	_, g := setup(t)
-	_, err := react.Run(context.Background(), g, "", "u", []react.Tool{{Name: "final_answer", Run: func(context.Context, json.RawMessage) (string, error) { return "", nil }}}, react.Config{}, nil)
+	tools := []agent.Tool{{Name: "final_answer", Run: func(context.Context, json.RawMessage) (string, error) { return "", nil }}}
+	_, err := react.Strategy[answer]{}.Run(context.Background(), agent.Task{Gateway: g, User: "u"}, tools, nil)
 	if err == nil {
 		t.Fatal("a tool named final_answer was accepted")
+	}
+}
+
+// TestPromptsReachTheModel: a feature words the loop in its own terms.
+func TestPromptsReachTheModel(t *testing.T) {
+	s, g := setup(t)
+	s.On(llmtest.Not(llmtest.HasTool("read_file")), final(goodAnswer))
+	s.On(nil, llmtest.Text("hmm"), llmtest.Text("hmm again"))
+	p := react.Prompts{FinalAnswer: "Name the culprit.", Continue: "Keep digging.", Stop: "Name the culprit now."}
+	task := agent.Task{Gateway: g, User: "who did it?", Budget: agent.Budget{MaxIterations: 2}}
+	res, err := react.Strategy[answer]{Prompts: p}.Run(context.Background(), task, (&recorder{}).tools(), nil)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.Guard != agent.GuardMaxIterations || res.Answer.RootCause != "nil map write in main.go" {
+		t.Errorf("result = %+v", res)
+	}
+	reqs := s.ChatRequests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	if d := reqs[0].Chat.Tools[3].Function.Description; d != "Name the culprit." {
+		t.Errorf("final_answer description = %q", d)
+	}
+	if text := reqs[1].Chat.Text(); !strings.Contains(text, "Keep digging.") {
+		t.Errorf("second request lacks the Continue prompt:\n%s", text)
+	}
+	if text := reqs[2].Chat.Text(); !strings.Contains(text, "Stop investigating: the investigation reached its limit of 2 iterations. Name the culprit now.") {
+		t.Errorf("forced turn lacks the Stop prompt:\n%s", text)
 	}
 }

@@ -2,7 +2,6 @@ package redact
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -30,12 +29,7 @@ func TestCorpusNeverReachesTheEndpoint(t *testing.T) {
 	for _, c := range cases {
 		text, secrets := c.expand()
 		all = append(all, secrets...)
-		_, _, err := llm.RunTools(context.Background(), g, llm.ChatRequest{
-			Feature: "test", NoCache: true,
-			Messages: []llm.Message{{Role: "system", Content: "review"}, {Role: "user", Content: text}},
-			Tools:    []llm.Tool{{Name: "read_file", Description: "read", Parameters: struct{ Path string }{}}},
-		}, map[string]llm.ToolFunc{"read_file": func(context.Context, json.RawMessage) (string, error) { return text, nil }}, 3)
-		if err != nil {
+		if err := toolRound(context.Background(), g, text); err != nil {
 			t.Fatalf("%s: %v", c.title, err)
 		}
 	}
@@ -51,4 +45,24 @@ func TestCorpusNeverReachesTheEndpoint(t *testing.T) {
 		}
 	}
 	t.Logf("%d corpus cases, %d secrets, %d requests: none leaked", len(cases), len(all), fake.CountChat())
+}
+
+// toolRound sends text as a user message, and then, when the model calls
+// a tool, as that tool's result.
+func toolRound(ctx context.Context, g *llm.Gateway, text string) error {
+	req := llm.ChatRequest{
+		Feature: "test", NoCache: true,
+		Messages: []llm.Message{{Role: "system", Content: "review"}, {Role: "user", Content: text}},
+		Tools:    []llm.Tool{{Name: "read_file", Description: "read", Parameters: struct{ Path string }{}}},
+	}
+	resp, err := g.Chat(ctx, req)
+	if err != nil {
+		return err
+	}
+	req.Messages = append(req.Messages, llm.Message{Role: "assistant", Content: resp.Content, ToolCalls: resp.ToolCalls})
+	for _, c := range resp.ToolCalls {
+		req.Messages = append(req.Messages, llm.Message{Role: "tool", ToolCallID: c.ID, Name: c.Name, Content: text})
+	}
+	_, err = g.Chat(ctx, req)
+	return err
 }

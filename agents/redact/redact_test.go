@@ -326,7 +326,7 @@ func TestEntropyThreshold(t *testing.T) {
 }
 
 func TestDefaultIsSharedAndConcurrent(t *testing.T) {
-	if Default() != Default() {
+	if a, b := Default(), Default(); a != b {
 		t.Fatal("Default is not shared")
 	}
 	in := "GITHUB_TOKEN=" + tok("ghp_", b62, 36) + "\n"

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kodustech/kodyls/agents/react"
+	"github.com/kodustech/kodyls/agents/agent"
 )
 
 // DocsArgs are the arguments of local_docs.
@@ -35,8 +35,8 @@ var (
 // LocalDocs returns the local_docs tool: the documentation of the toolchains
 // installed here, so the agent can check a Rust error code or a Go API
 // without network access and without guessing from memory.
-func LocalDocs() react.Tool {
-	return react.Tool{
+func LocalDocs() agent.Tool {
+	return agent.Tool{
 		Name:        "local_docs",
 		Description: "Look up local documentation: a Rust error code (e.g. E0382, via rustc --explain) or a Go package or symbol (e.g. fmt.Printf, net/http.Client, via go doc). Truncated at 8 KiB.",
 		Parameters:  DocsArgs{},
@@ -53,11 +53,11 @@ func LocalDocs() react.Tool {
 				return runDocs(ctx, "rustc", "--explain", topic)
 			}
 			if !goTopicRE.MatchString(topic) {
-				return "", fmt.Errorf("topic %q is not a Rust error code (E0382) or a Go symbol (fmt.Printf): only letters, digits and _ . / - are allowed, and it must not start with - or .", topic)
+				return "", fmt.Errorf(`topic %q is not a Rust error code (E0382) or a Go symbol (fmt.Printf): only letters, digits and _ . / - are allowed, and it must not start with "-" or "."`, topic)
 			}
 			// ".." would let go doc read packages outside the workspace.
 			if strings.Contains(topic, "..") {
-				return "", fmt.Errorf("topic %q may not contain ..", topic)
+				return "", fmt.Errorf(`topic %q may not contain ".."`, topic)
 			}
 			return runDocs(ctx, "go", "doc", topic)
 		},

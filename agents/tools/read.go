@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/kodustech/kodyls/agents/react"
+	"github.com/kodustech/kodyls/agents/agent"
 )
 
 // ReadFileArgs are the arguments of read_file.
@@ -23,8 +23,8 @@ const (
 
 // ReadFile returns the read_file tool: the lines around a 1-based line,
 // numbered so the model can cite them, or the whole file up to MaxOutput.
-func (w Workspace) ReadFile() react.Tool {
-	return react.Tool{
+func (w Workspace) ReadFile() agent.Tool {
+	return agent.Tool{
 		Name:        "read_file",
 		Description: "Read a workspace file: the lines around a 1-based line (numbered), or the whole file when line is omitted (truncated at 8 KiB).",
 		Parameters:  ReadFileArgs{},

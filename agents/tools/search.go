@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/kodustech/kodyls/agents/react"
+	"github.com/kodustech/kodyls/agents/agent"
 )
 
 // SearchArgs are the arguments of search_workspace.
@@ -35,8 +35,8 @@ const MaxResults = 100
 // SearchWorkspace returns the search_workspace tool: a literal or RE2
 // search over the workspace's text files that skips .git, node_modules,
 // vendor, git-ignored and privacy-listed paths.
-func (w Workspace) SearchWorkspace() react.Tool {
-	return react.Tool{
+func (w Workspace) SearchWorkspace() agent.Tool {
+	return agent.Tool{
 		Name:        "search_workspace",
 		Description: "Search the workspace's files for text (or an RE2 regular expression when regex is true). Returns path:line: text, at most 100 matches.",
 		Parameters:  SearchArgs{},
@@ -67,8 +67,8 @@ var identRE = regexp.MustCompile(`^[\p{L}_$][\p{L}\p{N}_$]*$`)
 
 // FindReferences returns the find_references tool: a whole-word search
 // for an identifier, so that "Run" does not match "RunTools".
-func (w Workspace) FindReferences() react.Tool {
-	return react.Tool{
+func (w Workspace) FindReferences() agent.Tool {
+	return agent.Tool{
 		Name:        "find_references",
 		Description: "Find the lines of the workspace that mention an identifier as a whole word. Returns path:line: text, at most 100 matches.",
 		Parameters:  ReferencesArgs{},
@@ -137,8 +137,8 @@ func (w Workspace) grep(ctx context.Context, match func(string) bool) (string, e
 
 // ListFiles returns the list_files tool: the files under dir (recursively),
 // optionally filtered by a glob, with the same exclusions as the search.
-func (w Workspace) ListFiles() react.Tool {
-	return react.Tool{
+func (w Workspace) ListFiles() agent.Tool {
+	return agent.Tool{
 		Name:        "list_files",
 		Description: "List the workspace's files under dir (recursively), optionally filtered by a glob pattern. At most 100 paths.",
 		Parameters:  ListArgs{},

@@ -1,6 +1,7 @@
-// Package tools provides the workspace tools the root-cause agent
-// (package react) uses to look at the user's code: reading a file, searching
-// the workspace, listing files and finding references.
+// Package tools provides the workspace tools (agent.Tool values) the
+// root-cause agent uses to look at the user's code: reading a file,
+// searching the workspace, listing files, finding references and reading
+// the toolchains' local documentation.
 //
 // The arguments come from a model, so they are untrusted: every file access
 // goes through an os.Root opened on the workspace, which refuses ".."

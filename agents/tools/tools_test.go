@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kodustech/kodyls/agents/react"
+	"github.com/kodustech/kodyls/agents/agent"
 	"github.com/kodustech/kodyls/agents/tools"
 )
 
@@ -36,7 +36,7 @@ func workspace(t *testing.T, files map[string]string) (tools.Workspace, string) 
 	return tools.Workspace{Root: root}, outside
 }
 
-func call(t *testing.T, tool react.Tool, args any) (string, error) {
+func call(t *testing.T, tool agent.Tool, args any) (string, error) {
 	t.Helper()
 	b, err := json.Marshal(args)
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 // reply through the real binary.
 func BenchmarkStartupToInitialize(b *testing.B) {
 	bin := lsptest.BuildBinary(b)
-	repo := workspace(b)
+	repo := fixtureRepo(b)
 	env := testEnv(b)
 	var total time.Duration
 	samples := make([]time.Duration, 0, b.N)
@@ -62,7 +62,7 @@ func BenchmarkDidChangeToDiagnostics5000Lines(b *testing.B) {
 // an "Explain this error" request is left waiting on an endpoint that never
 // answers, to show it does not slow typing down.
 func benchDidChange(b *testing.B, commit, explaining bool) {
-	repo := workspace(b)
+	repo := fixtureRepo(b)
 	var sb strings.Builder
 	sb.WriteString("package main\n\n")
 	for i := 0; i < 4998; i++ {
@@ -115,7 +115,7 @@ func benchDidChange(b *testing.B, commit, explaining bool) {
 // BenchmarkRSSAfter200Files opens 200 files of 300 lines through the real
 // binary and reports the server's resident set size.
 func BenchmarkRSSAfter200Files(b *testing.B) {
-	repo := workspace(b)
+	repo := fixtureRepo(b)
 	files := map[string]string{}
 	for f := 0; f < 200; f++ {
 		var sb strings.Builder

@@ -14,10 +14,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/kodustech/kodyls/analysis/rules"
+	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/index"
-	"github.com/kodustech/kodyls/prompts"
 )
 
 // doctor prints how kodyls resolved its configuration for a workspace and
@@ -67,19 +66,20 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	var st *index.Store
+	res := contract.Resolve(os.Getenv, nil, nil)
+	svc := workspace.Open(ctx, workspace.Config{Settings: res.Settings, Getenv: os.Getenv, Log: slog.New(slog.DiscardHandler)})
+	defer svc.Close()
+	st := svc.Store
 	dir, source, derr := index.DataDir(os.Getenv)
 	if derr != nil {
 		row("data dir", "unresolved")
 		problems = append(problems, fmt.Sprintf("no data directory: %v; set KODYLS_DATA_DIR", derr))
 	} else {
 		row("data dir", "%s (from %s)", dir, source)
-		var err error
-		if st, err = index.OpenStore(ctx, dir); err != nil {
+		if st == nil {
 			row("store", "error")
-			problems = append(problems, fmt.Sprintf("local store: %v", err))
+			problems = append(problems, svc.StoreErr.Error())
 		} else {
-			defer st.Close()
 			v, _ := st.SchemaVersion(ctx)
 			wss, _ := st.Workspaces(ctx)
 			row("store", "%s (schema v%d, %d workspaces seen)", st.Path(), v, len(wss))
@@ -95,8 +95,9 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	reg := rules.DefaultRegistry()
-	rs, errs := reg.Load(ctx, abs)
+	folder := svc.Folder(abs)
+	rs, errs := folder.Reload(ctx)
+	reg := folder.Engine.Registry()
 	var from []string
 	for _, src := range reg.Sources() {
 		from = append(from, fmt.Sprintf("%s (%s)", src.Name(), strings.Join(src.WatchPaths(), ", ")))
@@ -118,7 +119,6 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		problems = append(problems, fmt.Sprintf("rule file %s:%d: %s", le.File, le.Line, le.Msg))
 	}
 
-	res := contract.Resolve(os.Getenv, nil, nil)
 	cfg := res.Settings.Redacted()
 	if cfg.LLMConfigured() {
 		problems = append(problems, checkLLM(ctx, res, row)...)
@@ -168,11 +168,14 @@ func checkLLM(ctx context.Context, res contract.Resolved, row func(k, format str
 		model = "(none set)"
 	}
 	row("llm", "%s model %s, %s (from %s)", shown.LLM.BaseURL, model, key, res.Origin["llm.baseUrl"])
-	g, err := newGateway(cfg, nil, prompts.Builtin(), nil, slog.New(slog.DiscardHandler))
+	// The probe sends no user text and must not count as usage or be
+	// answered from the cache: no store.
+	probe := workspace.Open(ctx, workspace.Config{Settings: cfg, NoStore: true, NoRedact: true, Log: slog.New(slog.DiscardHandler)})
+	defer probe.Close()
+	g, err := probe.Gateway()
 	if err != nil {
 		return []string{err.Error()}
 	}
-	defer g.Close()
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	rep := g.Check(cctx, "")

@@ -15,7 +15,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
-	"github.com/kodustech/kodyls/lsp"
+	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/lsp/lsptest"
 )
 
@@ -23,7 +23,7 @@ const printlnRule = "11111111-2222-4333-8444-555555555555"
 
 const mainGo = "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Print(\"hi\")\n}\n"
 
-func workspace(t testing.TB) *lsptest.Repo {
+func fixtureRepo(t testing.TB) *lsptest.Repo {
 	return lsptest.NewRepo(t, map[string]string{
 		".kody/rules/no-println.md": lsptest.RuleFile("No fmt.Println", printlnRule, "high", "**/*.go", `fmt\.Println\(`),
 		"main.go":                   mainGo,
@@ -64,7 +64,7 @@ func TestUnknownCommandFailsClearly(t *testing.T) {
 }
 
 func TestDoctor(t *testing.T) {
-	repo := workspace(t)
+	repo := fixtureRepo(t)
 	env := testEnv(t)
 	out, errOut, code := runBin(t, env, repo.Dir, "doctor")
 	if code != 0 {
@@ -90,7 +90,7 @@ func TestDoctor(t *testing.T) {
 }
 
 func TestDoctorWithLLMConfigured(t *testing.T) {
-	repo := workspace(t)
+	repo := fixtureRepo(t)
 	env := append(testEnv(t), "OPENAI_BASE_URL=http://127.0.0.1:9/v1", "OPENAI_API_KEY=sk-test-secretsecretsecret", "KODYLS_LLM_MODEL=m1")
 	out, _, _ := runBin(t, env, repo.Dir, "doctor")
 	if !strings.Contains(out, "http://127.0.0.1:9/v1 model m1") || strings.Contains(out, "secretsecret") {
@@ -101,7 +101,7 @@ func TestDoctorWithLLMConfigured(t *testing.T) {
 // TestServeOverStdio drives the real binary: the first vertical slice end
 // to end, then the exit code after shutdown.
 func TestServeOverStdio(t *testing.T) {
-	repo := workspace(t)
+	repo := fixtureRepo(t)
 	s := lsptest.StartBinary(t, lsptest.BuildBinary(t), repo.Dir, testEnv(t))
 	res := s.Initialize(lsptest.InitOptions{})
 	if res.ServerInfo.Name != "kodyls" {
@@ -114,8 +114,8 @@ func TestServeOverStdio(t *testing.T) {
 	s.AwaitDiagnostics("main.go", lsptest.HasCodeOnLine(printlnRule, 7))
 	s.EditBuffer("main.go", lsptest.Edit{Range: s.RegexpRange("main.go", `\tfmt.Println\("typed"\)\n`), Text: ""})
 	s.AwaitDiagnostics("main.go", lsptest.Empty)
-	var v lsp.RuleViolations
-	if err := s.ExecuteCommand(lsp.CommandRuleViolations, nil, &v); err != nil {
+	var v contract.RuleViolations
+	if err := s.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
 		t.Fatal(err)
 	}
 	s.Shutdown()
@@ -125,7 +125,7 @@ func TestServeOverStdio(t *testing.T) {
 }
 
 func TestExitWithoutShutdown(t *testing.T) {
-	repo := workspace(t)
+	repo := fixtureRepo(t)
 	s := lsptest.StartBinary(t, lsptest.BuildBinary(t), repo.Dir, testEnv(t))
 	s.Initialize(lsptest.InitOptions{})
 	s.Notify(protocol.MethodExit, nil)
@@ -137,7 +137,7 @@ func TestExitWithoutShutdown(t *testing.T) {
 // TestBinaryMalformedFramesAndStdoutHygiene sends garbage over the real
 // stdio; every byte on stdout must be a well-formed frame.
 func TestBinaryMalformedFramesAndStdoutHygiene(t *testing.T) {
-	repo := workspace(t)
+	repo := fixtureRepo(t)
 	cmd, raw, stderr := startRaw(t, repo.Dir, "--log-level", "debug")
 	raw.Request(1, "initialize", map[string]any{"rootUri": "file://" + repo.Dir, "capabilities": map[string]any{}})
 	raw.Response("1")
@@ -205,7 +205,7 @@ func TestBinaryBurstOfEdits(t *testing.T) {
 // TestServerAndCLIShareTheDataDir runs a server and doctor commands on the
 // same data directory at once: neither may hang or fail on a lock.
 func TestServerAndCLIShareTheDataDir(t *testing.T) {
-	repo := workspace(t)
+	repo := fixtureRepo(t)
 	env := testEnv(t)
 	var wg sync.WaitGroup
 	sessions := make([]*lsptest.Session, 2)
@@ -244,7 +244,7 @@ func TestServerAndCLIShareTheDataDir(t *testing.T) {
 // TestLogFile: with --log-file the server logs there, and stdout carries
 // only protocol frames (the raw reader fails on anything else).
 func TestLogFile(t *testing.T) {
-	repo := workspace(t)
+	repo := fixtureRepo(t)
 	logPath := filepath.Join(t.TempDir(), "kodyls.log")
 	cmd, raw, stderr := startRaw(t, repo.Dir, "--log-file", logPath, "--log-level", "debug", "serve")
 	raw.Request(1, "initialize", map[string]any{"rootUri": "file://" + repo.Dir, "capabilities": map[string]any{}})

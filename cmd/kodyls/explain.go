@@ -77,7 +77,11 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if dir, _, err := index.DataDir(os.Getenv); err == nil {
 		if st, err = index.OpenStore(ctx, dir); err == nil {
 			defer st.Close()
-			x.History = rca.OpenHistory(ctx, st, logger)
+			if h, err := index.OpenHistory(ctx, st, index.HistoryOptions{Limit: rca.HistoryLimit, Log: logger}); err == nil {
+				x.History = h
+			} else {
+				logger.Warn("error history unavailable; nothing is remembered", "error", err)
+			}
 		} else {
 			logger.Warn("local store unavailable; nothing is remembered", "error", err)
 			st = nil

@@ -148,7 +148,7 @@ func TestExplainErrorCancelledThroughTheBinary(t *testing.T) {
 	fake := llmtest.NewServer()
 	defer fake.Close()
 	fake.On(llmtest.Any(), llmtest.Reply{Hang: true})
-	repo := workspace(t)
+	repo := fixtureRepo(t)
 	cmd, raw, stderr := startRawEnv(t, repo.Dir, []string{"KODYLS_LLM_BASE_URL=" + fake.URL, "KODYLS_LLM_MODEL=fake-model"}, "serve")
 	raw.Request(1, "initialize", map[string]any{"rootUri": "file://" + repo.Dir, "capabilities": map[string]any{}})
 	raw.Response("1")

@@ -84,9 +84,9 @@ func newHistoryFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// openHistory opens the store and index the way explain does. The returned
-// close function must be called; the index is optional for stats only.
-func openHistory(ctx context.Context, needIndex bool) (*index.History, func(), error) {
+// openHistory opens the store and the history in it. The returned close
+// function must be called; the index is optional for stats and forget.
+func openHistory(ctx context.Context, needIndex bool) (index.History, func(), error) {
 	dir, _, err := index.DataDir(os.Getenv)
 	if err != nil {
 		return nil, nil, fmt.Errorf("find the data directory: %w", err)
@@ -95,15 +95,12 @@ func openHistory(ctx context.Context, needIndex bool) (*index.History, func(), e
 	if err != nil {
 		return nil, nil, fmt.Errorf("open the local store: %w", err)
 	}
-	search, err := index.OpenSearch(st, dir)
+	h, err := index.OpenHistory(ctx, st, index.HistoryOptions{RequireIndex: needIndex})
 	if err != nil {
-		if needIndex {
-			_ = st.Close()
-			return nil, nil, fmt.Errorf("open the error index: %w", err)
-		}
-		search = nil
+		_ = st.Close()
+		return nil, nil, err
 	}
-	return index.NewHistory(st, search), func() { _ = st.Close() }, nil
+	return h, func() { _ = st.Close() }, nil
 }
 
 func historySearch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -292,7 +289,7 @@ func historyForget(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "kodyls history forget: unexpected argument %q (use --workspace DIR)\n", pos[0])
 		return 2
 	}
-	// index.History.Forget("") deletes everything, so an empty workspace
+	// History.Forget("") deletes everything, so an empty workspace
 	// must only ever reach it through an explicit --all.
 	if (*ws == "") == !*all {
 		fmt.Fprintln(stderr, "kodyls history forget: give exactly one of --workspace DIR or --all")

@@ -24,7 +24,7 @@ func TestDoctorChecksTheEndpoint(t *testing.T) {
 	fake.SetModels("qwen2.5-coder", "llama3")
 	fake.RequireKnownModel(true) // like OpenAI: an unknown model is a 404
 	fake.On(llmtest.Any(), llmtest.JSON(map[string]any{"ok": true}))
-	repo := workspace(t)
+	repo := fixtureRepo(t)
 
 	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=qwen2.5-coder")
 	out, errOut, code := runBin(t, env, repo.Dir, "doctor")
@@ -52,7 +52,7 @@ func TestDoctorChecksTheEndpoint(t *testing.T) {
 }
 
 func TestDoctorUnreachableEndpoint(t *testing.T) {
-	repo := workspace(t)
+	repo := fixtureRepo(t)
 	env := append(testEnv(t), "KODYLS_LLM_BASE_URL=http://127.0.0.1:1/v1", "KODYLS_LLM_MODEL=m")
 	out, _, code := runBin(t, env, repo.Dir, "doctor")
 	if code != 1 || !strings.Contains(out, "not reachable") || !strings.Contains(out, "KODYLS_LLM_BASE_URL") {

@@ -73,7 +73,7 @@ func (r nvimResult) check(t *testing.T, raw []byte) {
 // TestNeovimEndToEnd: type a violating line, see the rule diagnostic on it,
 // delete it, see it cleared.
 func TestNeovimEndToEnd(t *testing.T) {
-	repo := workspace(t)
+	repo := fixtureRepo(t)
 	data := nvimScript(t, "nvim_e2e.lua", repo)
 	var res struct {
 		OK    bool `json:"ok"`

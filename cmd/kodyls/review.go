@@ -18,13 +18,9 @@ import (
 	"github.com/kodustech/kodyls/analysis/changes"
 	"github.com/kodustech/kodyls/analysis/errparse"
 	"github.com/kodustech/kodyls/analysis/filereview"
-	"github.com/kodustech/kodyls/analysis/gate"
-	"github.com/kodustech/kodyls/analysis/kodusconfig"
 	"github.com/kodustech/kodyls/analysis/report"
-	"github.com/kodustech/kodyls/analysis/rules"
+	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
-	"github.com/kodustech/kodyls/index"
-	"github.com/kodustech/kodyls/prompts"
 )
 
 const reviewUsage = `Usage: kodyls review [--base REF] [--staged] [--format text|json|sarif] [--offline] [--fail-on SEVERITY] [PATH...]
@@ -76,44 +72,29 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 
 	rep := &report.Report{Version: currentVersion(), Base: *base}
 	res := contract.Resolve(os.Getenv, nil, nil)
-	cfg := res.Settings
 	for _, p := range res.Problems {
 		rep.Notes = append(rep.Notes, "configuration: "+p)
 	}
-	var st *index.Store
-	if dir, _, err := index.DataDir(os.Getenv); err == nil {
-		if st, err = index.OpenStore(ctx, dir); err != nil {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("local store unavailable (%v): no review cache", err))
-			st = nil
-		} else {
-			defer st.Close()
-		}
+	svc := workspace.Open(ctx, workspace.Config{Settings: res.Settings, Getenv: os.Getenv, Log: logger, Offline: *offline})
+	defer svc.Close()
+	if svc.StoreErr != nil {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%v: no review cache", svc.StoreErr))
 	}
-	ruleSet, ruleErrs := rules.DefaultRegistry().Load(ctx, root)
-	for _, le := range ruleErrs {
-		rep.Notes = append(rep.Notes, "broken Kody Rule: "+le.Error())
-	}
-	w := filereview.Workspace{Root: root, Rules: ruleSet, Log: logger}
-	if st != nil {
-		w.Cache = st.KV()
-	}
-	rep.Offline = *offline || !cfg.LLMConfigured()
+	rep.Offline = !svc.ModelConfigured()
 	if !rep.Offline {
-		g, err := newGateway(cfg, st, prompts.Builtin(), defaultRedactor(), logger)
-		if err != nil {
+		if _, err := svc.Gateway(); err != nil {
 			fmt.Fprintf(stderr, "kodyls review: %v\n", err)
 			return 2
 		}
-		defer g.Close()
-		w.Gateway = g
 	}
-	reviewer, problems := filereview.ForWorkspace(w)
+	folder := svc.Folder(root)
+	_, ruleErrs := folder.Reload(ctx)
+	for _, le := range ruleErrs {
+		rep.Notes = append(rep.Notes, "broken Kody Rule: "+le.Error())
+	}
+	_, problems := folder.Reviewer()
 	rep.Notes = append(rep.Notes, problems...)
-	kcfg := kodusconfig.Load(root)
-	gt, gerr := gate.New(gate.Options{IgnorePaths: kcfg.IgnorePaths})
-	if gerr != nil {
-		gt, _ = gate.New(gate.Options{})
-	}
+	onlyChanged := res.Settings.Rules.Scope == contract.ScopeChanged
 
 	var results []filereview.Result
 	texts := map[string]string{} // the reviewed text of each file, for columns
@@ -121,28 +102,29 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		if ctx.Err() != nil {
 			break
 		}
-		current, baseText, err := fileVersions(ctx, root, rel, *base, *staged)
+		current, baseline, err := fileVersions(ctx, root, rel, *base, *staged)
 		if err != nil {
 			rep.Files = append(rep.Files, report.File{Path: rel, Skipped: err.Error()})
 			continue
 		}
-		if reason := gt.Check(rel, []byte(current)); reason.Skip() {
+		if reason := folder.Gate(rel, current); reason.Skip() {
 			rep.Files = append(rep.Files, report.File{Path: rel, Skipped: string(reason)})
 			continue
 		}
-		rep.Findings = append(rep.Findings, ruleFindings(ruleSet, rel, baseText, current)...)
-		fr, err := reviewer.Review(ctx, filereview.Input{Path: rel, Language: errparse.LanguageOf(rel), Base: baseText, Current: current})
+		for _, v := range folder.CheckRules(rel, baseline, current, onlyChanged) {
+			rep.Findings = append(rep.Findings, ruleFinding(rel, current, v))
+		}
+		fr, err := folder.Review(ctx, filereview.Input{Path: rel, Language: errparse.LanguageOf(rel), Base: workspace.ReviewBase(baseline), Current: current})
 		if err != nil && !errors.Is(err, filereview.ErrOffline) {
 			fr.Degraded = append(fr.Degraded, "review: "+err.Error())
 		}
 		file := report.File{Path: rel, Skipped: string(fr.Skipped), Hunks: fr.Hunks, CachedHunks: fr.CachedHunks, Degraded: fr.Degraded}
 		rep.Files = append(rep.Files, file)
-		fr.Findings = withoutDismissedCLI(ctx, st, root, rel, fr.Findings)
 		results = append(results, fr)
 		texts[rel] = current
 	}
 	if !rep.Offline {
-		results = reviewer.Cluster(ctx, results)
+		results = folder.Cluster(ctx, results)
 	}
 	for _, fr := range results {
 		for _, f := range fr.Findings {
@@ -223,7 +205,7 @@ func splitZ(s string) []string {
 }
 
 // fileVersions returns the text to review and its baseline.
-func fileVersions(ctx context.Context, root, rel, base string, staged bool) (current, baseText string, err error) {
+func fileVersions(ctx context.Context, root, rel, base string, staged bool) (current string, baseline changes.Baseline, err error) {
 	abs := filepath.Join(root, filepath.FromSlash(rel))
 	if staged {
 		current, err = gitOutput(ctx, root, "show", ":"+rel)
@@ -233,16 +215,13 @@ func fileVersions(ctx context.Context, root, rel, base string, staged bool) (cur
 		current = string(data)
 	}
 	if err != nil {
-		return "", "", fmt.Errorf("cannot read: %v", err)
+		return "", baseline, fmt.Errorf("cannot read: %v", err)
 	}
 	b, err := changes.Load(ctx, abs, base)
 	if err != nil {
-		return "", "", fmt.Errorf("no baseline: %v", err)
+		return "", baseline, fmt.Errorf("no baseline: %v", err)
 	}
-	if b.Kind == changes.Tracked {
-		baseText = b.Text
-	}
-	return current, baseText, nil
+	return current, b, nil
 }
 
 // readConfined reads a file of the repository; symlinks cannot lead out.
@@ -265,28 +244,33 @@ func gitOutput(ctx context.Context, dir string, args ...string) (string, error) 
 	return out.String(), nil
 }
 
-// ruleFindings runs the local detectors on the changed lines.
-func ruleFindings(rs []*rules.Rule, rel, base, current string) []report.Finding {
-	include := changes.AllLines().Has
-	if base != "" {
-		include = changes.Changed(base, current).Has
+// ruleFinding reports a detector violation found by the same check the
+// editor runs.
+func ruleFinding(rel, text string, v workspace.RuleFinding) report.Finding {
+	start := lineStart(text, v.Line)
+	return report.Finding{
+		ID:        v.ID,
+		Source:    report.SourceRule,
+		File:      rel,
+		StartLine: v.Line + 1, EndLine: v.Line + 1,
+		StartColumn: colAt(text, start+v.Start), EndColumn: colAt(text, start+v.End),
+		Severity: string(v.Rule.Severity), Label: "kody_rules",
+		Summary: v.Rule.Title, Message: v.Rule.Lead(),
+		RuleID: v.Rule.UUID, RuleTitle: v.Rule.Title,
 	}
-	lines := strings.Split(current, "\n")
-	var out []report.Finding
-	for _, v := range rules.Detect(rs, rel, current, include) {
-		line := strings.TrimSuffix(lines[v.Line], "\r")
-		out = append(out, report.Finding{
-			ID:        fmt.Sprintf("%s:%s:%d:%d", v.Rule.UUID, rel, v.Line+1, v.Start),
-			Source:    report.SourceRule,
-			File:      rel,
-			StartLine: v.Line + 1, EndLine: v.Line + 1,
-			StartColumn: utf16Col(line, v.Start), EndColumn: utf16Col(line, v.End),
-			Severity: string(v.Rule.Severity), Label: "kody_rules",
-			Summary: v.Rule.Title, Message: v.Rule.Lead(),
-			RuleID: v.Rule.UUID, RuleTitle: v.Rule.Title,
-		})
+}
+
+// lineStart is the byte offset of a 0-based line.
+func lineStart(text string, line int) int {
+	off := 0
+	for ; line > 0; line-- {
+		i := strings.IndexByte(text[off:], '\n')
+		if i < 0 {
+			return len(text)
+		}
+		off += i + 1
 	}
-	return out
+	return off
 }
 
 func reviewFinding(rel, text string, f filereview.Finding) report.Finding {
@@ -317,21 +301,4 @@ func colAt(text string, off int) int {
 func utf16Col(line string, byteOff int) int {
 	byteOff = min(max(byteOff, 0), len(line))
 	return len(utf16.Encode([]rune(line[:byteOff]))) + 1
-}
-
-func withoutDismissedCLI(ctx context.Context, st *index.Store, root, rel string, fs []filereview.Finding) []filereview.Finding {
-	if st == nil {
-		return fs
-	}
-	ids, labels, err := st.Dismissed(ctx, root, rel)
-	if err != nil {
-		return fs
-	}
-	out := fs[:0]
-	for _, f := range fs {
-		if !ids[f.ID] && !labels[f.Label] {
-			out = append(out, f)
-		}
-	}
-	return out
 }

@@ -27,6 +27,8 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
+
+	"github.com/kodustech/kodyls/editors/contract"
 )
 
 // DefaultTimeout bounds every wait so that a broken server fails a test
@@ -50,6 +52,8 @@ type Editor struct {
 	progress []Progress
 	shown    []protocol.ShowDocumentParams
 	messages []string
+	statuses []contract.StatusParams
+	vchanged []contract.RuleViolationsChangedParams
 }
 
 type buffer struct {
@@ -133,6 +137,24 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		_ = protocol.Unmarshal(req.Params(), &p)
 		e.mu.Lock()
 		e.messages = append(e.messages, p.Message)
+		e.mu.Unlock()
+		return nil, nil
+	case contract.NotificationStatus:
+		var p contract.StatusParams
+		if err := json.Unmarshal(req.Params(), &p); err != nil {
+			e.t.Errorf("bad %s: %v", contract.NotificationStatus, err)
+		}
+		e.mu.Lock()
+		e.statuses = append(e.statuses, p)
+		e.mu.Unlock()
+		return nil, nil
+	case contract.NotificationRuleViolationsChanged:
+		var p contract.RuleViolationsChangedParams
+		if err := json.Unmarshal(req.Params(), &p); err != nil {
+			e.t.Errorf("bad %s: %v", contract.NotificationRuleViolationsChanged, err)
+		}
+		e.mu.Lock()
+		e.vchanged = append(e.vchanged, p)
 		e.mu.Unlock()
 		return nil, nil
 	case protocol.MethodWindowShowDocument:
@@ -402,6 +424,36 @@ func (e *Editor) Shown() []protocol.ShowDocumentParams {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]protocol.ShowDocumentParams(nil), e.shown...)
+}
+
+// AwaitIdle waits until the server has no pending work (checks, reviews,
+// builds, explanations) for a buffer, or for anything when name is "".
+// Every notification the server sent before it was idle has been handled
+// when AwaitIdle returns.
+func (e *Editor) AwaitIdle(name string) {
+	e.t.Helper()
+	p := contract.AwaitIdleParams{}
+	if name != "" {
+		p.URI = e.URI(name)
+	}
+	if err := e.Call(contract.RequestAwaitIdle, &p, nil); err != nil {
+		e.t.Fatalf("%s %s: %v", contract.RequestAwaitIdle, name, err)
+	}
+}
+
+// Statuses returns the kodyls/status notifications received, in order.
+func (e *Editor) Statuses() []contract.StatusParams {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]contract.StatusParams(nil), e.statuses...)
+}
+
+// ViolationsChanged returns the kodyls/ruleViolationsChanged notifications
+// received, in order.
+func (e *Editor) ViolationsChanged() []contract.RuleViolationsChangedParams {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]contract.RuleViolationsChangedParams(nil), e.vchanged...)
 }
 
 // AwaitDiagnostics waits until the diagnostics published for a buffer

@@ -26,6 +26,16 @@ type Document struct {
 	// text caches the concatenation of the chunks, built on first use.
 	textOnce sync.Once
 	text     string
+
+	// edits are the byte edits that made this version from the previous
+	// one, in the order they were applied.
+	edits []Edit
+}
+
+// Edit is one replacement in byte offsets: [Start, End) of the text before
+// it became NewLen bytes.
+type Edit struct {
+	Start, End, NewLen int
 }
 
 // chunk is a run of whole lines of a document: it starts at a line start
@@ -155,11 +165,13 @@ func (d *Document) Apply(version int32, changes []Change, enc Encoding) (*Docume
 		return nil, fmt.Errorf("version %d is not after %d: %w", version, d.version, ErrVersion)
 	}
 	chunks := d.chunks
+	edits := make([]Edit, 0, len(changes))
 	// Clients that only sync whole documents send the full text each time;
 	// remembering it saves Text from joining the chunks again.
 	whole, isWhole := "", false
 	for i, ch := range changes {
 		if ch.Range == nil {
+			edits = append(edits, Edit{Start: 0, End: size(chunks), NewLen: len(ch.Text)})
 			chunks = buildChunks(nil, ch.Text, true)
 			locate(chunks, 0)
 			whole, isWhole = ch.Text, true
@@ -178,9 +190,10 @@ func (d *Document) Apply(version int32, changes []Change, enc Encoding) (*Docume
 			return nil, fmt.Errorf("change %d: range end: %w", i, err)
 		}
 		chunks = splice(chunks, start, end, ch.Text)
+		edits = append(edits, Edit{Start: start, End: end, NewLen: len(ch.Text)})
 		isWhole = false
 	}
-	nd := &Document{uri: d.uri, version: version, chunks: chunks}
+	nd := &Document{uri: d.uri, version: version, chunks: chunks, edits: edits}
 	if isWhole {
 		nd.textOnce.Do(func() { nd.text = whole })
 	}

@@ -17,7 +17,18 @@ type Store struct {
 	// serializing all documents behind one lock costs nothing noticeable.
 	mu   sync.RWMutex
 	docs map[string]*Document
+	logs map[string][]logEntry
 }
+
+// logEntry records the edits from one version of a document to the next.
+type logEntry struct {
+	from  int32
+	edits []Edit
+}
+
+// maxLog bounds the edits remembered per document. A result computed for
+// a version older than the log reaches is dropped rather than moved.
+const maxLog = 512
 
 // NewStore returns an empty store.
 func NewStore() *Store {
@@ -35,6 +46,7 @@ func (s *Store) Open(uri string, version int32, text string) *Document {
 		s.docs = make(map[string]*Document)
 	}
 	s.docs[uri] = d
+	delete(s.logs, uri)
 	return d
 }
 
@@ -54,7 +66,43 @@ func (s *Store) Change(uri string, version int32, changes []Change, enc Encoding
 		return nil, fmt.Errorf("change %s from version %d to %d: %w", uri, d.version, version, err)
 	}
 	s.docs[uri] = nd
+	if s.logs == nil {
+		s.logs = make(map[string][]logEntry)
+	}
+	log := append(s.logs[uri], logEntry{from: d.version, edits: nd.edits})
+	if len(log) > maxLog {
+		log = append(log[:0:0], log[len(log)-maxLog/2:]...)
+	}
+	s.logs[uri] = log
 	return nd, nil
+}
+
+// EditsSince returns the byte edits that turned version since of the
+// document at uri into its current version, in order, each in the offsets
+// of the text the previous ones produced. It reports false when the store
+// no longer knows them (the document was reopened, or the version is too
+// old or unknown).
+func (s *Store) EditsSince(uri string, since int32) ([]Edit, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	d, ok := s.docs[uri]
+	if !ok {
+		return nil, false
+	}
+	if since == d.version {
+		return nil, true
+	}
+	log := s.logs[uri]
+	for i, e := range log {
+		if e.from == since {
+			var out []Edit
+			for _, e := range log[i:] {
+				out = append(out, e.edits...)
+			}
+			return out, true
+		}
+	}
+	return nil, false
 }
 
 // Close forgets the document at uri. Closing a document that is not open
@@ -63,6 +111,7 @@ func (s *Store) Close(uri string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.docs, uri)
+	delete(s.logs, uri)
 }
 
 // Get returns the current snapshot of the document at uri.

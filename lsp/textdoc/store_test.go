@@ -147,3 +147,55 @@ func TestStoreConcurrent(t *testing.T) {
 		t.Errorf("shared: %d bytes, want %d", len(d.Text()), writers*edits)
 	}
 }
+
+// TestEditsSince replays the logged edits of several versions over the old
+// text and must arrive at the current text: that is what moving a finding
+// computed for an old version relies on.
+func TestEditsSince(t *testing.T) {
+	const uri = "file:///a.go"
+	s := NewStore()
+	s.Open(uri, 1, "alpha\nbeta\ngamma\n")
+	old := "alpha\nbeta\ngamma\n"
+	steps := []struct {
+		version int32
+		changes []Change
+	}{
+		{2, []Change{{rng(0, 0, 0, 5), "ALPHA"}}},
+		{3, []Change{{rng(1, 0, 1, 0), "x"}, {rng(2, 5, 2, 5), "!"}}},
+		{4, []Change{{nil, "whole\nnew\n"}, {rng(0, 0, 0, 0), ">"}}},
+	}
+	for _, st := range steps {
+		if _, err := s.Change(uri, st.version, st.changes, UTF16); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cur, _ := s.Get(uri)
+	for since, text := range map[int32]string{1: old, 2: "ALPHA\nbeta\ngamma\n"} {
+		edits, ok := s.EditsSince(uri, since)
+		if !ok {
+			t.Fatalf("EditsSince(%d) unknown", since)
+		}
+		got := text
+		for _, e := range edits {
+			if e.End > len(got) {
+				t.Fatalf("EditsSince(%d): edit %+v past the end of %q", since, e, got)
+			}
+			// The new text of each edit is not logged; only lengths are. Fill
+			// with the current text's bytes where the lengths allow checking.
+			got = got[:e.Start] + strings.Repeat("?", e.NewLen) + got[e.End:]
+		}
+		if len(got) != len(cur.Text()) {
+			t.Errorf("EditsSince(%d) replayed to %d bytes, want %d (%q)", since, len(got), len(cur.Text()), cur.Text())
+		}
+	}
+	if edits, ok := s.EditsSince(uri, 4); !ok || len(edits) != 0 {
+		t.Errorf("EditsSince(current) = %v, %v; want none, true", edits, ok)
+	}
+	if _, ok := s.EditsSince(uri, 99); ok {
+		t.Error("EditsSince(unknown version) reported true")
+	}
+	s.Open(uri, 5, "reopened")
+	if _, ok := s.EditsSince(uri, 2); ok {
+		t.Error("EditsSince reported edits from before a reopen")
+	}
+}

@@ -1,0 +1,145 @@
+// Package agent is the core the kodyls agents are built on: the tools a
+// model may call, the events a run reports, the budget that bounds it, the
+// loop guards, one executor that runs a model's tool calls, and the
+// Strategy interface that ReAct (package react) and later strategies
+// implement.
+//
+// The core knows the LLM gateway but no feature: what an answer means (a
+// root cause, a plan) is the strategy's type parameter, chosen by the
+// feature that runs it.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/kodustech/kodyls/agents/llm"
+)
+
+// Tool is a function the model may call.
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is a Go value whose type the JSON Schema of the arguments
+	// is inferred from, or a schema itself (see llm.Tool).
+	Parameters any
+	Run        func(ctx context.Context, args json.RawMessage) (string, error)
+}
+
+// Event kinds, in the order a run emits them for each step.
+const (
+	EventIteration   = "iteration"
+	EventThought     = "thought"
+	EventAction      = "action"
+	EventObservation = "observation"
+	EventGuard       = "guard"
+	EventDone        = "done" // the answer was accepted
+)
+
+// Event reports the progress of a run, for streaming to the editor.
+type Event struct {
+	Kind      string // one of the Event* constants
+	Iteration int
+	Tool      string // action and observation events
+	Input     string // action events: the arguments as the model sent them
+	Text      string // thought, observation, guard (rule: reason) and done (a summary of the answer)
+}
+
+// Defaults applied to zero fields of [Budget].
+const (
+	DefaultMaxIterations = 10
+	DefaultMaxToolCalls  = 20
+	DefaultTimeout       = 2 * time.Minute
+	DefaultStepTimeout   = 45 * time.Second
+)
+
+// Budget bounds a run. Zero fields get the defaults above.
+type Budget struct {
+	MaxIterations int
+	MaxToolCalls  int
+	Timeout       time.Duration // the whole run
+	StepTimeout   time.Duration // each model call
+}
+
+// WithDefaults returns b with its zero fields set to the defaults.
+func (b Budget) WithDefaults() Budget {
+	if b.MaxIterations <= 0 {
+		b.MaxIterations = DefaultMaxIterations
+	}
+	if b.MaxToolCalls <= 0 {
+		b.MaxToolCalls = DefaultMaxToolCalls
+	}
+	if b.Timeout <= 0 {
+		b.Timeout = DefaultTimeout
+	}
+	if b.StepTimeout <= 0 {
+		b.StepTimeout = DefaultStepTimeout
+	}
+	return b
+}
+
+// Task is one piece of work for a strategy: the model to use, the prompts
+// that state the work, and the bounds of the run.
+type Task struct {
+	Gateway *llm.Gateway
+	System  string        // may be empty
+	User    string        // the work itself
+	Feature string        // accounting key for the gateway
+	Class   llm.TaskClass // model selection; default llm.TaskAgent
+	Budget  Budget
+	Log     *slog.Logger // tool panics; nil discards
+}
+
+// Outcome is what a run ends with.
+type Outcome[A any] struct {
+	Answer     A
+	Iterations int      // loop iterations; forced and repair turns are not counted
+	ToolsUsed  []string // tools that ran, each once, in order of first use
+	Forced     bool     // a guard forced the answer
+	Guard      string   // the guard that fired, when Forced
+}
+
+// Strategy is a way of working a task with tools to an answer of type A:
+// ReAct today, ReWoo or plan-and-execute later. emit may be nil; when set
+// it is called synchronously, in order, on the caller's goroutine.
+type Strategy[A any] interface {
+	Name() string
+	Run(ctx context.Context, task Task, tools []Tool, emit func(Event)) (Outcome[A], error)
+}
+
+// Checker is implemented by answer types that validate and normalise
+// themselves after decoding; the error says, in words meant for the model,
+// what is wrong, so that it can send a better answer.
+type Checker interface {
+	Check() error
+}
+
+// DecodeAnswer decodes a final answer and, when *A is a [Checker], checks
+// it.
+func DecodeAnswer[A any](args json.RawMessage) (A, error) {
+	var a A
+	if err := json.Unmarshal(args, &a); err != nil {
+		return a, fmt.Errorf("the arguments are not a valid JSON object (%w)", err)
+	}
+	if c, ok := any(&a).(Checker); ok {
+		if err := c.Check(); err != nil {
+			return a, err
+		}
+	}
+	return a, nil
+}
+
+var (
+	// ErrMalformedAnswer means the model's final answer was still unusable
+	// after the one repair turn.
+	ErrMalformedAnswer = errors.New("agent: malformed final answer")
+	// ErrStepTimeout means one model call took longer than
+	// Budget.StepTimeout.
+	ErrStepTimeout = errors.New("agent: model step timed out")
+	// ErrTimeout means the run took longer than Budget.Timeout.
+	ErrTimeout = errors.New("agent: run timed out")
+)

@@ -1,0 +1,87 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/kodustech/kodyls/agents/llm"
+)
+
+// Guard names reported in [Outcome.Guard] and guard events. Small and
+// local models easily wander; a guard that fires does not fail the run but
+// makes the strategy ask for the model's best answer with tools off.
+const (
+	GuardMaxIterations  = "max_iterations"
+	GuardMaxToolCalls   = "max_tool_calls"
+	GuardRepeatedAction = "repeated_action" // the same action three times in a row
+	GuardAlternation    = "alternation"     // A, B, A
+	GuardDuplicateCall  = "duplicate_call"  // a call whose answer the model already has
+)
+
+// Guards applies the tool-call budget and the loop guards to the tool
+// calls of one run. The zero value has no tool-call limit; use
+// [NewGuards].
+type Guards struct {
+	maxCalls int
+	actions  []action
+}
+
+// action is one tool call as the loop detector sees it.
+type action struct {
+	key string // tool name and normalised arguments
+	ok  bool   // the call ran and did not fail
+}
+
+// NewGuards returns the guards of a run that may make maxToolCalls tool
+// calls (<= 0: no limit).
+func NewGuards(maxToolCalls int) *Guards {
+	return &Guards{maxCalls: maxToolCalls}
+}
+
+// Check applies the budget and loop detection to the call about to run. It
+// returns the guard that forbids it and why, or "" when it may run.
+func (g *Guards) Check(c llm.ToolCall) (guard, why string) {
+	if g.maxCalls > 0 && len(g.actions) >= g.maxCalls {
+		return GuardMaxToolCalls, fmt.Sprintf("the investigation reached its limit of %d tool calls", g.maxCalls)
+	}
+	key := actionKey(c)
+	n := len(g.actions)
+	if n >= 2 && g.actions[n-1].key == key && g.actions[n-2].key == key {
+		return GuardRepeatedAction, fmt.Sprintf("%s was called with the same arguments three times in a row", c.Name)
+	}
+	if n >= 2 && g.actions[n-2].key == key && g.actions[n-1].key != key {
+		return GuardAlternation, fmt.Sprintf("the investigation alternates between the same two actions (%s again)", c.Name)
+	}
+	// A retry after a failure may succeed (a timeout, a typo fixed in a
+	// file meanwhile), so only a call that already succeeded is a
+	// duplicate: its answer is in the conversation.
+	for _, a := range g.actions {
+		if a.key == key && a.ok {
+			return GuardDuplicateCall, fmt.Sprintf("%s was already called with the same input and its result is above", c.Name)
+		}
+	}
+	return "", ""
+}
+
+// Record notes that c ran; ok is false when it failed.
+func (g *Guards) Record(c llm.ToolCall, ok bool) {
+	g.actions = append(g.actions, action{key: actionKey(c), ok: ok})
+}
+
+// Calls is the number of tool calls recorded.
+func (g *Guards) Calls() int { return len(g.actions) }
+
+// actionKey makes calls whose arguments differ only in key order or
+// spacing compare equal.
+func actionKey(c llm.ToolCall) string {
+	var v any
+	if err := json.Unmarshal(c.Arguments, &v); err != nil {
+		return c.Name + " " + string(bytes.TrimSpace(c.Arguments))
+	}
+	b, err := json.Marshal(v) // map keys come out sorted
+	if err != nil {
+		return c.Name + " " + string(c.Arguments)
+	}
+	return c.Name + " " + string(b)
+}

@@ -1,0 +1,144 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/kodustech/kodyls/analysis/changes"
+	"github.com/kodustech/kodyls/analysis/filereview"
+	"github.com/kodustech/kodyls/analysis/gate"
+	"github.com/kodustech/kodyls/analysis/rulecheck"
+	"github.com/kodustech/kodyls/analysis/rules"
+)
+
+// Folder is one workspace root: its Kody Rules, the baselines of its files
+// and its reviewer. The editor and `kodyls review` check a file through the
+// same Folder methods, so they find the same things.
+type Folder struct {
+	// Root is the absolute, symlink-free workspace root.
+	Root string
+	// Engine holds the rules and the cached baselines.
+	Engine *rulecheck.Engine
+
+	s *Services
+
+	mu       sync.Mutex
+	reviewer *filereview.Reviewer
+	problems []string
+}
+
+func newFolder(s *Services, root string) *Folder {
+	return &Folder{Root: root, Engine: rulecheck.New(root), s: s}
+}
+
+// Reload reads the folder's rules again; the reviewer is rebuilt with them.
+func (f *Folder) Reload(ctx context.Context) ([]*rules.Rule, []*rules.LoadError) {
+	rs, errs := f.Engine.Reload(ctx)
+	f.resetReviewer()
+	return rs, errs
+}
+
+// Rules returns the loaded rules.
+func (f *Folder) Rules() []*rules.Rule { return f.Engine.Rules() }
+
+// Rel returns the workspace-relative slash path of an absolute path.
+func (f *Folder) Rel(abs string) (string, bool) { return f.Engine.Rel(abs) }
+
+func (f *Folder) resetReviewer() {
+	f.mu.Lock()
+	f.reviewer, f.problems = nil, nil
+	f.mu.Unlock()
+}
+
+// Reviewer returns the folder's reviewer, built on first use after the
+// rules or the model changed, and the problems of its configuration files
+// (kodus-config.yml, prompt overrides).
+func (f *Folder) Reviewer() (*filereview.Reviewer, []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.reviewer == nil {
+		f.reviewer, f.problems = f.s.reviewer(f.Root, f.Engine.Rules())
+		for _, p := range f.problems {
+			f.s.log.Warn("review configuration problem", "workspace", f.Root, "problem", p)
+		}
+	}
+	return f.reviewer, f.problems
+}
+
+// Gate says whether a file is reviewed at all (ignore paths, the privacy
+// list, lock, generated, minified, vendored, binary and huge files).
+func (f *Folder) Gate(rel string, text string) gate.Reason {
+	r, _ := f.Reviewer()
+	if r.Gate == nil {
+		return ""
+	}
+	return r.Gate.Check(rel, []byte(text))
+}
+
+// RuleFinding is a violation of a rule's local detector.
+type RuleFinding struct {
+	ID string
+	rules.Violation
+}
+
+// RuleFindingID identifies a detector violation: the rule, the file, the
+// 1-based line and the byte column of the match.
+func RuleFindingID(ruleUUID, rel string, line0, startByte int) string {
+	return fmt.Sprintf("%s:%s:%d:%d", ruleUUID, rel, line0+1, startByte)
+}
+
+// CheckRules runs the rules' local detectors over text, the content of
+// rel. With onlyChanged, only the lines changed against base are checked
+// (every line when the file is untracked, base.Kind == changes.Untracked).
+// A file the gate skips has no findings.
+func (f *Folder) CheckRules(rel string, base changes.Baseline, text string, onlyChanged bool) []RuleFinding {
+	rs := f.Engine.Rules()
+	if len(rs) == 0 {
+		return nil
+	}
+	if f.Gate(rel, text).Skip() {
+		return nil
+	}
+	var include func(int) bool
+	if onlyChanged && base.Kind != changes.Untracked {
+		if set := changes.Changed(base.Text, text); !set.All() {
+			include = set.Has
+		}
+	}
+	vs := rules.Detect(rs, rel, text, include)
+	out := make([]RuleFinding, len(vs))
+	for i, v := range vs {
+		out[i] = RuleFinding{ID: RuleFindingID(v.Rule.UUID, rel, v.Line, v.Start), Violation: v}
+	}
+	return out
+}
+
+// Review reviews one file's change with the model (or the cache) and drops
+// what the user dismissed. With no model configured the result carries the
+// cached findings and the error is filereview.ErrOffline.
+func (f *Folder) Review(ctx context.Context, in filereview.Input) (filereview.Result, error) {
+	r, _ := f.Reviewer()
+	res, err := r.Review(ctx, in)
+	if err != nil && !errors.Is(err, filereview.ErrOffline) {
+		return res, err
+	}
+	res.Findings = f.s.WithoutDismissed(ctx, f.Root, in.Path, res.Findings)
+	return res, err
+}
+
+// Cluster links the findings that repeat across files.
+func (f *Folder) Cluster(ctx context.Context, results []filereview.Result) []filereview.Result {
+	r, _ := f.Reviewer()
+	return r.Cluster(ctx, results)
+}
+
+// ReviewBase is the text a review compares with: empty for an untracked
+// file, which is reviewed whole.
+func ReviewBase(b changes.Baseline) string {
+	if b.Kind == changes.Untracked {
+		return ""
+	}
+	return b.Text
+}

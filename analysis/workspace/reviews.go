@@ -1,0 +1,196 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/kodustech/kodyls/analysis/anchor"
+	"github.com/kodustech/kodyls/analysis/filereview"
+)
+
+// ErrStale is returned by [Reviews.Run] when the document changed while it
+// was reviewed: the review was cancelled and its result discarded.
+var ErrStale = errors.New("the buffer changed during the review; its result was discarded")
+
+// Reviews keeps the review findings of the open documents, each tied to
+// the document version its spans refer to, and moves them with the edits.
+// It is the editor's review state; `kodyls review` has no buffers and
+// calls [Folder.Review] directly.
+type Reviews struct {
+	mu      sync.Mutex
+	docs    map[string]*docReview
+	running int
+}
+
+type docReview struct {
+	cancel   context.CancelFunc // the running review; nil when none
+	seq      uint64             // identifies the running review
+	runningV int32              // the version the running review is for
+	findings []filereview.Finding
+	version  int32 // the version the findings' spans refer to
+}
+
+// NewReviews returns an empty review state.
+func NewReviews() *Reviews { return &Reviews{docs: map[string]*docReview{}} }
+
+func (r *Reviews) doc(uri string) *docReview {
+	d := r.docs[uri]
+	if d == nil {
+		d = &docReview{}
+		r.docs[uri] = d
+	}
+	return d
+}
+
+// Running is the number of reviews in progress.
+func (r *Reviews) Running() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.running
+}
+
+// Run reviews a snapshot, cancelling an older review of the same document,
+// and keeps the findings unless a newer review started or [Reviews.Follow]
+// saw a newer version meanwhile (then the error is ErrStale).
+func (r *Reviews) Run(ctx context.Context, snap *Snapshot) (filereview.Result, error) {
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.mu.Lock()
+	d := r.doc(snap.URI)
+	if d.cancel != nil {
+		d.cancel()
+	}
+	d.seq++
+	seq := d.seq
+	d.cancel, d.runningV = cancel, snap.Version
+	r.running++
+	r.mu.Unlock()
+
+	res, err := snap.Folder.Review(rctx, snap.ReviewInput())
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.running--
+	current := d.seq == seq && r.docs[snap.URI] == d
+	if current {
+		d.cancel = nil
+	}
+	if err != nil && !errors.Is(err, filereview.ErrOffline) {
+		if rctx.Err() != nil && ctx.Err() == nil {
+			return res, ErrStale
+		}
+		return res, err
+	}
+	if !current || rctx.Err() != nil {
+		return res, ErrStale
+	}
+	d.findings, d.version = res.Findings, snap.Version
+	return res, err
+}
+
+// Follow moves the findings of a document to version, given the edits made
+// since a version (nil, false when they are unknown): a finding whose code
+// was edited is dropped until the next review, the others follow the text.
+// A running review of an older version is cancelled.
+func (r *Reviews) Follow(uri string, version int32, editsSince func(int32) ([]anchor.Edit, bool)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := r.docs[uri]
+	if d == nil {
+		return
+	}
+	if d.cancel != nil && d.runningV < version {
+		d.cancel()
+		d.cancel = nil
+	}
+	if d.version >= version {
+		return
+	}
+	if len(d.findings) > 0 {
+		edits, ok := editsSince(d.version)
+		kept := d.findings[:0]
+		if ok {
+			for _, f := range d.findings {
+				if span, ok := anchor.Track(f.Span, edits); ok {
+					f.Span = span
+					kept = append(kept, f)
+				}
+			}
+		}
+		d.findings = kept
+	}
+	d.version = version
+}
+
+// Findings returns a copy of the findings of a document and the version
+// their spans refer to.
+func (r *Reviews) Findings(uri string) ([]filereview.Finding, int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := r.docs[uri]
+	if d == nil {
+		return nil, 0
+	}
+	return append([]filereview.Finding(nil), d.findings...), d.version
+}
+
+// Find returns a finding by id and the version its span refers to.
+func (r *Reviews) Find(uri, id string) (filereview.Finding, int32, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d := r.docs[uri]; d != nil {
+		for _, f := range d.findings {
+			if f.ID == id {
+				return f, d.version, true
+			}
+		}
+	}
+	return filereview.Finding{}, 0, false
+}
+
+// Remove drops the findings of a document that drop reports, and says how
+// many there were.
+func (r *Reviews) Remove(uri string, drop func(filereview.Finding) bool) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := r.docs[uri]
+	if d == nil {
+		return 0
+	}
+	kept := d.findings[:0]
+	for _, f := range d.findings {
+		if !drop(f) {
+			kept = append(kept, f)
+		}
+	}
+	n := len(d.findings) - len(kept)
+	d.findings = kept
+	return n
+}
+
+// Link copies the cluster links (duplicates, duplicate-of) of findings by
+// id onto a document's findings.
+func (r *Reviews) Link(uri string, linked map[string]filereview.Finding) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := r.docs[uri]
+	if d == nil {
+		return
+	}
+	for i, f := range d.findings {
+		if l, ok := linked[f.ID]; ok {
+			d.findings[i].Duplicates, d.findings[i].DuplicateOf = l.Duplicates, l.DuplicateOf
+		}
+	}
+}
+
+// Forget drops a document's state (it was closed) and cancels its review.
+func (r *Reviews) Forget(uri string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d := r.docs[uri]; d != nil && d.cancel != nil {
+		d.cancel()
+	}
+	delete(r.docs, uri)
+}

@@ -1,0 +1,375 @@
+// Package workspace is kodyls's composition root and its view of a
+// workspace. [Open] builds, from one resolved configuration, everything the
+// features need — the local store, the prompts, the LLM gateway, the error
+// history, the reviewer and the explainer of each folder — and both the
+// language server and every CLI command obtain them from it, so that the
+// editor and `kodyls review` give the same findings for the same change.
+//
+// A [Folder] is one workspace root: its Kody Rules, the baselines of its
+// files and its reviewer. A [Snapshot] answers, for one document version,
+// everything a check needs: text, baseline, changed lines, applicable rules
+// and settings. [Reviews] keeps the review findings of the open documents
+// and moves them with the user's edits.
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/agents/rca"
+	"github.com/kodustech/kodyls/agents/redact"
+	"github.com/kodustech/kodyls/analysis/filereview"
+	"github.com/kodustech/kodyls/analysis/rules"
+	"github.com/kodustech/kodyls/editors/contract"
+	"github.com/kodustech/kodyls/index"
+	"github.com/kodustech/kodyls/prompts"
+)
+
+// Config is the one resolved configuration the services are built from.
+type Config struct {
+	// Settings is the resolved configuration (contract.Resolve).
+	Settings contract.Settings
+	// Getenv reads the environment (os.Getenv when nil); it locates the
+	// data directory.
+	Getenv func(string) string
+	// Log receives the logs; never stdout.
+	Log *slog.Logger
+	// Offline forbids the model even when one is configured.
+	Offline bool
+	// NoStore opens no local store: nothing is cached or remembered (an
+	// evaluation measures the model, not the cache).
+	NoStore bool
+	// NoRedact sends text to the model unredacted; only `kodyls doctor`'s
+	// endpoint probe, which sends no user text, uses it.
+	NoRedact bool
+	// Store is an already open local store to use instead of opening one;
+	// Close leaves it open (tests share one between processes).
+	Store *index.Store
+	// AdjustLLM, when set, adjusts the gateway's configuration before it is
+	// built (tests turn retries off).
+	AdjustLLM func(*llm.Config)
+}
+
+// Services are the building blocks shared by every feature of one process.
+type Services struct {
+	log       *slog.Logger
+	getenv    func(string) string
+	offline   bool
+	noRedact  bool
+	adjust    func(*llm.Config)
+	ownsStore bool
+
+	// Store is the local store, nil when it could not be opened (StoreErr
+	// says why) or was not wanted.
+	Store    *index.Store
+	StoreErr error
+	// Prompts are the built-in prompt templates.
+	Prompts *prompts.Set
+
+	mu         sync.Mutex
+	onStatus   []func(llm.Status)
+	settings   contract.Settings
+	gateway    *llm.Gateway
+	gatewayCfg contract.LLM
+	gatewayErr error
+	history    index.History
+	folders    map[string]*Folder
+	dismissed  map[string]map[string]bool // when there is no store
+}
+
+// Open builds the services. It never fails: a store that cannot be opened
+// is reported in StoreErr and the features work without memory.
+func Open(ctx context.Context, cfg Config) *Services {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	s := &Services{
+		log: cfg.Log, getenv: cfg.Getenv, offline: cfg.Offline, noRedact: cfg.NoRedact, adjust: cfg.AdjustLLM,
+		Store:     cfg.Store,
+		Prompts:   prompts.Builtin(),
+		settings:  cfg.Settings,
+		folders:   map[string]*Folder{},
+		dismissed: map[string]map[string]bool{},
+	}
+	if s.Store == nil && !cfg.NoStore {
+		dir, _, err := index.DataDir(cfg.Getenv)
+		if err == nil {
+			s.Store, err = index.OpenStore(ctx, dir)
+		}
+		if err != nil {
+			s.Store, s.StoreErr = nil, fmt.Errorf("local store: %w", err)
+		}
+		s.ownsStore = s.Store != nil
+	}
+	return s
+}
+
+// OnLLMStatus adds a function told when the endpoint goes down or comes
+// back. Add it before the first Gateway call.
+func (s *Services) OnLLMStatus(fn func(llm.Status)) {
+	s.mu.Lock()
+	s.onStatus = append(s.onStatus, fn)
+	s.mu.Unlock()
+}
+
+// Close releases the gateway and the store.
+func (s *Services) Close() {
+	s.mu.Lock()
+	if s.gateway != nil {
+		s.gateway.Close()
+		s.gateway = nil
+	}
+	s.mu.Unlock()
+	if s.ownsStore {
+		_ = s.Store.Close()
+	}
+}
+
+// Log is the process's logger.
+func (s *Services) Log() *slog.Logger { return s.log }
+
+// Settings returns the current configuration.
+func (s *Services) Settings() contract.Settings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.settings
+}
+
+// SetSettings replaces the configuration (the editor sent new settings). The
+// reviewers are rebuilt when the model changed; it reports whether it did.
+func (s *Services) SetSettings(cfg contract.Settings) (llmChanged bool) {
+	s.mu.Lock()
+	llmChanged = !sameLLM(s.settings.LLM, cfg.LLM)
+	s.settings = cfg
+	folders := make([]*Folder, 0, len(s.folders))
+	for _, f := range s.folders {
+		folders = append(folders, f)
+	}
+	s.mu.Unlock()
+	if llmChanged {
+		for _, f := range folders {
+			f.resetReviewer()
+		}
+	}
+	return llmChanged
+}
+
+// ModelConfigured reports whether reviews and explanations may use a model.
+func (s *Services) ModelConfigured() bool {
+	return !s.offline && s.Settings().LLMConfigured()
+}
+
+// Gateway returns the LLM gateway for the current settings: nil with no
+// error when no model is configured (or Offline), nil and the reason when
+// it cannot be built.
+func (s *Services) Gateway() (*llm.Gateway, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gatewayLocked()
+}
+
+func (s *Services) gatewayLocked() (*llm.Gateway, error) {
+	cfg := s.settings
+	if s.offline || !cfg.LLMConfigured() {
+		return nil, nil
+	}
+	if (s.gateway != nil || s.gatewayErr != nil) && sameLLM(s.gatewayCfg, cfg.LLM) {
+		return s.gateway, s.gatewayErr
+	}
+	if s.gateway != nil {
+		s.gateway.Close()
+	}
+	s.gateway, s.gatewayErr = s.newGateway(cfg)
+	s.gatewayCfg = cfg.LLM
+	if s.gatewayErr != nil {
+		s.log.Warn("LLM not available; working offline", "error", s.gatewayErr)
+	}
+	return s.gateway, s.gatewayErr
+}
+
+// newGateway builds the gateway: the store keeps the response cache and the
+// usage log, so an identical request costs no call across restarts; the
+// prompts render its repair and fallback messages; every text is redacted.
+func (s *Services) newGateway(cfg contract.Settings) (*llm.Gateway, error) {
+	models := map[llm.TaskClass]string{}
+	for task, m := range cfg.LLM.Models {
+		models[llm.TaskClass(task)] = m
+	}
+	opts := []llm.Option{llm.WithLogger(s.log)}
+	if !s.noRedact {
+		opts = append(opts, llm.WithRedactor(redact.Default()))
+	}
+	if hooks := s.onStatus; len(hooks) > 0 {
+		opts = append(opts, llm.WithStatusHook(func(st llm.Status) {
+			for _, h := range hooks {
+				h(st)
+			}
+		}))
+	}
+	if s.Store != nil {
+		opts = append(opts, llm.WithCache(s.Store.KV()), llm.WithUsage(usageLog{s.Store}))
+	}
+	prm := s.Prompts
+	opts = append(opts, llm.WithPrompts(func(name string, data any) (string, error) {
+		r, err := prm.Render(name, data)
+		return r.Text, err
+	}))
+	lc := llm.Config{
+		BaseURL:       cfg.LLM.BaseURL,
+		APIKey:        cfg.LLM.APIKey,
+		Model:         cfg.LLM.Model,
+		Models:        models,
+		Timeout:       time.Duration(cfg.LLM.TimeoutMS) * time.Millisecond,
+		MaxConcurrent: cfg.LLM.MaxConcurrent,
+	}
+	if s.adjust != nil {
+		s.adjust(&lc)
+	}
+	g, err := llm.New(lc, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("llm gateway: %w", err)
+	}
+	return g, nil
+}
+
+// usageLog adapts the sqlite store to the gateway's usage sink.
+type usageLog struct{ st *index.Store }
+
+func (u usageLog) RecordUsage(ctx context.Context, r llm.Usage) error {
+	return u.st.RecordUsage(ctx, index.UsageRecord{
+		At: r.At, Feature: r.Feature, Model: r.Model,
+		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens,
+		Latency: r.Latency, Cached: r.Cached, Attempts: r.Attempts, Err: r.Err,
+	})
+}
+
+func sameLLM(a, b contract.LLM) bool {
+	if a.BaseURL != b.BaseURL || a.APIKey != b.APIKey || a.Model != b.Model ||
+		a.TimeoutMS != b.TimeoutMS || a.MaxConcurrent != b.MaxConcurrent || len(a.Models) != len(b.Models) {
+		return false
+	}
+	for k, v := range a.Models {
+		if b.Models[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// History returns the error history, opened on first use with the
+// retention limit applied once; nil without a store. Similar errors fall
+// back to fingerprints when the search index cannot be opened.
+func (s *Services) History(ctx context.Context) index.History {
+	if s.Store == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.history == nil {
+		h, err := index.OpenHistory(ctx, s.Store, index.HistoryOptions{Limit: rca.HistoryLimit, Log: s.log})
+		if err != nil {
+			s.log.Warn("error history unavailable; nothing is remembered", "error", err)
+			return nil
+		}
+		s.history = h
+	}
+	return s.history
+}
+
+// Explainer returns the explainer of a workspace root with the current
+// model, the history and the prompts.
+func (s *Services) Explainer(ctx context.Context, root string) *rca.Explainer {
+	g, _ := s.Gateway()
+	return &rca.Explainer{
+		Workspace: root, Gateway: g, History: s.History(ctx),
+		Prompts: s.Prompts, Ignore: rca.IgnoreList(), Log: s.log,
+	}
+}
+
+// Folder returns the workspace folder at root (absolute, symlink-free),
+// creating it on first use. Its rules are loaded by [Folder.Reload].
+func (s *Services) Folder(root string) *Folder {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.folders[root]
+	if f == nil {
+		f = newFolder(s, root)
+		s.folders[root] = f
+	}
+	return f
+}
+
+// RecordWorkspaces notes each workspace in the local store, so `kodyls
+// doctor` and the history can tell which projects were seen.
+func (s *Services) RecordWorkspaces(ctx context.Context, roots []string) {
+	if s.Store == nil {
+		return
+	}
+	for _, r := range roots {
+		if err := s.Store.TouchWorkspace(ctx, r); err != nil {
+			s.log.Warn("cannot record the workspace", "workspace", r, "error", err)
+		}
+	}
+}
+
+// Dismiss remembers that the user dismissed a finding (or every finding
+// with a label in a file), in the store when there is one.
+func (s *Services) Dismiss(ctx context.Context, d index.Dismissal) error {
+	if s.Store != nil {
+		if err := s.Store.Dismiss(ctx, d); err != nil {
+			return fmt.Errorf("remember the dismissal: %w", err)
+		}
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := d.Workspace + "\x00" + d.File + "\x00" + d.Kind
+	if s.dismissed[k] == nil {
+		s.dismissed[k] = map[string]bool{}
+	}
+	s.dismissed[k][d.Key] = true
+	return nil
+}
+
+// WithoutDismissed drops the findings the user dismissed in a file.
+func (s *Services) WithoutDismissed(ctx context.Context, root, rel string, fs []filereview.Finding) []filereview.Finding {
+	var ids, labels map[string]bool
+	if s.Store != nil {
+		var err error
+		if ids, labels, err = s.Store.Dismissed(ctx, root, rel); err != nil {
+			s.log.Warn("cannot read dismissed findings", "error", err)
+		}
+	} else {
+		s.mu.Lock()
+		ids = maps.Clone(s.dismissed[root+"\x00"+rel+"\x00"+index.DismissFinding])
+		labels = maps.Clone(s.dismissed[root+"\x00"+rel+"\x00"+index.DismissLabel])
+		s.mu.Unlock()
+	}
+	out := make([]filereview.Finding, 0, len(fs))
+	for _, f := range fs {
+		if !ids[f.ID] && !labels[f.Label] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// reviewer builds the reviewer of a folder for its rules and the current
+// model, with the problems met in the folder's configuration files.
+func (s *Services) reviewer(root string, rs []*rules.Rule) (*filereview.Reviewer, []string) {
+	g, _ := s.Gateway()
+	w := filereview.Workspace{Root: root, Gateway: g, Rules: rs, Log: s.log}
+	if s.Store != nil {
+		w.Cache = s.Store.KV()
+	}
+	return filereview.ForWorkspace(w)
+}

@@ -1,0 +1,85 @@
+package workspace
+
+import (
+	"sync"
+
+	"github.com/kodustech/kodyls/analysis/changes"
+	"github.com/kodustech/kodyls/analysis/filereview"
+	"github.com/kodustech/kodyls/analysis/rules"
+	"github.com/kodustech/kodyls/editors/contract"
+)
+
+// Snapshot is one version of one document as every check sees it. It is
+// immutable once built: a check that runs on a snapshot never races the
+// editor, and its result says which version it is for.
+type Snapshot struct {
+	URI      string
+	Path     string // absolute, symlink-free; "" for non-file URIs
+	Rel      string // slash path relative to Folder.Root
+	Language string // the client's languageId
+	// Folder is the workspace folder containing the file; nil outside
+	// every folder, where nothing is checked.
+	Folder *Folder
+	// RuleFile is set for a Kody Rule file: it is not checked itself.
+	RuleFile bool
+
+	Version int32
+	Text    string
+
+	// Baseline is the file at the base revision; BaselineReady is false
+	// until it has been read (git runs off the typing path).
+	Baseline      changes.Baseline
+	BaselineReady bool
+
+	Settings contract.Settings
+
+	changedOnce sync.Once
+	changed     changes.LineSet
+}
+
+// Checked reports whether the document is checked at all: inside a folder,
+// not a rule file, with its baseline read.
+func (s *Snapshot) Checked() bool {
+	return s.Folder != nil && !s.RuleFile && s.BaselineReady
+}
+
+// ChangedLines are the lines changed against the baseline (every line for
+// an untracked file).
+func (s *Snapshot) ChangedLines() changes.LineSet {
+	s.changedOnce.Do(func() {
+		if s.Baseline.Kind == changes.Untracked || !s.BaselineReady {
+			s.changed = changes.AllLines()
+			return
+		}
+		s.changed = changes.Changed(s.Baseline.Text, s.Text)
+	})
+	return s.changed
+}
+
+// Rules are the enabled rules whose paths match the document.
+func (s *Snapshot) Rules() []*rules.Rule {
+	if s.Folder == nil {
+		return nil
+	}
+	var out []*rules.Rule
+	for _, r := range s.Folder.Rules() {
+		if r.Enabled && r.AppliesTo(s.Rel) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// CheckRules runs the local detectors on the snapshot as the settings say
+// (changed lines or the whole file).
+func (s *Snapshot) CheckRules() []RuleFinding {
+	if !s.Checked() {
+		return nil
+	}
+	return s.Folder.CheckRules(s.Rel, s.Baseline, s.Text, s.Settings.Rules.Scope == contract.ScopeChanged)
+}
+
+// ReviewInput is what the review of the snapshot is computed from.
+func (s *Snapshot) ReviewInput() filereview.Input {
+	return filereview.Input{Path: s.Rel, Language: s.Language, Base: ReviewBase(s.Baseline), Current: s.Text}
+}

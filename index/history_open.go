@@ -1,0 +1,78 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// History is the error history as its users see it: the RCA agent records
+// errors, reuses and stores explanations and looks up similar ones; the
+// language server and `kodyls history` search, count, forget and prune.
+// [LocalHistory] (sqlite and bleve on this machine) is the implementation
+// today; a shared team backend may be another.
+type History interface {
+	// Record remembers one occurrence of an error and returns its id.
+	Record(ctx context.Context, e ErrorRecord) (int64, error)
+	// Explain stores an explanation of the error errorID.
+	Explain(ctx context.Context, errorID int64, ex Explanation) error
+	// Cached returns the latest usable explanation of the same error in
+	// the same code, younger than maxAge.
+	Cached(ctx context.Context, workspace, fingerprint, contentHash string, maxAge time.Duration) (*Explanation, bool, error)
+	// Similar returns up to k remembered errors like e, exact matches first.
+	Similar(ctx context.Context, workspace string, e ErrorRecord, k int) ([]HistoryEntry, error)
+	// Search finds remembered errors matching text, best first.
+	Search(ctx context.Context, text string, k int) ([]HistoryEntry, error)
+	// Stats counts the history.
+	Stats(ctx context.Context) (Stats, error)
+	// Forget deletes the errors of workspace ("" = all).
+	Forget(ctx context.Context, workspace string) (int, error)
+	// Prune keeps the maxErrors most recently seen errors.
+	Prune(ctx context.Context, maxErrors int) (int, error)
+}
+
+var _ History = (*LocalHistory)(nil)
+
+// HistoryOptions says how [OpenHistory] opens the history.
+type HistoryOptions struct {
+	// RequireIndex makes OpenHistory fail when the search index cannot be
+	// opened. Otherwise the history works without it: similar errors by
+	// fingerprint only, and Search fails.
+	RequireIndex bool
+	// Limit, when positive, prunes the history to that many distinct
+	// errors once, on opening.
+	Limit int
+	// Log receives warnings about what could not be done; nil discards.
+	Log *slog.Logger
+}
+
+// OpenHistory opens the error history kept in st, with the search index
+// beside it. Only a missing store, or a missing index when
+// opts.RequireIndex is set, is an error: a failed prune is logged, since
+// the history works all the same.
+func OpenHistory(ctx context.Context, st *Store, opts HistoryOptions) (*LocalHistory, error) {
+	if st == nil {
+		return nil, errors.New("open history: no local store")
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	search, err := OpenSearch(st, st.Dir())
+	if err != nil {
+		if opts.RequireIndex {
+			return nil, fmt.Errorf("open the error index: %w", err)
+		}
+		log.Warn("error index unavailable; similar errors by fingerprint only", "error", err)
+		search = nil
+	}
+	h := newLocalHistory(st, search)
+	if opts.Limit > 0 {
+		if _, err := h.Prune(ctx, opts.Limit); err != nil {
+			log.Warn("cannot prune the error history", "error", err)
+		}
+	}
+	return h, nil
+}

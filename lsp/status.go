@@ -1,0 +1,111 @@
+package lsp
+
+import (
+	"context"
+	"sync"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/editors/contract"
+)
+
+// statusState is what kodyls/status last told the editor, and what it is
+// computed from.
+type statusState struct {
+	mu        sync.Mutex
+	reviewing int
+	degraded  bool // the last finished review lost stages
+	down      string
+	sent      *contract.StatusParams
+}
+
+// reviewStarted and reviewEnded bracket every review, for the status.
+func (s *Server) reviewStarted() {
+	s.status.mu.Lock()
+	s.status.reviewing++
+	s.status.mu.Unlock()
+	s.sendStatus()
+}
+
+func (s *Server) reviewEnded(degraded []string) {
+	s.status.mu.Lock()
+	s.status.reviewing--
+	s.status.degraded = len(degraded) > 0
+	s.status.mu.Unlock()
+	s.sendStatus()
+}
+
+// llmStatusChanged tells the user once when the endpoint goes down or
+// comes back, not on every call, and updates the status.
+func (s *Server) llmStatusChanged(st llm.Status) {
+	if st.State == llm.StateProbing {
+		return
+	}
+	msg := st.Message
+	if msg == "" {
+		msg = "LLM endpoint is " + st.State
+	}
+	s.status.mu.Lock()
+	if st.State == llm.StateDown {
+		s.status.down = msg
+	} else {
+		s.status.down = ""
+	}
+	s.status.mu.Unlock()
+	typ := protocol.MessageTypeInfo
+	if st.State == llm.StateDown {
+		typ = protocol.MessageTypeWarning
+	}
+	if s.conn == nil {
+		return
+	}
+	if err := s.conn.Notify(context.WithoutCancel(s.ctx), protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: typ, Message: "kodyls: " + msg}); err != nil {
+		s.log.Debug("showMessage failed", "error", err)
+	}
+	s.sendStatus()
+}
+
+// sendStatus sends kodyls/status when the state changed since it was last
+// sent.
+func (s *Server) sendStatus() {
+	if s.conn == nil || s.state.Load() == stateNew {
+		return
+	}
+	configured := s.svc.ModelConfigured()
+	s.status.mu.Lock()
+	p := contract.StatusParams{State: contract.StateReady, Reviewing: s.status.reviewing}
+	switch {
+	case !configured:
+		p.State, p.Message = contract.StateOffline, "no LLM endpoint configured: local Kody Rules only; set llm.baseUrl or KODYLS_LLM_BASE_URL"
+	case s.status.down != "":
+		p.State, p.Message = contract.StateEndpointDown, s.status.down
+	case s.status.reviewing > 0:
+		p.State = contract.StateReviewing
+	case s.status.degraded:
+		p.State, p.Message = contract.StateDegraded, "the last review lost stages to bad or missing model answers"
+	}
+	if s.status.sent != nil && *s.status.sent == p {
+		s.status.mu.Unlock()
+		return
+	}
+	s.status.sent = &p
+	// Sent under the lock so that two updates cannot reach the editor in
+	// the opposite order of their computation.
+	defer s.status.mu.Unlock()
+	if err := s.conn.Notify(context.WithoutCancel(s.ctx), contract.NotificationStatus, &p); err != nil {
+		s.log.Debug("status notification failed", "error", err)
+	}
+}
+
+// notifyViolationsChanged tells the editor that a document's rule
+// violations changed, so a panel refreshes without polling.
+func (s *Server) notifyViolationsChanged(ctx context.Context, uris ...uri.URI) {
+	if len(uris) == 0 {
+		return
+	}
+	if err := s.conn.Notify(context.WithoutCancel(ctx), contract.NotificationRuleViolationsChanged, &contract.RuleViolationsChangedParams{URIs: uris}); err != nil {
+		s.log.Debug("ruleViolationsChanged notification failed", "error", err)
+	}
+}
