@@ -14,22 +14,8 @@ import (
 	"github.com/kodustech/kodyls/agents/agent"
 	"github.com/kodustech/kodyls/agents/rca"
 	"github.com/kodustech/kodyls/analysis/errparse"
+	"github.com/kodustech/kodyls/editors/contract"
 )
-
-// CommandExplainError explains a diagnostic or a pasted error output.
-const CommandExplainError = "kodyls.explainError"
-
-// explainArgs is the argument of kodyls.explainError: a diagnostic's
-// location and message, or a tool's output as text.
-type explainArgs struct {
-	URI     uri.URI         `json:"uri,omitempty"`
-	Range   *protocol.Range `json:"range,omitempty"`
-	Message string          `json:"message,omitempty"`
-	Code    string          `json:"code,omitempty"`
-	Source  string          `json:"source,omitempty"`
-	Text    string          `json:"text,omitempty"`
-	Offline bool            `json:"offline,omitempty"`
-}
 
 // ExplainResult is the result of kodyls.explainError.
 type ExplainResult struct {
@@ -38,9 +24,15 @@ type ExplainResult struct {
 }
 
 func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.ProgressToken) (any, error) {
-	var a explainArgs
+	var a contract.ExplainArgs
 	if err := json.Unmarshal(arg, &a); err != nil || (a.Text == "" && (a.URI == "" || a.Message == "")) {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, `kodyls.explainError expects {"uri", "range", "message"} or {"text"}`)
+	}
+	done := s.work.add(string(a.URI))
+	defer done()
+	if !a.Offline && s.svc.ModelConfigured() {
+		s.modelWorkStarted()
+		defer s.modelWorkEnded()
 	}
 	root := s.rootFor(a.URI)
 	x := s.explainer(root)
@@ -74,7 +66,7 @@ func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.Pr
 
 // diagnosticError turns an editor diagnostic (kodyls's or another
 // server's) into the error the explainer works on.
-func (s *Server) diagnosticError(root string, a explainArgs) errparse.Error {
+func (s *Server) diagnosticError(root string, a contract.ExplainArgs) errparse.Error {
 	path := a.URI.FsPath()
 	rel := path
 	if root != "" {
@@ -129,11 +121,11 @@ func explainAction(u uri.URI, d protocol.Diagnostic) protocol.CodeAction {
 		code = fmt.Sprint(int32(c))
 	}
 	r := d.Range
-	arg, _ := json.Marshal(explainArgs{URI: u, Range: &r, Message: msg, Code: code, Source: src})
+	arg, _ := json.Marshal(contract.ExplainArgs{URI: u, Range: &r, Message: msg, Code: code, Source: src})
 	return protocol.CodeAction{
 		Title:       "Explain this error",
 		Diagnostics: []protocol.Diagnostic{d},
-		Command:     protocol.Command{Title: "Explain this error", Command: CommandExplainError, Arguments: []protocol.LSPAny{arg}},
+		Command:     protocol.Command{Title: "Explain this error", Command: contract.CommandExplainError, Arguments: []protocol.LSPAny{arg}},
 	}
 }
 

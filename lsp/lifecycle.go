@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"path/filepath"
 
 	"go.lsp.dev/protocol"
@@ -113,10 +114,13 @@ func workspaceFolders(p *protocol.InitializeParams) []string {
 			add(f.URI.FsPath())
 		}
 	}
+	// Older clients (Neovim 0.7 among them) send only rootUri or rootPath.
+	//lint:ignore SA1019 the deprecated fields are what those clients send
 	if len(out) == 0 && p.RootURI != nil {
-		add(p.RootURI.FsPath())
+		add(p.RootURI.FsPath()) //lint:ignore SA1019 as above
 	}
 	if len(out) == 0 {
+		//lint:ignore SA1019 as above
 		if rp, ok := p.RootPath.Get(); ok {
 			add(rp)
 		}
@@ -187,7 +191,7 @@ func (s *Server) applyClientConfig(raw []byte) {
 	if s.svc.SetSettings(cfg.Settings) {
 		s.sendStatus()
 	}
-	if old.Rules.Scope != cfg.Settings.Rules.Scope || !sameMap(old.Severity, cfg.Settings.Severity) {
+	if old.Rules.Scope != cfg.Settings.Rules.Scope || !maps.Equal(old.Severity, cfg.Settings.Severity) {
 		s.recheckAll()
 	}
 	if old.BaseRef != cfg.Settings.BaseRef {
@@ -207,18 +211,6 @@ func (s *Server) didChangeConfiguration(pushed []byte) {
 		return
 	}
 	s.applyClientConfig(pushed)
-}
-
-func sameMap(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // fileURI converts an absolute path to a URI.

@@ -118,9 +118,10 @@ func (s *Server) reviewDoc(ctx context.Context, key string, token protocol.Progr
 	}
 
 	prog := s.beginProgress(ctx, token, "Kody review: "+snap.Rel)
-	s.reviewStarted()
+	s.modelWorkStarted()
 	res, err := s.reviews.Run(ctx, snap)
-	s.reviewEnded(res.Degraded)
+	s.reviewDegraded(res.Degraded)
+	s.modelWorkEnded()
 	sum := &contract.ReviewSummary{URI: uri.URI(key), Version: snap.Version, Hunks: res.Hunks, CachedHunks: res.CachedHunks, Skipped: string(res.Skipped), Degraded: res.Degraded}
 	switch {
 	case errors.Is(err, filereview.ErrOffline):

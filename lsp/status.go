@@ -21,20 +21,27 @@ type statusState struct {
 	sent      *contract.StatusParams
 }
 
-// reviewStarted and reviewEnded bracket every review, for the status.
-func (s *Server) reviewStarted() {
+// modelWorkStarted and modelWorkEnded bracket every review and every
+// explanation that may call the model, for the status.
+func (s *Server) modelWorkStarted() {
 	s.status.mu.Lock()
 	s.status.reviewing++
 	s.status.mu.Unlock()
 	s.sendStatus()
 }
 
-func (s *Server) reviewEnded(degraded []string) {
+func (s *Server) modelWorkEnded() {
 	s.status.mu.Lock()
 	s.status.reviewing--
-	s.status.degraded = len(degraded) > 0
 	s.status.mu.Unlock()
 	s.sendStatus()
+}
+
+// reviewDegraded records whether the last finished review lost stages.
+func (s *Server) reviewDegraded(degraded []string) {
+	s.status.mu.Lock()
+	s.status.degraded = len(degraded) > 0
+	s.status.mu.Unlock()
 }
 
 // llmStatusChanged tells the user once when the endpoint goes down or

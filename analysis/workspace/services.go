@@ -14,6 +14,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -79,8 +80,10 @@ type Services struct {
 	gatewayCfg contract.LLM
 	gatewayErr error
 	history    index.History
-	folders    map[string]*Folder
-	dismissed  map[string]map[string]bool // when there is no store
+	// historyIndexed: history was opened requiring the search index.
+	historyIndexed bool
+	folders        map[string]*Folder
+	dismissed      map[string]map[string]bool // when there is no store
 }
 
 // Open builds the services. It never fails: a store that cannot be opened
@@ -269,20 +272,35 @@ func sameLLM(a, b contract.LLM) bool {
 // retention limit applied once; nil without a store. Similar errors fall
 // back to fingerprints when the search index cannot be opened.
 func (s *Services) History(ctx context.Context) index.History {
-	if s.Store == nil {
+	h, err := s.OpenHistory(ctx, false)
+	if err != nil {
+		s.log.Warn("error history unavailable; nothing is remembered", "error", err)
 		return nil
+	}
+	return h
+}
+
+// OpenHistory is History with the reason when there is none; with
+// requireIndex it also fails when the search index cannot be opened
+// (`kodyls history search` needs it; explaining degrades without it).
+func (s *Services) OpenHistory(ctx context.Context, requireIndex bool) (index.History, error) {
+	if s.Store == nil {
+		if s.StoreErr != nil {
+			return nil, s.StoreErr
+		}
+		return nil, errors.New("no local store")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.history == nil {
-		h, err := index.OpenHistory(ctx, s.Store, index.HistoryOptions{Limit: rca.HistoryLimit, Log: s.log})
-		if err != nil {
-			s.log.Warn("error history unavailable; nothing is remembered", "error", err)
-			return nil
-		}
-		s.history = h
+	if s.history != nil && (!requireIndex || s.historyIndexed) {
+		return s.history, nil
 	}
-	return s.history
+	h, err := index.OpenHistory(ctx, s.Store, index.HistoryOptions{RequireIndex: requireIndex, Limit: rca.HistoryLimit, Log: s.log})
+	if err != nil {
+		return nil, err
+	}
+	s.history, s.historyIndexed = h, requireIndex
+	return h, nil
 }
 
 // Explainer returns the explainer of a workspace root with the current

@@ -10,8 +10,8 @@ import (
 	"os"
 
 	"github.com/kodustech/kodyls/agents/rca"
+	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
-	"github.com/kodustech/kodyls/prompts"
 )
 
 const evalUsage = `Usage: kodyls eval rca [--json]
@@ -39,12 +39,12 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logge
 		return 2
 	}
 	// No store: an evaluation must measure the model, not the cache.
-	g, err := newGateway(cfg, nil, prompts.Builtin(), defaultRedactor(), logger)
-	if err != nil {
+	svc := workspace.Open(ctx, workspace.Config{Settings: cfg, Getenv: os.Getenv, Log: logger, NoStore: true})
+	defer svc.Close()
+	if _, err := svc.Gateway(); err != nil {
 		fmt.Fprintf(stderr, "kodyls eval rca: %v\n", err)
 		return 2
 	}
-	defer g.Close()
 	cases, err := rca.EvalCases()
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls eval rca: %v\n", err)
@@ -56,7 +56,7 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logge
 		return 2
 	}
 	defer os.RemoveAll(ws)
-	rep := rca.Eval(ctx, &rca.Explainer{Workspace: ws, Gateway: g, Prompts: prompts.Builtin(), Log: logger}, cases)
+	rep := rca.Eval(ctx, svc.Explainer(ctx, ws), cases)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

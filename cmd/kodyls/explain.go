@@ -13,9 +13,8 @@ import (
 	"strings"
 
 	"github.com/kodustech/kodyls/agents/rca"
+	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
-	"github.com/kodustech/kodyls/index"
-	"github.com/kodustech/kodyls/prompts"
 )
 
 const explainUsage = `Usage: kodyls explain [--json] [--offline] [--workspace DIR] [FILE|-]
@@ -72,31 +71,16 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		ws = real
 	}
 
-	x := &rca.Explainer{Workspace: ws, Prompts: prompts.Builtin(), Ignore: rca.IgnoreList(), Log: logger}
-	var st *index.Store
-	if dir, _, err := index.DataDir(os.Getenv); err == nil {
-		if st, err = index.OpenStore(ctx, dir); err == nil {
-			defer st.Close()
-			if h, err := index.OpenHistory(ctx, st, index.HistoryOptions{Limit: rca.HistoryLimit, Log: logger}); err == nil {
-				x.History = h
-			} else {
-				logger.Warn("error history unavailable; nothing is remembered", "error", err)
-			}
-		} else {
-			logger.Warn("local store unavailable; nothing is remembered", "error", err)
-			st = nil
-		}
+	svc := workspace.Open(ctx, workspace.Config{Settings: contract.Resolve(os.Getenv, nil, nil).Settings, Getenv: os.Getenv, Log: logger, Offline: *offline})
+	defer svc.Close()
+	if svc.StoreErr != nil {
+		logger.Warn("nothing is remembered", "error", svc.StoreErr)
 	}
-	cfg := contract.Resolve(os.Getenv, nil, nil).Settings
-	if !*offline && cfg.LLMConfigured() {
-		g, err := newGateway(cfg, st, prompts.Builtin(), defaultRedactor(), logger)
-		if err != nil {
-			fmt.Fprintf(stderr, "kodyls explain: %v\n", err)
-			return 2
-		}
-		defer g.Close()
-		x.Gateway = g
+	if _, err := svc.Gateway(); err != nil {
+		fmt.Fprintf(stderr, "kodyls explain: %v\n", err)
+		return 2
 	}
+	x := svc.Explainer(ctx, ws)
 	rep, err := x.Explain(ctx, string(data), *offline, nil)
 	if errors.Is(err, rca.ErrNoError) {
 		if *asJSON {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kodustech/kodyls/analysis/workspace"
+	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/index"
 )
 
@@ -84,23 +86,17 @@ func newHistoryFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// openHistory opens the store and the history in it. The returned close
-// function must be called; the index is optional for stats and forget.
+// openHistory opens the history through the composition root. The
+// returned close function must be called; the index is optional for stats
+// and forget.
 func openHistory(ctx context.Context, needIndex bool) (index.History, func(), error) {
-	dir, _, err := index.DataDir(os.Getenv)
+	svc := workspace.Open(ctx, workspace.Config{Settings: contract.Resolve(os.Getenv, nil, nil).Settings, Getenv: os.Getenv})
+	h, err := svc.OpenHistory(ctx, needIndex)
 	if err != nil {
-		return nil, nil, fmt.Errorf("find the data directory: %w", err)
-	}
-	st, err := index.OpenStore(ctx, dir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("open the local store: %w", err)
-	}
-	h, err := index.OpenHistory(ctx, st, index.HistoryOptions{RequireIndex: needIndex})
-	if err != nil {
-		_ = st.Close()
+		svc.Close()
 		return nil, nil, err
 	}
-	return h, func() { _ = st.Close() }, nil
+	return h, svc.Close, nil
 }
 
 func historySearch(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -1,21 +1,13 @@
 package main
 
 import (
-	"context"
-	"log/slog"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/llmtest"
 	"github.com/kodustech/kodyls/analysis/review/reviewtest"
-	"github.com/kodustech/kodyls/editors/contract"
-	"github.com/kodustech/kodyls/index"
 	"github.com/kodustech/kodyls/lsp/lsptest"
-	"github.com/kodustech/kodyls/prompts"
 )
 
 func TestDoctorChecksTheEndpoint(t *testing.T) {
@@ -57,59 +49,6 @@ func TestDoctorUnreachableEndpoint(t *testing.T) {
 	out, _, code := runBin(t, env, repo.Dir, "doctor")
 	if code != 1 || !strings.Contains(out, "not reachable") || !strings.Contains(out, "KODYLS_LLM_BASE_URL") {
 		t.Fatalf("unreachable endpoint: code %d:\n%s", code, out)
-	}
-}
-
-type verdict struct {
-	Summary string `json:"summary"`
-	Score   int    `json:"score"`
-}
-
-// TestCacheSurvivesRestart: the same structured request after reopening the
-// store (as a new process would) is answered from the cache with zero calls.
-func TestCacheSurvivesRestart(t *testing.T) {
-	fake := llmtest.NewServer()
-	defer fake.Close()
-	fake.On(llmtest.Any(), llmtest.JSON(verdict{Summary: "fine", Score: 7}))
-	dir := filepath.Join(t.TempDir(), "data")
-	cfg := contract.Resolve(func(k string) string {
-		return map[string]string{"KODYLS_LLM_BASE_URL": fake.URL, "KODYLS_LLM_MODEL": "fake-model"}[k]
-	}, nil, nil).Settings
-
-	ask := func() (verdict, llm.Result) {
-		st, err := index.OpenStore(context.Background(), dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		g, err := newGateway(cfg, st, prompts.Builtin(), nil, slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer g.Close()
-		v, res, err := llm.Structured[verdict](context.Background(), g, llm.StructuredRequest{
-			SchemaName: "verdict",
-			ChatRequest: llm.ChatRequest{Feature: "test", Task: llm.TaskCheap, PromptName: "t", PromptVersion: 1,
-				Messages: []llm.Message{{Role: "user", Content: "judge this json"}}},
-		}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v, res
-	}
-	v1, r1 := ask()
-	v2, r2 := ask()
-	if fake.CountChat() != 1 {
-		t.Fatalf("%d chat requests for two identical asks across a restart, want 1", fake.CountChat())
-	}
-	if v1 != v2 || r1.Source != llm.SourceModel || r2.Source != llm.SourceCache {
-		t.Fatalf("first %+v (%s), second %+v (%s)", v1, r1.Source, v2, r2.Source)
-	}
-	st, _ := index.OpenStore(context.Background(), dir)
-	defer st.Close()
-	tot, _ := st.UsageTotals(context.Background(), time.Time{})
-	if len(tot) != 1 || tot[0].Calls != 1 || tot[0].CachedCalls != 1 {
-		t.Fatalf("usage log %+v, want 1 call and 1 cache hit", tot)
 	}
 }
 

@@ -211,7 +211,8 @@ func (e *Editor) Initialize(o InitOptions) *protocol.InitializeResult {
 	wdp := true
 	sd := protocol.ShowDocumentClientCapabilities{Support: true}
 	p := &protocol.InitializeParams{
-		RootURI:    &root,
+		// rootUri, as Neovim 0.7 sends it, exercises the server's fallback.
+		RootURI:    &root, //lint:ignore SA1019 see above
 		ClientInfo: protocol.ClientInfo{Name: "lsptest"},
 		Capabilities: protocol.ClientCapabilities{
 			Workspace: &protocol.WorkspaceClientCapabilities{Configuration: &cfg},
