@@ -11,6 +11,7 @@ import (
 
 	"github.com/kodustech/kodyls/analysis/anchor"
 	"github.com/kodustech/kodyls/analysis/errparse"
+	"github.com/kodustech/kodyls/analysis/gate"
 	"github.com/kodustech/kodyls/analysis/rulecheck"
 	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/lsp/textdoc"
@@ -27,6 +28,7 @@ type openDoc struct {
 
 	mu            sync.Mutex
 	baselineReady bool
+	skip          gate.Reason // the file gate's verdict at open or the last save
 	idle          *time.Timer // the idle trigger's timer, when armed
 	idleDone      func()      // releases the idle timer's pending work
 	idleVersion   int32       // the version the idle timer was armed for
@@ -64,11 +66,31 @@ func (s *Server) didOpen(p *protocol.DidOpenTextDocumentParams) {
 		if _, err := od.folder.Engine.RefreshBaseline(ctx, od.path, ref); err != nil {
 			s.log.Warn("cannot read the baseline; checking every line", "path", od.path, "error", err)
 		}
+		s.regate(od)
 		od.mu.Lock()
 		od.baselineReady = true
 		od.mu.Unlock()
 		s.checks.Trigger(key)
 	})
+}
+
+// regate runs the file gate on a buffer's current text. It reads the whole
+// text several times, so it runs when the buffer is opened and saved, off
+// the read loop, never per keystroke.
+func (s *Server) regate(od *openDoc) {
+	doc, ok := s.docs.Get(string(od.uri))
+	if !ok || od.folder == nil {
+		return
+	}
+	rel, _ := od.folder.Rel(od.path)
+	skip := od.folder.Gate(rel, doc.Text())
+	od.mu.Lock()
+	changed := od.skip != skip
+	od.skip = skip
+	od.mu.Unlock()
+	if changed && skip.Skip() {
+		s.log.Info("not checked", "file", rel, "reason", string(skip))
+	}
 }
 
 func (s *Server) didChange(p *protocol.DidChangeTextDocumentParams) error {
@@ -129,6 +151,15 @@ func (s *Server) didSave(p *protocol.DidSaveTextDocumentParams) {
 		return
 	}
 	if od != nil {
+		if od.folder != nil {
+			key := string(od.uri)
+			done := s.work.add(key)
+			s.goBackground(func(context.Context) {
+				defer done()
+				s.regate(od)
+				s.checks.Trigger(key)
+			})
+		}
 		s.reviewOnSave(od)
 		s.buildOnSave(od)
 	}
@@ -180,7 +211,7 @@ func (s *Server) snapshot(key string) (*workspace.Snapshot, *textdoc.Document) {
 	if od.folder != nil {
 		snap.Rel, _ = od.folder.Rel(od.path)
 		od.mu.Lock()
-		snap.BaselineReady = od.baselineReady
+		snap.BaselineReady, snap.Skip = od.baselineReady, od.skip
 		od.mu.Unlock()
 		snap.Baseline, _ = od.folder.Engine.Baseline(od.path)
 	}

@@ -94,11 +94,18 @@ func RuleFindingID(ruleUUID, rel string, line0, startByte int) string {
 // (every line when the file is untracked, base.Kind == changes.Untracked).
 // A file the gate skips has no findings.
 func (f *Folder) CheckRules(rel string, base changes.Baseline, text string, onlyChanged bool) []RuleFinding {
-	rs := f.Engine.Rules()
-	if len(rs) == 0 {
+	if len(f.Engine.Rules()) == 0 || f.Gate(rel, text).Skip() {
 		return nil
 	}
-	if f.Gate(rel, text).Skip() {
+	return f.Detect(rel, base, text, onlyChanged)
+}
+
+// Detect is CheckRules for a file already through the gate: the editor
+// gates a buffer when it is opened and saved, not on every keystroke (the
+// gate reads the whole text several times).
+func (f *Folder) Detect(rel string, base changes.Baseline, text string, onlyChanged bool) []RuleFinding {
+	rs := f.Engine.Rules()
+	if len(rs) == 0 {
 		return nil
 	}
 	var include func(int) bool

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kodustech/kodyls/analysis/changes"
 	"github.com/kodustech/kodyls/analysis/filereview"
+	"github.com/kodustech/kodyls/analysis/gate"
 	"github.com/kodustech/kodyls/analysis/rules"
 	"github.com/kodustech/kodyls/editors/contract"
 )
@@ -32,6 +33,10 @@ type Snapshot struct {
 	BaselineReady bool
 
 	Settings contract.Settings
+
+	// Skip is the file gate's verdict on the document as it was last
+	// opened or saved; a skipped document is not checked.
+	Skip gate.Reason
 
 	changedOnce sync.Once
 	changed     changes.LineSet
@@ -73,10 +78,10 @@ func (s *Snapshot) Rules() []*rules.Rule {
 // CheckRules runs the local detectors on the snapshot as the settings say
 // (changed lines or the whole file).
 func (s *Snapshot) CheckRules() []RuleFinding {
-	if !s.Checked() {
+	if !s.Checked() || s.Skip.Skip() {
 		return nil
 	}
-	return s.Folder.CheckRules(s.Rel, s.Baseline, s.Text, s.Settings.Rules.Scope == contract.ScopeChanged)
+	return s.Folder.Detect(s.Rel, s.Baseline, s.Text, s.Settings.Rules.Scope == contract.ScopeChanged)
 }
 
 // ReviewInput is what the review of the snapshot is computed from.
