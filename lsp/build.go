@@ -1,88 +1,48 @@
 package lsp
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
 	"github.com/kodustech/kodyls/analysis/errparse"
+	"github.com/kodustech/kodyls/analysis/workspace"
 )
 
-// builds runs the build-on-save command of each workspace: one run at a
-// time per workspace, a newer save cancelling the running one and killing
-// its whole process group (compilers spawn children).
+// builds remembers, per workspace root, the files showing build
+// diagnostics, so that a new build clears those it no longer reports. The
+// builds themselves run in workspace.Folder.
 type builds struct {
-	mu      sync.Mutex
-	running map[string]context.CancelFunc // by workspace root
-	shown   map[string][]uri.URI          // files with build diagnostics, by root
+	mu    sync.Mutex
+	shown map[string][]uri.URI // by root
 }
 
 // buildOnSave starts the configured build for the workspace of a saved
-// file.
+// file; a newer save cancels it.
 func (s *Server) buildOnSave(od *openDoc) {
 	cfg := s.settings().Build
 	if cfg.OnSave == "" || od.folder == nil {
 		return
 	}
-	root := od.folder.Root
-	ctx, cancel := context.WithTimeout(s.ctx, time.Duration(cfg.TimeoutMS)*time.Millisecond)
-	s.build.mu.Lock()
-	if prev := s.build.running[root]; prev != nil {
-		prev()
-	}
-	s.build.running[root] = cancel
-	s.build.mu.Unlock()
+	b := od.folder.StartBuild(s.ctx, cfg.OnSave, time.Duration(cfg.TimeoutMS)*time.Millisecond)
 	done := s.work.add("")
 	s.goBackground(func(context.Context) {
 		defer done()
-		defer cancel()
-		out, err := runBuild(ctx, root, cfg.OnSave)
-		if ctx.Err() != nil {
-			s.log.Info("build cancelled", "workspace", root, "reason", ctx.Err())
-			return
+		errs, err := b.Wait()
+		switch {
+		case errors.Is(err, workspace.ErrBuildCancelled):
+			s.log.Info("build cancelled", "workspace", od.folder.Root, "reason", err)
+		case err != nil:
+			s.log.Warn("build on save", "error", err)
+		default:
+			s.publishBuild(od.folder.Root, errs)
 		}
-		if err != nil && !isExit(err) {
-			s.log.Warn("build command failed to run", "command", cfg.OnSave, "error", err)
-			return
-		}
-		s.publishBuild(root, errparse.Parse(out, errparse.Options{Workspace: root}))
 	})
-}
-
-// runBuild runs command with sh in its own process group, so cancelling
-// kills the compilers it started too.
-func runBuild(ctx context.Context, root, command string) (string, error) {
-	cmd := exec.Command("sh", "-c", command)
-	cmd.Dir = root
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		return "", err
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return out.String(), err
-	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		return out.String(), ctx.Err()
-	}
-}
-
-func isExit(err error) bool {
-	var ee *exec.ExitError
-	return errors.As(err, &ee)
 }
 
 // publishBuild shows a build's errors as diagnostics (source "build") and

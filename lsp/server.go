@@ -114,7 +114,7 @@ func New(opts Options) *Server {
 		open:    map[string]*openDoc{},
 		rules:   ruleState{docs: map[string]*docViolations{}},
 		reviews: workspace.NewReviews(),
-		build:   builds{running: map[string]context.CancelFunc{}, shown: map[string][]uri.URI{}},
+		build:   builds{shown: map[string][]uri.URI{}},
 	}
 	s.cfg = contract.Resolve(opts.Getenv, nil, nil)
 	s.svc = opts.Services

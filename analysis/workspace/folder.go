@@ -24,9 +24,10 @@ type Folder struct {
 
 	s *Services
 
-	mu       sync.Mutex
-	reviewer *filereview.Reviewer
-	problems []string
+	mu          sync.Mutex
+	reviewer    *filereview.Reviewer
+	problems    []string
+	buildCancel context.CancelFunc // the running build's
 }
 
 func newFolder(s *Services, root string) *Folder {

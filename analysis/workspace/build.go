@@ -1,0 +1,81 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/kodustech/kodyls/analysis/errparse"
+)
+
+// Build is one run of a folder's build command (the editor's build on
+// save). A folder runs one build at a time: starting one cancels the
+// running one, whose whole process group is killed (compilers spawn
+// children), so its late results never appear.
+type Build struct {
+	folder  *Folder
+	ctx     context.Context
+	cancel  context.CancelFunc
+	command string
+}
+
+// StartBuild cancels the folder's running build and returns the new one;
+// run it with Wait. It does no I/O, so the editor calls it in the order
+// the saves arrived.
+func (f *Folder) StartBuild(parent context.Context, command string, timeout time.Duration) *Build {
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	f.mu.Lock()
+	if f.buildCancel != nil {
+		f.buildCancel()
+	}
+	f.buildCancel = cancel
+	f.mu.Unlock()
+	return &Build{folder: f, ctx: ctx, cancel: cancel, command: command}
+}
+
+// ErrBuildCancelled is returned by Wait when a newer build, the timeout or
+// the caller stopped this one.
+var ErrBuildCancelled = errors.New("build cancelled")
+
+// Wait runs the command with sh in the folder root and parses its output
+// into errors. A command that runs and fails is not an error: its output
+// is what is wanted.
+func (b *Build) Wait() ([]errparse.Error, error) {
+	defer b.cancel()
+	out, err := runInGroup(b.ctx, b.folder.Root, b.command)
+	if b.ctx.Err() != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBuildCancelled, context.Cause(b.ctx))
+	}
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return nil, fmt.Errorf("build command %q failed to run: %w", b.command, err)
+	}
+	return errparse.Parse(out, errparse.Options{Workspace: b.folder.Root}), nil
+}
+
+// runInGroup runs command with sh in its own process group, so cancelling
+// kills the processes it started too.
+func runInGroup(ctx context.Context, dir, command string) (string, error) {
+	cmd := exec.Command("sh", "-c", command)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return out.String(), err
+	case <-ctx.Done():
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		return out.String(), ctx.Err()
+	}
+}
