@@ -1,9 +1,16 @@
 package lsp_test
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,18 +53,24 @@ func TestBuildOnSave(t *testing.T) {
 }
 
 // TestNewSaveKillsTheRunningBuild: a save while a build runs cancels it
-// and kills its process group, so its late effects never happen.
+// and kills its process group, so its late effects never happen. The
+// server's idle signal says when both builds have ended; the child's pid
+// then shows it died with its group rather than by its own timer.
 func TestNewSaveKillsTheRunningBuild(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc to read process states from")
+	}
 	repo := lsptest.NewRepo(t, map[string]string{"a.txt": "x\n"})
-	sentinel := filepath.Join(repo.Dir, "late.txt")
 	s := start(t, repo.Dir, lsp.Options{})
 	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{"build": map[string]any{
 		// The first build is slow and would leave a file behind; a child
 		// process does the writing, so only killing the group stops it.
-		"onSave": "if [ ! -e started ]; then touch started; (sleep 1; touch late.txt) & wait; fi",
+		// "started" is written after child.pid, so the pid is complete.
+		"onSave": "if [ ! -e started ]; then (sleep 1; touch late.txt) & echo $! > child.pid; touch started; wait; fi",
 	}}})
 	s.OpenFile("a.txt")
 	s.Save("a.txt")
+	// Waiting for the external shell to start, not for the server.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		if _, err := os.Stat(filepath.Join(repo.Dir, "started")); err == nil {
@@ -68,10 +81,49 @@ func TestNewSaveKillsTheRunningBuild(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	data, err := os.ReadFile(filepath.Join(repo.Dir, "child.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatalf("child.pid: %v", err)
+	}
 	s.Save("a.txt") // cancels the first build
-	time.Sleep(1500 * time.Millisecond)
-	if _, err := os.Stat(sentinel); err == nil {
+	s.AwaitIdle("")
+	// The kill was sent before the first build ended; give the kernel a
+	// moment to finish the child's exit, far less than its 1 s timer, so a
+	// child that outlived its group is still seen running.
+	state := processState(t, child)
+	for end := time.Now().Add(300 * time.Millisecond); state != "gone" && state != "Z" && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+		state = processState(t, child)
+	}
+	if state != "gone" && state != "Z" {
+		t.Fatalf("the cancelled build's child %d is still running (state %s)", child, state)
+	}
+	if _, err := os.Stat(filepath.Join(repo.Dir, "late.txt")); err == nil {
 		t.Fatal("the cancelled build's child process kept running")
 	}
 	s.Shutdown()
+}
+
+// processState is the state letter of a process from /proc/<pid>/stat
+// ("R", "S", "Z", …), or "gone" when it no longer exists.
+func processState(t *testing.T, pid int) string {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+		return "gone"
+	}
+	if err != nil {
+		t.Fatalf("state of process %d: %v", pid, err)
+	}
+	// The state follows the command name, which is in parentheses and
+	// may itself contain spaces or parentheses.
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	if len(fields) == 0 {
+		t.Fatalf("unexpected /proc/%d/stat: %q", pid, data)
+	}
+	return fields[0]
 }

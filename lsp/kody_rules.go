@@ -31,12 +31,13 @@ type ruleState struct {
 
 type docViolations struct {
 	found   []workspace.RuleFinding
-	version int32 // the version found was computed for
-	hash    string
+	version int32  // the version found was computed for
+	hash    string // of found
+	told    string // the hash the editor was last told about ("" before)
 }
 
-// set records a document's violations and reports whether they changed.
-func (r *ruleState) set(key string, version int32, found []workspace.RuleFinding) bool {
+// set records a document's violations.
+func (r *ruleState) set(key string, version int32, found []workspace.RuleFinding) {
 	h := sha256.New()
 	for _, f := range found {
 		fmt.Fprintf(h, "%s\x00%d\x00%d\x00%d\n", f.ID, f.Line, f.Start, f.End)
@@ -49,9 +50,24 @@ func (r *ruleState) set(key string, version int32, found []workspace.RuleFinding
 		d = &docViolations{}
 		r.docs[key] = d
 	}
-	changed := d.hash != sum
 	d.found, d.version, d.hash = found, version, sum
-	return changed && (len(found) > 0 || d.version > 0)
+}
+
+// takeChange reports whether a document's violations differ from what the
+// editor was last told, and records that it is being told now. It compares
+// with the last notification rather than the last run, so a change made by
+// a run whose diagnostics were refused as stale is still reported by the
+// next run that publishes. A first check that finds nothing changes nothing.
+func (r *ruleState) takeChange(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := r.docs[key]
+	if d == nil {
+		return false
+	}
+	changed := d.hash != d.told && (d.told != "" || len(d.found) > 0)
+	d.told = d.hash
+	return changed
 }
 
 // get returns a document's violations and the version they are for.
@@ -90,13 +106,13 @@ func (s *Server) diagnose(ctx context.Context, key string) {
 	}
 	// The panel's data is recorded before the diagnostics go out, so an
 	// editor that asks for it on seeing them gets the same findings.
-	changed := s.rules.set(key, snap.Version, found)
+	s.rules.set(key, snap.Version, found)
 	s.reviews.Follow(key, snap.Version, s.editsSince(key))
 	reviewDiags := s.reviewDiagnostics(snap, doc)
 	if !s.diags.SetSources(ctx, uri.URI(key), snap.Version, map[string][]protocol.Diagnostic{SourceRules: ruleDiags, SourceReview: reviewDiags}) {
 		return // a newer edit arrived; its run publishes
 	}
-	if changed {
+	if s.rules.takeChange(key) {
 		s.notifyViolationsChanged(ctx, uri.URI(key))
 	}
 	s.armIdleReview(key, snap.Version)

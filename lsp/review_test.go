@@ -11,6 +11,7 @@ import (
 
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/review"
 	"github.com/kodustech/kodyls/analysis/review/reviewtest"
 	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
@@ -191,12 +192,8 @@ func TestNewEditAbortsRunningReview(t *testing.T) {
 	e.OpenFile("main.go")
 	typeBug(e)
 	e.Save("main.go")
-	deadline := time.Now().Add(5 * time.Second)
-	for !analyzeSent(fake) {
-		if time.Now().After(deadline) {
-			t.Fatal("the analysis request never left")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !waitAnalyzeSent(fake, 5*time.Second) {
+		t.Fatal("the analysis request never left")
 	}
 	e.Insert("main.go", protocol.Position{Line: 0, Character: 0}, "// more\n")
 	if !fake.WaitDisconnects(1, 2*time.Second) {
@@ -205,9 +202,21 @@ func TestNewEditAbortsRunningReview(t *testing.T) {
 	e.Shutdown()
 }
 
-func analyzeSent(fake *llmtest.Server) bool {
-	for _, r := range fake.ChatRequests() {
-		if r.Chat.SchemaName() == "review_suggestions" {
+// waitAnalyzeSent waits on the fake endpoint's own signal until the
+// analysis request has arrived, and reports whether it did within timeout.
+// It reads the schema name from the body, which is recorded with the
+// request's arrival (the parsed Chat is filled in a moment later).
+func waitAnalyzeSent(fake *llmtest.Server, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for n := 1; fake.WaitRequests(n, time.Until(deadline)); n++ {
+		var body struct {
+			ResponseFormat struct {
+				JSONSchema struct {
+					Name string `json:"name"`
+				} `json:"json_schema"`
+			} `json:"response_format"`
+		}
+		if json.Unmarshal(fake.Requests()[n-1].Body, &body) == nil && body.ResponseFormat.JSONSchema.Name == review.SchemaAnalyze {
 			return true
 		}
 	}
@@ -358,8 +367,13 @@ func TestReviewWorkspaceLinksRepeatedFindings(t *testing.T) {
 	e.Shutdown()
 }
 
-func TestDeadEndpointIsReportedOnce(t *testing.T) {
-	repo := reviewRepo(t)
+// deadEndpoint is an endpoint nothing listens on.
+const deadEndpoint = "http://127.0.0.1:1/v1"
+
+// startDeadEndpoint starts a server whose model is at deadEndpoint, with a
+// breaker that opens on the first failure and stays open.
+func startDeadEndpoint(t *testing.T, repo *lsptest.Repo) *lsptest.Session {
+	t.Helper()
 	svc := workspace.Open(context.Background(), workspace.Config{
 		Getenv:  func(string) string { return "" },
 		NoStore: true,
@@ -367,12 +381,17 @@ func TestDeadEndpointIsReportedOnce(t *testing.T) {
 			c.MaxRetries, c.BreakerThreshold, c.BreakerCooldown = -1, 1, time.Hour
 		},
 	})
-	defer svc.Close()
+	t.Cleanup(svc.Close)
 	s := lsptest.StartInProcess(t, repo.Dir, lsp.Options{Services: svc})
 	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{
-		"llm":    map[string]any{"baseUrl": "http://127.0.0.1:1/v1", "model": "m"},
+		"llm":    map[string]any{"baseUrl": deadEndpoint, "model": "m"},
 		"review": map[string]any{"trigger": "save"},
 	}})
+	return s
+}
+
+func TestDeadEndpointIsReportedOnce(t *testing.T) {
+	s := startDeadEndpoint(t, reviewRepo(t))
 	s.OpenFile("main.go")
 	for i := 0; i < 5; i++ {
 		s.Insert("main.go", protocol.Position{Line: 0, Character: 0}, "// x\n")

@@ -213,16 +213,11 @@ func TestUnchangedDiagnosticsAreNotResent(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		s.Insert("main.go", protocol.Position{Line: 8, Character: uint32(i)}, "x")
 	}
-	// A round trip: every didChange before it has been handled.
-	var v contract.RuleViolations
-	if err := s.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
-		t.Fatal(err)
+	// Every didChange has been handled and the coalesced check has run.
+	s.AwaitIdle("main.go")
+	if _, ver, _ := s.Server.Document(string(s.URI("main.go"))); ver != s.Version("main.go") {
+		t.Fatalf("server version %d, want %d", ver, s.Version("main.go"))
 	}
-	waitFor(t, func() bool {
-		_, ver, _ := s.Server.Document(string(s.URI("main.go")))
-		return ver == s.Version("main.go")
-	})
-	time.Sleep(100 * time.Millisecond) // let the coalesced check finish
 	if n := s.PublishCount() - before; n != 0 {
 		t.Fatalf("%d publishDiagnostics for edits that did not change the findings", n)
 	}
@@ -260,10 +255,10 @@ func TestUTF16ColumnsWithEmojiAndCJK(t *testing.T) {
 	// editor meant it.
 	pos := s.RegexpRange("main.go", `日本語`).End
 	s.Insert("main.go", pos, "!")
-	waitFor(t, func() bool {
-		text, _, _ := s.Server.Document(string(s.URI("main.go")))
-		return text == s.Text("main.go")
-	})
+	s.AwaitIdle("main.go")
+	if text, _, _ := s.Server.Document(string(s.URI("main.go"))); text != s.Text("main.go") {
+		t.Fatalf("server text %q, want the editor's %q", text, s.Text("main.go"))
+	}
 	s.Shutdown()
 }
 
@@ -295,10 +290,10 @@ func TestOutOfRangeEditKeepsLastGoodText(t *testing.T) {
 	}
 	// The session goes on: a valid edit applies.
 	s.Insert("main.go", protocol.Position{Line: 0, Character: 0}, "// ok\n")
-	waitFor(t, func() bool {
-		text, _, _ := s.Server.Document(string(u))
-		return text == "// ok\n"+mainGo
-	})
+	s.AwaitIdle("main.go")
+	if text, _, _ := s.Server.Document(string(u)); text != "// ok\n"+mainGo {
+		t.Fatalf("after a valid edit: text %q", text)
+	}
 	s.Shutdown()
 }
 
@@ -407,7 +402,11 @@ func TestRuleViolationsGroupedAndShowRule(t *testing.T) {
 	if !strings.HasSuffix(string(loc.URI), "/.kody/rules/no-println.md") {
 		t.Fatalf("showRule location %s", loc.URI)
 	}
-	waitFor(t, func() bool { return len(s.Shown()) == 1 })
+	// showRule waits for the editor's answer to showDocument before it
+	// returns, so the request has been recorded.
+	if n := len(s.Shown()); n != 1 {
+		t.Fatalf("%d showDocument requests, want 1", n)
+	}
 	s.Shutdown()
 }
 
@@ -438,14 +437,16 @@ func TestReloadRulesReportsProgress(t *testing.T) {
 		t.Fatalf("progress kinds for the command's token = %v, want begin … end", kinds)
 	}
 	// The load at start-up used a token the server created.
-	waitFor(t, func() bool {
-		for _, p := range s.Progress() {
-			if strings.HasPrefix(string(p.Token), `"kodyls/`) && p.Value.Kind == "end" {
-				return true
-			}
+	s.AwaitIdle("")
+	startup := false
+	for _, p := range s.Progress() {
+		if strings.HasPrefix(string(p.Token), `"kodyls/`) && p.Value.Kind == "end" {
+			startup = true
 		}
-		return false
-	})
+	}
+	if !startup {
+		t.Fatalf("no progress end for the start-up load: %+v", s.Progress())
+	}
 	s.Shutdown()
 }
 
@@ -554,15 +555,4 @@ func TestShutdownWithWorkInFlight(t *testing.T) {
 		t.Errorf("exit without shutdown returned %d, want 1", code)
 	}
 	t.Logf("exited in %v with 3 requests in flight", time.Since(begin))
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(lsptest.DefaultTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in time")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

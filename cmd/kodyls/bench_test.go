@@ -73,8 +73,9 @@ func benchDidChange(b *testing.B, commit, explaining bool) {
 		repo.Commit("big file")
 	}
 	env := testEnv(b)
+	var fake *llmtest.Server
 	if explaining {
-		fake := llmtest.NewServer()
+		fake = llmtest.NewServer()
 		b.Cleanup(fake.Close)
 		fake.On(llmtest.Any(), llmtest.Reply{Hang: true})
 		env = append(env, "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
@@ -87,12 +88,18 @@ func benchDidChange(b *testing.B, commit, explaining bool) {
 	s := lsptest.StartBinary(b, lsptest.BuildBinary(b), repo.Dir, env)
 	s.Initialize(lsptest.InitOptions{})
 	s.OpenFile("big.go")
+	// The baseline is loaded and the first check has run. This comes before
+	// the explanation, which never ends and would keep the server busy.
+	s.AwaitIdle("big.go")
 	if explaining {
 		go func() {
 			_ = s.ExecuteCommand("kodyls.explainError", map[string]any{"text": "./big.go:10:2: undefined: foo\n"}, nil)
 		}()
+		// Measure while the explanation waits on the endpoint.
+		if !fake.WaitRequests(1, 10*time.Second) {
+			b.Fatal("the explanation never reached the endpoint")
+		}
 	}
-	time.Sleep(200 * time.Millisecond) // baseline loaded
 	samples := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -191,19 +198,20 @@ func BenchmarkSaveToReviewRequest(b *testing.B) {
 	samples := make([]time.Duration, 0, b.N)
 	for i := 0; i < b.N; i++ {
 		s.Insert("main.go", protocol.Position{Line: 5, Character: 0}, fmt.Sprintf("\t_ = %d\n", i))
-		before := len(fake.ChatRequests())
+		// The previous review has ended (AwaitIdle below), so the next
+		// request to arrive is this save's first.
+		before := len(fake.Requests())
 		sent := time.Now()
 		s.Save("main.go")
-		deadline := time.Now().Add(10 * time.Second)
-		for len(fake.ChatRequests()) == before {
-			if time.Now().After(deadline) {
-				b.Fatal("no review request after save")
-			}
-			time.Sleep(50 * time.Microsecond)
+		if !fake.WaitRequests(before+1, 10*time.Second) {
+			b.Fatal("no review request after save")
 		}
-		samples = append(samples, fake.ChatRequests()[before].Start.Sub(sent))
+		samples = append(samples, fake.Requests()[before].Start.Sub(sent))
 		// Let the review finish before the next edit cancels it.
-		s.AwaitDiagnostics("main.go", func(ds []protocol.Diagnostic) bool { return len(ds) > 0 })
+		s.AwaitIdle("main.go")
+		if len(s.Diagnostics("main.go")) == 0 {
+			b.Fatal("the review published no finding")
+		}
 	}
 	b.ReportMetric(float64(median(samples).Microseconds())/1000, "ms-median")
 	s.Shutdown()

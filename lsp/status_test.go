@@ -1,0 +1,203 @@
+package lsp_test
+
+import (
+	"strings"
+	"testing"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/review/reviewtest"
+	"github.com/kodustech/kodyls/editors/contract"
+	"github.com/kodustech/kodyls/lsp"
+	"github.com/kodustech/kodyls/lsp/lsptest"
+)
+
+// violationsWatch checks the kodyls/ruleViolationsChanged notifications a
+// step of a test produced: after AwaitIdle every notification the server
+// sent for the step has been recorded.
+type violationsWatch struct {
+	t    *testing.T
+	s    *lsptest.Session
+	seen int
+}
+
+// expect waits until the server is idle and checks that the notifications
+// since the last call are want, each naming only name's URI.
+func (w *violationsWatch) expect(name string, want int, step string) {
+	w.t.Helper()
+	w.s.AwaitIdle("")
+	all := w.s.ViolationsChanged()
+	got := all[w.seen:]
+	w.seen = len(all)
+	if len(got) != want {
+		w.t.Fatalf("%s: %d ruleViolationsChanged notifications, want %d: %+v", step, len(got), want, got)
+	}
+	for _, p := range got {
+		if len(p.URIs) != 1 || p.URIs[0] != w.s.URI(name) {
+			w.t.Fatalf("%s: notification names %v, want only %s", step, p.URIs, w.s.URI(name))
+		}
+	}
+}
+
+func TestRuleViolationsChangedOncePerChange(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	w := &violationsWatch{t: t, s: s}
+	w.expect("v.go", 0, "initialized")
+
+	// An untracked file: every line counts as changed.
+	s.OpenText("v.go", "package main\n\nvar _ = fmt.Println(1)\n\n// notes\n")
+	w.expect("v.go", 1, "open with a violation")
+
+	// Below the first violation, so its line (and id) stays the same.
+	s.Insert("v.go", protocol.Position{Line: 3, Character: 0}, "var _ = fmt.Println(2)\n")
+	w.expect("v.go", 1, "a second violation")
+
+	// Typing in the comment below both changes nothing about them.
+	at := s.EndOfLine("v.go", `// notes`)
+	for i := 0; i < 5; i++ {
+		s.Insert("v.go", protocol.Position{Line: at.Line, Character: at.Character + uint32(i)}, "x")
+	}
+	w.expect("v.go", 0, "typing in a comment")
+	if ds := s.Diagnostics("v.go"); len(ds) != 2 {
+		t.Fatalf("diagnostics after typing in a comment: %s", lsptest.Describe(ds))
+	}
+
+	// Removing both violating lines at once.
+	s.EditBuffer("v.go", lsptest.Edit{Range: protocol.Range{Start: protocol.Position{Line: 2}, End: protocol.Position{Line: 4}}})
+	w.expect("v.go", 1, "removing every violation")
+
+	s.Insert("v.go", protocol.Position{Line: 2, Character: 0}, "var _ = fmt.Println(3)\n")
+	w.expect("v.go", 1, "a violation again")
+	s.Close("v.go")
+	w.expect("v.go", 1, "closing a file with violations")
+	s.Shutdown()
+}
+
+// TestRuleViolationsChangedSurvivesBursts: typing right after a change can
+// make the server refuse that run's diagnostics as stale; the change must
+// still be reported once, by the run that publishes.
+func TestRuleViolationsChangedSurvivesBursts(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	w := &violationsWatch{t: t, s: s}
+	s.OpenText("v.go", "package main\n\nvar _ = 1\n\n// notes\n")
+	w.expect("v.go", 0, "open without violations")
+	for round := 0; round < 5; round++ {
+		s.Insert("v.go", protocol.Position{Line: 2, Character: 0}, "var _ = fmt.Println(1)\n")
+		for i := 0; i < 30; i++ { // in "// notes", below the violation
+			s.Insert("v.go", protocol.Position{Line: 5, Character: 0}, "x")
+		}
+		w.expect("v.go", 1, "a violation, then a burst of typing")
+		s.EditBuffer("v.go", lsptest.Edit{Range: protocol.Range{Start: protocol.Position{Line: 2}, End: protocol.Position{Line: 3}}})
+		for i := 0; i < 30; i++ {
+			s.Insert("v.go", protocol.Position{Line: 4, Character: 0}, "x")
+		}
+		w.expect("v.go", 1, "no violation, then a burst of typing")
+	}
+	s.Shutdown()
+}
+
+func TestRuleViolationsChangedNotSentForCleanFiles(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	w := &violationsWatch{t: t, s: s}
+	s.OpenText("clean.go", "package main\n\nvar _ = 1\n")
+	w.expect("clean.go", 0, "opening a file without violations")
+	s.Insert("clean.go", protocol.Position{Line: 3, Character: 0}, "var _ = 2\n")
+	w.expect("clean.go", 0, "an edit that adds no violation")
+	s.Close("clean.go")
+	w.expect("clean.go", 0, "closing a file without violations")
+	s.Shutdown()
+}
+
+// checkNoRepeats fails when two consecutive kodyls/status notifications
+// are equal: the server only sends changes.
+func checkNoRepeats(t *testing.T, st []contract.StatusParams) {
+	t.Helper()
+	for i := 1; i < len(st); i++ {
+		if st[i] == st[i-1] {
+			t.Fatalf("status %d repeats the previous one %+v: %+v", i, st[i], st)
+		}
+	}
+}
+
+// subsequence reports whether the states of want appear in st in order,
+// each matched by a distinct notification.
+func subsequence(st []contract.StatusParams, want ...func(contract.StatusParams) bool) bool {
+	i := 0
+	for _, p := range st {
+		if i < len(want) && want[i](p) {
+			i++
+		}
+	}
+	return i == len(want)
+}
+
+func stateIs(s contract.State) func(contract.StatusParams) bool {
+	return func(p contract.StatusParams) bool { return p.State == s }
+}
+
+func TestStatusOfflineWithoutLLM(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.AwaitIdle("")
+	st := s.Statuses()
+	if len(st) != 1 || st[0].State != contract.StateOffline || st[0].Message == "" || st[0].Reviewing != 0 {
+		t.Fatalf("statuses after initialized without a model: %+v, want one offline with a message", st)
+	}
+	s.Shutdown()
+}
+
+func TestStatusFollowsAReview(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop})
+	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "save")
+	e.AwaitIdle("")
+	if st := e.Statuses(); len(st) == 0 || st[len(st)-1].State != contract.StateReady {
+		t.Fatalf("statuses after initialized with a model: %+v, want ready last", st)
+	}
+	e.OpenFile("main.go")
+	typeBug(e)
+	e.Save("main.go")
+	e.AwaitIdle("")
+	if ds := e.Diagnostics("main.go"); !hasReviewOnLine(6)(ds) {
+		t.Fatalf("the review published %s", lsptest.Describe(ds))
+	}
+	st := e.Statuses()
+	reviewing := func(p contract.StatusParams) bool {
+		return p.State == contract.StateReviewing && p.Reviewing >= 1
+	}
+	if !subsequence(st, stateIs(contract.StateReady), reviewing, stateIs(contract.StateReady)) {
+		t.Fatalf("statuses %+v, want ready, reviewing (≥1), ready", st)
+	}
+	if last := st[len(st)-1]; last.State != contract.StateReady || last.Reviewing != 0 {
+		t.Fatalf("status after the review %+v, want ready with none running", last)
+	}
+	checkNoRepeats(t, st)
+	e.Shutdown()
+}
+
+func TestStatusEndpointDown(t *testing.T) {
+	s := startDeadEndpoint(t, reviewRepo(t))
+	s.OpenFile("main.go")
+	s.Insert("main.go", protocol.Position{Line: 0, Character: 0}, "// x\n")
+	s.Save("main.go")
+	s.AwaitIdle("")
+	st := s.Statuses()
+	if len(st) == 0 {
+		t.Fatal("no status sent")
+	}
+	last := st[len(st)-1]
+	if last.State != contract.StateEndpointDown || !strings.Contains(last.Message, "127.0.0.1:1") {
+		t.Fatalf("status after a review against a dead endpoint %+v, want endpointDown naming it; all: %+v", last, st)
+	}
+	checkNoRepeats(t, st)
+	s.Shutdown()
+}
