@@ -17,12 +17,6 @@ import (
 	"github.com/kodustech/kodyls/editors/contract"
 )
 
-// ExplainResult is the result of kodyls.explainError.
-type ExplainResult struct {
-	Markdown string      `json:"markdown"`
-	RCA      *rca.Report `json:"rca"`
-}
-
 func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.ProgressToken) (any, error) {
 	var a contract.ExplainArgs
 	if err := json.Unmarshal(arg, &a); err != nil || (a.Text == "" && (a.URI == "" || a.Message == "")) {
@@ -61,7 +55,7 @@ func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.Pr
 		return nil, fmt.Errorf("explain: %w", err)
 	}
 	prog.End(fmt.Sprintf("%s (confidence %.0f%%)", rep.RCA.Source, rep.RCA.Confidence*100))
-	return &ExplainResult{Markdown: rep.Markdown(), RCA: rep}, nil
+	return &contract.ExplainResult{Markdown: rep.Markdown(), RCA: rep}, nil
 }
 
 // diagnosticError turns an editor diagnostic (kodyls's or another

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/agents/rca"
 	"github.com/kodustech/kodyls/analysis/review"
 	"github.com/kodustech/kodyls/analysis/review/reviewtest"
 	"github.com/kodustech/kodyls/analysis/workspace"
@@ -422,7 +423,12 @@ func TestExplainAnyDiagnosticOffline(t *testing.T) {
 	if len(actions) != 1 || actions[0].Title != "Explain this error" {
 		t.Fatalf("actions %+v", actions)
 	}
-	var res lsp.ExplainResult
+	// The contract's result, with its rca document typed as the explainer
+	// produces it.
+	var res struct {
+		Markdown string      `json:"markdown"`
+		RCA      *rca.Report `json:"rca"`
+	}
 	cmd := actions[0].Command
 	if err := s.Call(protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{Command: cmd.Command, Arguments: cmd.Arguments}, &res); err != nil {
 		t.Fatal(err)
