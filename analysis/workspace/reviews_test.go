@@ -1,0 +1,292 @@
+package workspace_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/anchor"
+	"github.com/kodustech/kodyls/analysis/filereview"
+	"github.com/kodustech/kodyls/analysis/review"
+	"github.com/kodustech/kodyls/analysis/review/reviewtest"
+	"github.com/kodustech/kodyls/analysis/workspace"
+	"github.com/kodustech/kodyls/lsp/lsptest"
+)
+
+const reviewGo = "package main\n\nimport \"fmt\"\n\nfunc total(items []int) int {\n\tsum := 0\n\tfor i := 0; i < len(items); i++ {\n\t\tsum += items[i]\n\t}\n\treturn sum\n}\n\nfunc main() {\n\tfmt.Print(total(nil))\n}\n"
+
+const loopHeader = "for i := 0; i <= len(items); i++ {"
+
+// buggyGo is reviewGo with an off-by-one loop typed on line 7 and a
+// trailing space after `return sum` on line 10, so both lines are changed.
+var buggyGo = strings.Replace(strings.Replace(reviewGo, "i < len(items)", "i <= len(items)", 1), "return sum", "return sum ", 1)
+
+// offByOne is what the fake model suggests for the typed loop.
+var offByOne = reviewtest.Suggestion{
+	SuggestionContent:  "Ranging over the slice avoids the index error.",
+	ExistingCode:       loopHeader,
+	ImprovedCode:       "for _, it := range items {",
+	OneSentenceSummary: "Use range instead of an off-by-one index loop",
+	RelevantLinesStart: 7, RelevantLinesEnd: 7, Label: "bug", Severity: "high",
+}
+
+// document is the result line of total.
+var document = reviewtest.Suggestion{
+	SuggestionContent:  "Say what the result is.",
+	ExistingCode:       "return sum",
+	ImprovedCode:       "return sum // total",
+	OneSentenceSummary: "Document the result",
+	RelevantLinesStart: 10, RelevantLinesEnd: 10, Label: "documentation", Severity: "low",
+}
+
+// reviewed is a folder whose model is the fake endpoint.
+type reviewed struct {
+	fake   *llmtest.Server
+	svc    *workspace.Services
+	folder *workspace.Folder
+}
+
+// startReviewed scripts fake with suggestions (and analyze replies, when
+// given) and returns a folder over a repository with reviewGo committed.
+func startReviewed(t *testing.T, suggestions []reviewtest.Suggestion, analyze ...llmtest.Reply) *reviewed {
+	t.Helper()
+	fake := llmtest.NewServer()
+	t.Cleanup(fake.Close)
+	reviewtest.Script(fake, suggestions, analyze...)
+	svc := modelServices(t, fake)
+	repo := lsptest.NewRepo(t, map[string]string{"main.go": reviewGo})
+	return &reviewed{fake: fake, svc: svc, folder: loadFolder(t, svc, repo)}
+}
+
+// snapshot is version v of main.go holding text.
+func (r *reviewed) snapshot(t *testing.T, v int32, text string) *workspace.Snapshot {
+	t.Helper()
+	path := filepath.Join(r.folder.Root, "main.go")
+	return &workspace.Snapshot{
+		URI: "file://" + filepath.ToSlash(path), Path: path, Rel: "main.go", Language: "go",
+		Folder: r.folder, Version: v, Text: text,
+		Baseline: baseline(t, r.folder, "main.go"), BaselineReady: true,
+		Settings: r.svc.Settings(),
+	}
+}
+
+// runAsync starts a review and returns where its error arrives.
+func runAsync(ctx context.Context, rs *workspace.Reviews, snap *workspace.Snapshot) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := rs.Run(ctx, snap)
+		done <- err
+	}()
+	return done
+}
+
+func await(t *testing.T, done <-chan error, what string) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-t.Context().Done():
+	case <-time.After(wait):
+	}
+	t.Fatalf("%s did not return", what)
+	return nil
+}
+
+func TestReviewsFollowEdits(t *testing.T) {
+	r := startReviewed(t, []reviewtest.Suggestion{offByOne})
+	header := strings.Index(buggyGo, loopHeader)
+	const above = "// total adds.\n"
+
+	tests := []struct {
+		name  string
+		edits []anchor.Edit
+		known bool
+		// want is the span's new start, -1 when the finding is dropped.
+		want int
+	}{
+		{"typing above moves the finding", []anchor.Edit{{Start: 0, End: 0, NewLen: len(above)}}, true, header + len(above)},
+		{"two edits above add up", []anchor.Edit{{Start: 0, End: 0, NewLen: 3}, {Start: 1, End: 2, NewLen: 5}}, true, header + 7},
+		{"deleting above moves it back", []anchor.Edit{{Start: 0, End: len("package main\n"), NewLen: 0}}, true, header - len("package main\n")},
+		{"typing below leaves it", []anchor.Edit{{Start: len(buggyGo), End: len(buggyGo), NewLen: 4}}, true, header},
+		{"an edit inside drops it", []anchor.Edit{{Start: header + 12, End: header + 14, NewLen: 1}}, true, -1},
+		{"unknown edits drop it", nil, false, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := workspace.NewReviews()
+			snap := r.snapshot(t, 3, buggyGo)
+			res, err := rs.Run(t.Context(), snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs, v := rs.Findings(snap.URI)
+			if v != 3 || len(fs) != 1 || len(res.Findings) != 1 || fs[0].ID != res.Findings[0].ID {
+				t.Fatalf("after the review: version %d, findings %+v, result %+v", v, fs, res.Findings)
+			}
+			if sp := fs[0].Span; buggyGo[sp.Start:sp.End] != loopHeader {
+				t.Fatalf("the finding covers %q, want the loop header", buggyGo[sp.Start:sp.End])
+			}
+			length := fs[0].Span.End - fs[0].Span.Start
+
+			var asked []int32
+			editsSince := func(v int32) ([]anchor.Edit, bool) {
+				asked = append(asked, v)
+				return tt.edits, tt.known
+			}
+			// The same or an older version changes nothing.
+			rs.Follow(snap.URI, 3, editsSince)
+			rs.Follow(snap.URI, 2, editsSince)
+			if got, v := rs.Findings(snap.URI); len(asked) != 0 || v != 3 || len(got) != 1 || got[0].Span != fs[0].Span {
+				t.Fatalf("Follow to the same version asked edits since %v and left %+v at version %d", asked, got, v)
+			}
+
+			rs.Follow(snap.URI, 4, editsSince)
+			got, v := rs.Findings(snap.URI)
+			if len(asked) != 1 || asked[0] != 3 || v != 4 {
+				t.Fatalf("asked edits since %v, findings at version %d; want since 3, at 4", asked, v)
+			}
+			if tt.want < 0 {
+				if len(got) != 0 {
+					t.Fatalf("kept %+v", got)
+				}
+				return
+			}
+			if len(got) != 1 || got[0].Span.Start != tt.want || got[0].Span.End-got[0].Span.Start != length {
+				t.Fatalf("findings %+v, want one starting at %d, %d bytes long", got, tt.want, length)
+			}
+		})
+	}
+}
+
+func TestNewerReviewCancelsOlder(t *testing.T) {
+	r := startReviewed(t, []reviewtest.Suggestion{offByOne}, llmtest.Reply{Hang: true})
+	rs := workspace.NewReviews()
+	older := r.snapshot(t, 1, buggyGo)
+	first := runAsync(t.Context(), rs, older)
+	if !waitAnalyzeSent(r.fake, 1, wait) {
+		t.Fatal("the first review's analysis request never left")
+	}
+	if n := rs.Running(); n != 1 {
+		t.Fatalf("Running() = %d, want 1", n)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	second := runAsync(ctx, rs, r.snapshot(t, 2, buggyGo+"// more\n"))
+	if err := await(t, first, "the first review"); !errors.Is(err, workspace.ErrStale) {
+		t.Fatalf("the first review returned %v, want ErrStale", err)
+	}
+	if !waitAnalyzeSent(r.fake, 2, wait) {
+		t.Fatal("the second review's analysis request never left")
+	}
+	// The caller's own cancellation is not a stale buffer.
+	cancel()
+	if err := await(t, second, "the second review"); err == nil || errors.Is(err, workspace.ErrStale) {
+		t.Fatalf("the cancelled second review returned %v, want the cancellation", err)
+	}
+	if fs, _ := rs.Findings(older.URI); len(fs) != 0 || rs.Running() != 0 {
+		t.Fatalf("findings %+v, %d running after both reviews ended", fs, rs.Running())
+	}
+}
+
+func TestFollowCancelsOlderReview(t *testing.T) {
+	r := startReviewed(t, []reviewtest.Suggestion{offByOne}, llmtest.Reply{Hang: true})
+	rs := workspace.NewReviews()
+	snap := r.snapshot(t, 1, buggyGo)
+	done := runAsync(t.Context(), rs, snap)
+	if !waitAnalyzeSent(r.fake, 1, wait) {
+		t.Fatal("the analysis request never left")
+	}
+	rs.Follow(snap.URI, 2, func(int32) ([]anchor.Edit, bool) { return nil, true })
+	if err := await(t, done, "the review"); !errors.Is(err, workspace.ErrStale) {
+		t.Fatalf("the review of version 1 returned %v after Follow to 2, want ErrStale", err)
+	}
+	if !r.fake.WaitDisconnects(1, wait) {
+		t.Fatal("the cancelled review's request is still open")
+	}
+	if fs, v := rs.Findings(snap.URI); len(fs) != 0 || v != 2 {
+		t.Fatalf("findings %+v at version %d, want none at 2", fs, v)
+	}
+}
+
+func TestReviewsRemoveFindLinkForget(t *testing.T) {
+	r := startReviewed(t, []reviewtest.Suggestion{offByOne, document})
+	rs := workspace.NewReviews()
+	snap := r.snapshot(t, 5, buggyGo)
+	if _, err := rs.Run(t.Context(), snap); err != nil {
+		t.Fatal(err)
+	}
+	fs, _ := rs.Findings(snap.URI)
+	if len(fs) != 2 || fs[0].Label != "bug" || fs[1].Label != "documentation" {
+		t.Fatalf("findings %+v, want the bug and the documentation", fs)
+	}
+	bug, doc := fs[0], fs[1]
+
+	// Find returns a finding by id with the version its span refers to.
+	if got, v, ok := rs.Find(snap.URI, doc.ID); !ok || v != 5 || got.ID != doc.ID || got.Span != doc.Span {
+		t.Fatalf("Find(%s) = %+v, %d, %v", doc.ID, got, v, ok)
+	}
+	if _, _, ok := rs.Find(snap.URI, "no-such-id"); ok {
+		t.Fatal("Find of an unknown id succeeded")
+	}
+	if _, _, ok := rs.Find("file:///elsewhere.go", bug.ID); ok {
+		t.Fatal("Find in an unknown document succeeded")
+	}
+
+	// Link copies the cluster links by id and leaves the others.
+	dups := []review.DuplicateRef{{ID: "x", File: "other.go", LinesStart: 3, LinesEnd: 4}}
+	rs.Link(snap.URI, map[string]filereview.Finding{bug.ID: {Suggestion: review.Suggestion{Duplicates: dups, DuplicateOf: "primary"}}})
+	fs, _ = rs.Findings(snap.URI)
+	if len(fs[0].Duplicates) != 1 || fs[0].Duplicates[0] != dups[0] || fs[0].DuplicateOf != "primary" ||
+		fs[1].Duplicates != nil || fs[1].DuplicateOf != "" || fs[0].Span != bug.Span {
+		t.Fatalf("after Link: %+v", fs)
+	}
+	rs.Link("file:///elsewhere.go", map[string]filereview.Finding{bug.ID: {}}) // no document: nothing happens
+
+	// Remove drops what the function reports, and counts it.
+	if n := rs.Remove(snap.URI, func(f filereview.Finding) bool { return f.Label == "style" }); n != 0 {
+		t.Fatalf("Remove of no match removed %d", n)
+	}
+	if n := rs.Remove(snap.URI, func(f filereview.Finding) bool { return f.ID == bug.ID }); n != 1 {
+		t.Fatalf("Remove removed %d, want 1", n)
+	}
+	if fs, v := rs.Findings(snap.URI); len(fs) != 1 || fs[0].ID != doc.ID || v != 5 {
+		t.Fatalf("after Remove: %+v at version %d", fs, v)
+	}
+	if n := rs.Remove("file:///elsewhere.go", func(filereview.Finding) bool { return true }); n != 0 {
+		t.Fatalf("Remove in an unknown document removed %d", n)
+	}
+
+	// Findings hands out a copy.
+	fs, _ = rs.Findings(snap.URI)
+	fs[0].Label = "changed"
+	if got, _, _ := rs.Find(snap.URI, doc.ID); got.Label != "documentation" {
+		t.Fatal("changing the slice Findings returned changed the state")
+	}
+
+	// Forget drops the document's state.
+	rs.Forget(snap.URI)
+	if fs, v := rs.Findings(snap.URI); fs != nil || v != 0 {
+		t.Fatalf("after Forget: %+v at version %d", fs, v)
+	}
+	rs.Forget(snap.URI) // twice is harmless
+}
+
+func TestForgetCancelsRunningReview(t *testing.T) {
+	r := startReviewed(t, []reviewtest.Suggestion{offByOne}, llmtest.Reply{Hang: true})
+	rs := workspace.NewReviews()
+	snap := r.snapshot(t, 1, buggyGo)
+	done := runAsync(t.Context(), rs, snap)
+	if !waitAnalyzeSent(r.fake, 1, wait) {
+		t.Fatal("the analysis request never left")
+	}
+	rs.Forget(snap.URI)
+	if err := await(t, done, "the review"); !errors.Is(err, workspace.ErrStale) {
+		t.Fatalf("the review of a closed document returned %v, want ErrStale", err)
+	}
+	if fs, v := rs.Findings(snap.URI); fs != nil || v != 0 || rs.Running() != 0 {
+		t.Fatalf("the closed document has findings %+v at version %d, %d running", fs, v, rs.Running())
+	}
+}
