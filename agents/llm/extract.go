@@ -117,23 +117,13 @@ func fenced(s string) (string, bool) {
 // skipping strings, or -1 when it is never closed.
 func matchBracket(s string, start int) int {
 	depth := 0
-	inStr, esc := false, false
+	var str stringScan
 	for i := start; i < len(s); i++ {
 		c := s[i]
-		if inStr {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
+		if str.in(c) {
 			continue
 		}
 		switch c {
-		case '"':
-			inStr = true
 		case '{', '[':
 			depth++
 		case '}', ']':
@@ -146,6 +136,28 @@ func matchBracket(s string, start int) int {
 	return -1
 }
 
+// stringScan follows a left-to-right scan of JSON text byte by byte, to
+// tell the bytes of string literals from the structure around them.
+type stringScan struct{ inside, escaped bool }
+
+// in advances the scan past c and reports whether c belongs to a string
+// literal, its quotes included.
+func (q *stringScan) in(c byte) bool {
+	if !q.inside {
+		q.inside = c == '"'
+		return q.inside
+	}
+	switch {
+	case q.escaped:
+		q.escaped = false
+	case c == '\\':
+		q.escaped = true
+	case c == '"':
+		q.inside = false
+	}
+	return true
+}
+
 // removeTrailingCommas drops commas that directly precede a closing
 // bracket, outside strings.
 func removeTrailingCommas(s string) string {
@@ -154,23 +166,12 @@ func removeTrailingCommas(s string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s))
-	inStr, esc := false, false
+	var str stringScan
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if inStr {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
+		if str.in(c) {
 			b.WriteByte(c)
 			continue
-		}
-		if c == '"' {
-			inStr = true
 		}
 		if c == ',' {
 			j := i + 1

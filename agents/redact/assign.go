@@ -624,17 +624,11 @@ var sqlKeywords = []string{"PASSWORD '", "password '", "IDENTIFIED BY '", "ident
 func (r *Redactor) scanSQLPasswords(s *sink) {
 	text := s.text
 	for _, kw := range sqlKeywords {
-		for off := 0; ; {
-			k := strings.Index(text[off:], kw)
-			if k < 0 {
-				break
-			}
-			k += off
-			off = k + len(kw)
+		for k := range indexAll(text, kw) {
 			if k > 0 && isWord(text[k-1]) {
 				continue
 			}
-			if vs, ve, ok := quotedAt(text, off-1); ok {
+			if vs, ve, ok := quotedAt(text, k+len(kw)-1); ok {
 				r.addValue(s, text[vs:ve], vs, ve, true, false)
 			}
 		}

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"iter"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -238,6 +239,20 @@ func urlPasswordLooksReal(pw string) bool {
 	return !(len(pw) <= 5 && allDigits(pw))
 }
 
+// indexAll yields the index of every occurrence of kw in text, left to
+// right. The search resumes after each occurrence, so they do not overlap.
+func indexAll(text, kw string) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for off := 0; ; {
+			k := strings.Index(text[off:], kw)
+			if k < 0 || !yield(off+k) {
+				return
+			}
+			off += k + len(kw)
+		}
+	}
+}
+
 // scanSchemes finds "Bearer <token>" and "Basic <base64>" in headers and
 // code strings, in any letter case. Bearer tokens must look random (16+
 // characters, mixed classes, enough entropy); Basic credentials must
@@ -247,13 +262,8 @@ func scanSchemes(s *sink) {
 	text := s.text
 	for _, kw := range [...]string{"earer", "EARER", "asic", "ASIC"} {
 		bearer := kw[0]|0x20 == 'e'
-		for off := 0; ; {
-			k := strings.Index(text[off:], kw)
-			if k < 0 {
-				break
-			}
-			k += off
-			off = k + len(kw)
+		for k := range indexAll(text, kw) {
+			off := k + len(kw)
 			if k == 0 || text[k-1]|0x20 != 'b' || k > 1 && isAlnum(text[k-2]) {
 				continue
 			}
@@ -311,17 +321,11 @@ func isBasicCredential(b64 string) bool {
 func scanAuthHeaders(s *sink) {
 	text := s.text
 	for _, kw := range [...]string{"uthorization", "UTHORIZATION"} {
-		for off := 0; ; {
-			k := strings.Index(text[off:], kw)
-			if k < 0 {
-				break
-			}
-			k += off
-			off = k + len(kw)
+		for k := range indexAll(text, kw) {
 			if k == 0 || text[k-1]|0x20 != 'a' || k > 1 && isAlnum(text[k-2]) {
 				continue
 			}
-			p := off
+			p := k + len(kw)
 			if p < len(text) && (text[p] == '"' || text[p] == '\'') {
 				p++
 			}
@@ -357,13 +361,8 @@ func scanAuthHeaders(s *sink) {
 func scanCLICredentials(s *sink) {
 	text := s.text
 	for _, flag := range [...]string{"-u", "--user"} {
-		for off := 0; ; {
-			k := strings.Index(text[off:], flag)
-			if k < 0 {
-				break
-			}
-			k += off
-			off = k + len(flag)
+		for k := range indexAll(text, flag) {
+			off := k + len(flag)
 			if k > 0 && !isSpace(text[k-1]) || off >= len(text) || text[off] != ' ' && text[off] != '=' {
 				continue
 			}

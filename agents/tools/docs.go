@@ -3,7 +3,6 @@ package tools
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -36,15 +35,9 @@ var (
 // installed here, so the agent can check a Rust error code or a Go API
 // without network access and without guessing from memory.
 func LocalDocs() agent.Tool {
-	return agent.Tool{
-		Name:        "local_docs",
-		Description: "Look up local documentation: a Rust error code (e.g. E0382, via rustc --explain) or a Go package or symbol (e.g. fmt.Printf, net/http.Client, via go doc). Truncated at 8 KiB.",
-		Parameters:  DocsArgs{},
-		Run: func(ctx context.Context, raw json.RawMessage) (string, error) {
-			a, err := decodeArgs[DocsArgs]("local_docs", raw)
-			if err != nil {
-				return "", err
-			}
+	return newTool("local_docs",
+		"Look up local documentation: a Rust error code (e.g. E0382, via rustc --explain) or a Go package or symbol (e.g. fmt.Printf, net/http.Client, via go doc). Truncated at 8 KiB.",
+		func(ctx context.Context, a DocsArgs) (string, error) {
 			topic := strings.TrimSpace(a.Topic)
 			if topic == "" {
 				return "", errors.New("local_docs needs a topic, e.g. E0382 or fmt.Printf")
@@ -60,8 +53,7 @@ func LocalDocs() agent.Tool {
 				return "", fmt.Errorf(`topic %q may not contain ".."`, topic)
 			}
 			return runDocs(ctx, "go", "doc", topic)
-		},
-	}
+		})
 }
 
 // runDocs runs a documentation command and returns its output, capped at

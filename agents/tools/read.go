@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -24,21 +23,14 @@ const (
 // ReadFile returns the read_file tool: the lines around a 1-based line,
 // numbered so the model can cite them, or the whole file up to MaxOutput.
 func (w Workspace) ReadFile() agent.Tool {
-	return agent.Tool{
-		Name:        "read_file",
-		Description: "Read a workspace file: the lines around a 1-based line (numbered), or the whole file when line is omitted (truncated at 8 KiB).",
-		Parameters:  ReadFileArgs{},
-		Run: func(_ context.Context, raw json.RawMessage) (string, error) {
-			a, err := decodeArgs[ReadFileArgs]("read_file", raw)
-			if err != nil {
-				return "", err
-			}
+	return newTool("read_file",
+		"Read a workspace file: the lines around a 1-based line (numbered), or the whole file when line is omitted (truncated at 8 KiB).",
+		func(_ context.Context, a ReadFileArgs) (string, error) {
 			if a.Path == "" {
 				return "", fmt.Errorf("read_file needs a path")
 			}
 			return w.read(a)
-		},
-	}
+		})
 }
 
 func (w Workspace) read(a ReadFileArgs) (string, error) {

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path"
 	"regexp"
@@ -36,15 +35,9 @@ const MaxResults = 100
 // search over the workspace's text files that skips .git, node_modules,
 // vendor, git-ignored and privacy-listed paths.
 func (w Workspace) SearchWorkspace() agent.Tool {
-	return agent.Tool{
-		Name:        "search_workspace",
-		Description: "Search the workspace's files for text (or an RE2 regular expression when regex is true). Returns path:line: text, at most 100 matches.",
-		Parameters:  SearchArgs{},
-		Run: func(ctx context.Context, raw json.RawMessage) (string, error) {
-			a, err := decodeArgs[SearchArgs]("search_workspace", raw)
-			if err != nil {
-				return "", err
-			}
+	return newTool("search_workspace",
+		"Search the workspace's files for text (or an RE2 regular expression when regex is true). Returns path:line: text, at most 100 matches.",
+		func(ctx context.Context, a SearchArgs) (string, error) {
 			if a.Query == "" {
 				return "", fmt.Errorf("search_workspace needs a query")
 			}
@@ -57,8 +50,7 @@ func (w Workspace) SearchWorkspace() agent.Tool {
 				match = re.MatchString
 			}
 			return w.grep(ctx, match)
-		},
-	}
+		})
 }
 
 // identRE is what find_references accepts: identifiers of the common
@@ -68,15 +60,9 @@ var identRE = regexp.MustCompile(`^[\p{L}_$][\p{L}\p{N}_$]*$`)
 // FindReferences returns the find_references tool: a whole-word search
 // for an identifier, so that "Run" does not match "RunTools".
 func (w Workspace) FindReferences() agent.Tool {
-	return agent.Tool{
-		Name:        "find_references",
-		Description: "Find the lines of the workspace that mention an identifier as a whole word. Returns path:line: text, at most 100 matches.",
-		Parameters:  ReferencesArgs{},
-		Run: func(ctx context.Context, raw json.RawMessage) (string, error) {
-			a, err := decodeArgs[ReferencesArgs]("find_references", raw)
-			if err != nil {
-				return "", err
-			}
+	return newTool("find_references",
+		"Find the lines of the workspace that mention an identifier as a whole word. Returns path:line: text, at most 100 matches.",
+		func(ctx context.Context, a ReferencesArgs) (string, error) {
 			if !identRE.MatchString(a.Identifier) {
 				return "", fmt.Errorf("%q is not an identifier; use search_workspace for other text", a.Identifier)
 			}
@@ -84,8 +70,7 @@ func (w Workspace) FindReferences() agent.Tool {
 			// spelled out.
 			re := regexp.MustCompile(`(?:^|[^\p{L}\p{N}_$])` + regexp.QuoteMeta(a.Identifier) + `(?:$|[^\p{L}\p{N}_$])`)
 			return w.grep(ctx, re.MatchString)
-		},
-	}
+		})
 }
 
 // grep returns the matching lines of every searchable file.
@@ -138,21 +123,14 @@ func (w Workspace) grep(ctx context.Context, match func(string) bool) (string, e
 // ListFiles returns the list_files tool: the files under dir (recursively),
 // optionally filtered by a glob, with the same exclusions as the search.
 func (w Workspace) ListFiles() agent.Tool {
-	return agent.Tool{
-		Name:        "list_files",
-		Description: "List the workspace's files under dir (recursively), optionally filtered by a glob pattern. At most 100 paths.",
-		Parameters:  ListArgs{},
-		Run: func(ctx context.Context, raw json.RawMessage) (string, error) {
-			a, err := decodeArgs[ListArgs]("list_files", raw)
-			if err != nil {
-				return "", err
-			}
+	return newTool("list_files",
+		"List the workspace's files under dir (recursively), optionally filtered by a glob pattern. At most 100 paths.",
+		func(ctx context.Context, a ListArgs) (string, error) {
 			if a.Pattern != "" && !doublestar.ValidatePattern(a.Pattern) {
 				return "", fmt.Errorf("pattern %q is not a valid glob", a.Pattern)
 			}
 			return w.list(ctx, a)
-		},
-	}
+		})
 }
 
 func (w Workspace) list(ctx context.Context, a ListArgs) (string, error) {

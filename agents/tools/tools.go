@@ -14,6 +14,7 @@ package tools
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +24,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/kodustech/kodyls/agents/agent"
 )
 
 // MaxOutput caps every tool's output, in bytes.
@@ -139,12 +142,21 @@ func shorten(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// decodeArgs decodes a tool's JSON arguments, naming the tool in the error
-// the model sees as its observation.
-func decodeArgs[T any](tool string, raw json.RawMessage) (T, error) {
-	var a T
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return a, fmt.Errorf("%s arguments: %w", tool, err)
+// newTool returns the tool name whose JSON arguments decode into A: the
+// schema is inferred from A, and a decoding error, naming the tool, is the
+// observation the model sees instead of a call to run.
+func newTool[A any](name, description string, run func(context.Context, A) (string, error)) agent.Tool {
+	var params A
+	return agent.Tool{
+		Name:        name,
+		Description: description,
+		Parameters:  params,
+		Run: func(ctx context.Context, raw json.RawMessage) (string, error) {
+			var a A
+			if err := json.Unmarshal(raw, &a); err != nil {
+				return "", fmt.Errorf("%s arguments: %w", name, err)
+			}
+			return run(ctx, a)
+		},
 	}
-	return a, nil
 }

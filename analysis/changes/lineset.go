@@ -1,11 +1,10 @@
 package changes
 
 import (
+	"iter"
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/aymanbagabas/go-udiff/lcs"
 )
 
 // span is a half-open range [start, end) of 0-based line indexes.
@@ -98,10 +97,10 @@ func (s *LineSet) add(start, end int) {
 //
 // Editing a large file usually changes a small block, so the common leading
 // and trailing bytes are skipped first with string comparisons, which run
-// at memory speed, and only the lines in between are split and diffed with
-// go-udiff's line LCS (see diffLines for how its bounded search is kept
-// from over-reporting). When the result is not minimal it errs on the side
-// of more lines, which only widens what gets checked.
+// at memory speed, and only the lines in between are split and diffed by
+// the line diff of DiffLines (see script.diff for how go-udiff's bounded
+// search is kept from over-reporting). When the result is not minimal it
+// errs on the side of more lines, which only widens what gets checked.
 func Changed(base, current string) LineSet {
 	var set LineSet
 	if base == current {
@@ -148,153 +147,13 @@ func Changed(base, current string) LineSet {
 	defer putLines(bufB)
 	*bufA = appendLines((*bufA)[:0], base[:len(base)-tail])
 	*bufB = appendLines((*bufB)[:0], current[:len(current)-tail])
-	a, b := *bufA, *bufB
-
-	diffLines(a, b, firstLine, &set, 0)
+	edits := scriptPool.Get().(*script)
+	defer putScript(edits)
+	edits.diff(*bufA, *bufB, firstLine, firstLine, 0)
+	for _, e := range *edits {
+		set.add(e.B0, e.B1)
+	}
 	return set
-}
-
-// anchorThreshold is the number of changed lines above which diffLines
-// suspects go-udiff's bounded search and tries anchoring (see diffLines).
-// Below it the LCS is exact, as go-udiff gives up only past about fifty
-// separate insertions and deletions.
-const anchorThreshold = 32
-
-// maxAnchorDepth bounds the recursion of diffLines through anchored gaps.
-const maxAnchorDepth = 8
-
-// diffLines adds to set the lines of b, numbered from offset, that are not
-// in a longest common subsequence of a and b.
-//
-// go-udiff bounds its LCS search, so many scattered edits (a rename across
-// a file, say) come back as one huge replaced block, which would make every
-// line in it "changed". When the result is large, diffLines therefore also
-// tries a patience-style split: lines that occur exactly once in each text
-// and keep their relative order pin what did not change, and each gap
-// between them is diffed on its own. The smaller of the two answers wins;
-// both are valid, so the result is never worse than go-udiff's alone.
-func diffLines(a, b []string, offset int, set *LineSet, depth int) {
-	// Lines that differ only in their terminators are equal here, which
-	// the byte comparison in Changed could not see.
-	prefix := 0
-	for prefix < len(a) && prefix < len(b) && a[prefix] == b[prefix] {
-		prefix++
-	}
-	suffix := 0
-	for suffix < len(a)-prefix && suffix < len(b)-prefix && a[len(a)-1-suffix] == b[len(b)-1-suffix] {
-		suffix++
-	}
-	a, b = a[prefix:len(a)-suffix], b[prefix:len(b)-suffix]
-	offset += prefix
-
-	switch {
-	case len(b) == 0:
-		return // only deletions (or nothing) remain
-	case len(a) == 0:
-		set.add(offset, offset+len(b))
-		return
-	case len(a) == 1:
-		// A one-line side has an obvious LCS, and anchored gaps are
-		// mostly like this; go-udiff would allocate its search tables for
-		// each of them.
-		k := slices.Index(b, a[0])
-		if k < 0 {
-			set.add(offset, offset+len(b))
-		} else {
-			set.add(offset, offset+k)
-			set.add(offset+k+1, offset+len(b))
-		}
-		return
-	case len(b) == 1:
-		if !slices.Contains(a, b[0]) {
-			set.add(offset, offset+1)
-		}
-		return
-	}
-	diffs := lcs.DiffLines(a, b)
-	changed := 0
-	for _, d := range diffs {
-		changed += d.ReplEnd - d.ReplStart
-	}
-	if changed > anchorThreshold && depth < maxAnchorDepth {
-		var alt LineSet
-		if anchored(a, b, offset, &alt, depth) && alt.Len() < changed {
-			for _, sp := range alt.spans {
-				set.add(sp.start, sp.end)
-			}
-			return
-		}
-	}
-	for _, d := range diffs {
-		set.add(offset+d.ReplStart, offset+d.ReplEnd)
-	}
-}
-
-// anchored diffs a and b around their unique common lines, as described at
-// diffLines, and reports false when there is no such line to anchor on.
-func anchored(a, b []string, offset int, set *LineSet, depth int) bool {
-	// The counts live in a slice indexed through the map, rather than
-	// behind one pointer per line, to keep allocations down.
-	type count struct{ na, nb, ia int }
-	index := make(map[string]int, len(a))
-	counts := make([]count, 0, len(a))
-	for i, l := range a {
-		k, ok := index[l]
-		if !ok {
-			k = len(counts)
-			index[l] = k
-			counts = append(counts, count{})
-		}
-		counts[k].na++
-		counts[k].ia = i
-	}
-	for _, l := range b {
-		if k, ok := index[l]; ok {
-			counts[k].nb++
-		}
-	}
-	// Pairs of positions of unique common lines, in the order of b.
-	type pair struct{ ia, ib int }
-	var pairs []pair
-	for ib, l := range b {
-		if k, ok := index[l]; ok && counts[k].na == 1 && counts[k].nb == 1 {
-			pairs = append(pairs, pair{counts[k].ia, ib})
-		}
-	}
-	if len(pairs) == 0 {
-		return false
-	}
-
-	// The longest run of pairs increasing in a as well (patience sorting)
-	// are the anchors. tails[k] is the index in pairs of the smallest last
-	// element of an increasing run of length k+1; prev links the runs.
-	tails := make([]int, 0, len(pairs))
-	prev := make([]int, len(pairs))
-	for i, p := range pairs {
-		k, _ := slices.BinarySearchFunc(tails, p.ia, func(t, ia int) int { return pairs[t].ia - ia })
-		if k > 0 {
-			prev[i] = tails[k-1]
-		} else {
-			prev[i] = -1
-		}
-		if k == len(tails) {
-			tails = append(tails, i)
-		} else {
-			tails[k] = i
-		}
-	}
-	anchors := make([]pair, len(tails))
-	for i, k := len(tails)-1, tails[len(tails)-1]; i >= 0; i, k = i-1, prev[k] {
-		anchors[i] = pairs[k]
-	}
-
-	pa, pb := 0, 0
-	for _, an := range anchors {
-		diffLines(a[pa:an.ia], b[pb:an.ib], offset+pb, set, depth+1)
-		pa, pb = an.ia+1, an.ib+1
-	}
-	diffLines(a[pa:], b[pb:], offset+pb, set, depth+1)
-	return true
 }
 
 // commonPrefixLen returns the length of the longest common prefix of a and
@@ -333,21 +192,24 @@ func countLines(s string) int {
 	return n
 }
 
-// splitLines returns the lines of text without their terminators. A
-// terminator at the very end does not start another line, so "a\n" and "a"
-// are both one line; line indexes agree with an editor's for every line
-// that has content.
-func splitLines(text string) []string {
+// SplitLines returns the lines of text without their terminators, which
+// are "\n", "\r\n" or "\r" as in Changed. A terminator at the very end does
+// not start another line, so "a\n" and "a" are both one line; line indexes
+// agree with an editor's for every line that has content.
+func SplitLines(text string) []string {
 	if text == "" {
 		return nil
 	}
 	return appendLines(make([]string, 0, countLines(text)+1), text)
 }
 
-// linePool recycles the line slices of Changed, which runs on every
-// keystroke: reusing them spares the garbage collector two slices the size
-// of the file each time.
-var linePool = sync.Pool{New: func() any { return new([]string) }}
+// linePool and scriptPool recycle the line slices and the edit script of
+// Changed, which runs on every keystroke: reusing them spares the garbage
+// collector two slices the size of the file each time.
+var (
+	linePool   = sync.Pool{New: func() any { return new([]string) }}
+	scriptPool = sync.Pool{New: func() any { return new(script) }}
+)
 
 // putLines returns a slice to linePool, cleared so that the pool does not
 // keep old buffer texts alive.
@@ -357,35 +219,47 @@ func putLines(p *[]string) {
 	linePool.Put(p)
 }
 
-// appendLines appends the lines of text, as splitLines returns them, to
+// putScript returns an edit script to scriptPool, emptied. Edits hold no
+// pointers, so there is nothing to clear.
+func putScript(s *script) {
+	*s = (*s)[:0]
+	scriptPool.Put(s)
+}
+
+// appendLines appends the lines of text, as SplitLines returns them, to
 // lines.
 func appendLines(lines []string, text string) []string {
-	if strings.IndexByte(text, '\r') < 0 {
-		// The common case needs one test per byte.
-		from := 0
-		for i := 0; i < len(text); i++ {
-			if text[i] == '\n' {
-				lines = append(lines, text[from:i])
-				from = i + 1
-			}
-		}
-		if from < len(text) {
-			lines = append(lines, text[from:])
-		}
-		return lines
+	for _, l := range Lines(text) {
+		lines = append(lines, l)
 	}
-	for {
-		i := strings.IndexAny(text, "\r\n")
-		if i < 0 {
-			if text != "" {
-				lines = append(lines, text)
+	return lines
+}
+
+// Lines yields the 0-based index and content of each line of text, as
+// SplitLines returns them, without making a slice of them.
+func Lines(text string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		// Most texts have no "\r", and IndexByte finds their line ends
+		// faster than IndexAny, and faster than a loop over the bytes.
+		cr := strings.IndexByte(text, '\r') >= 0
+		for n := 0; text != ""; n++ {
+			var i int
+			if cr {
+				i = strings.IndexAny(text, "\r\n")
+			} else {
+				i = strings.IndexByte(text, '\n')
 			}
-			return lines
+			if i < 0 {
+				yield(n, text)
+				return
+			}
+			if !yield(n, text[:i]) {
+				return
+			}
+			if text[i] == '\r' && i+1 < len(text) && text[i+1] == '\n' {
+				i++
+			}
+			text = text[i+1:]
 		}
-		lines = append(lines, text[:i])
-		if text[i] == '\r' && i+1 < len(text) && text[i+1] == '\n' {
-			i++
-		}
-		text = text[i+1:]
 	}
 }

@@ -107,9 +107,9 @@ func TestSplitLines(t *testing.T) {
 		{"a\r\r\n", []string{"a", ""}},
 	}
 	for _, tt := range tests {
-		got := splitLines(tt.text)
+		got := SplitLines(tt.text)
 		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("splitLines(%q) = %q, want %q", tt.text, got, tt.want)
+			t.Errorf("SplitLines(%q) = %q, want %q", tt.text, got, tt.want)
 		}
 	}
 }
@@ -178,7 +178,7 @@ func TestChangedRandomEdits(t *testing.T) {
 // the whole texts, without any trimming.
 func referenceChanged(base, current string) int {
 	n := 0
-	for _, d := range lcs.DiffLines(splitLines(base), splitLines(current)) {
+	for _, d := range lcs.DiffLines(SplitLines(base), SplitLines(current)) {
 		n += d.ReplEnd - d.ReplStart
 	}
 	return n
@@ -323,14 +323,14 @@ func FuzzChanged(f *testing.F) {
 	f.Add("", "a")
 	f.Fuzz(func(t *testing.T, base, current string) {
 		set := Changed(base, current)
-		cur := splitLines(current)
+		cur := SplitLines(current)
 		var kept []string
 		for i, l := range cur {
 			if !set.Has(i) {
 				kept = append(kept, l)
 			}
 		}
-		if !isSubsequence(kept, splitLines(base)) {
+		if !isSubsequence(kept, SplitLines(base)) {
 			t.Fatalf("unchanged lines %q are not a subsequence of the base", kept)
 		}
 		for _, l := range set.Lines() {

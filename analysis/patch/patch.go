@@ -30,6 +30,8 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+
+	"github.com/kodustech/kodyls/analysis/changes"
 )
 
 // DefaultContext is the number of unchanged lines shown around a change, as
@@ -158,7 +160,8 @@ func (p FilePatch) HunkAt(line int) (int, bool) {
 // clear Untracked.)
 //
 // Lines are compared without their terminators, so converting line endings
-// or adding or removing the final newline changes nothing; see splitLines.
+// or adding or removing the final newline changes nothing; see
+// changes.SplitLines.
 func Diff(path, base, current string, context int) FilePatch {
 	p := FilePatch{Path: path, Untracked: base == ""}
 	for _, h := range allHunks(path, base, current, context) {
@@ -175,8 +178,8 @@ func allHunks(path, base, current string, context int) []Hunk {
 	if context < 0 {
 		context = DefaultContext
 	}
-	a, b := splitLines(base), splitLines(current)
-	edits := diffLines(a, b)
+	a, b := changes.SplitLines(base), changes.SplitLines(current)
+	edits := changes.DiffLines(a, b)
 	if len(edits) == 0 {
 		return nil
 	}
@@ -188,16 +191,16 @@ func allHunks(path, base, current string, context int) []Hunk {
 		// Edits separated by at most 2*context unchanged lines share a hunk,
 		// whose context would otherwise overlap.
 		j := i + 1
-		for j < len(edits) && edits[j].a0-edits[j-1].a1 <= 2*context {
+		for j < len(edits) && edits[j].A0-edits[j-1].A1 <= 2*context {
 			j++
 		}
 		first, last := edits[i], edits[j-1]
 		// The unchanged lines before the first edit and after the last one
 		// are the same on both sides, so one count serves both.
-		before := min(context, first.a0)
-		after := min(context, len(a)-last.a1)
-		oldFrom, newFrom := first.a0-before, first.b0-before
-		oldTo, newTo := last.a1+after, last.b1+after
+		before := min(context, first.A0)
+		after := min(context, len(a)-last.A1)
+		oldFrom, newFrom := first.A0-before, first.B0-before
+		oldTo, newTo := last.A1+after, last.B1+after
 
 		h := Hunk{OldLines: oldTo - oldFrom, NewLines: newTo - newFrom}
 		h.OldStart, h.NewStart = oldFrom, newFrom
@@ -207,7 +210,7 @@ func allHunks(path, base, current string, context int) []Hunk {
 		if h.NewLines > 0 {
 			h.NewStart++
 		}
-		h.Lines = make([]Line, 0, (oldTo-oldFrom)+(last.b1-first.b0))
+		h.Lines = make([]Line, 0, (oldTo-oldFrom)+(last.B1-first.B0))
 		ai, bi := oldFrom, newFrom
 		unchanged := func(toA int) {
 			for ; ai < toA; ai, bi = ai+1, bi+1 {
@@ -215,11 +218,11 @@ func allHunks(path, base, current string, context int) []Hunk {
 			}
 		}
 		for _, e := range edits[i:j] {
-			unchanged(e.a0)
-			for ; ai < e.a1; ai++ {
+			unchanged(e.A0)
+			for ; ai < e.A1; ai++ {
 				h.Lines = append(h.Lines, Line{Kind: '-', Text: a[ai], OldLine: ai + 1})
 			}
-			for ; bi < e.b1; bi++ {
+			for ; bi < e.B1; bi++ {
 				h.Lines = append(h.Lines, Line{Kind: '+', Text: b[bi], NewLine: bi + 1})
 			}
 		}
@@ -231,13 +234,13 @@ func allHunks(path, base, current string, context int) []Hunk {
 		// leading context. Lines above the previous search point were
 		// searched already.
 		if isHeading != nil {
-			for k := first.b0 - 1; k >= scanned; k-- {
+			for k := first.B0 - 1; k >= scanned; k-- {
 				if isHeading(b[k]) {
 					section = headingText(b[k])
 					break
 				}
 			}
-			scanned = max(scanned, first.b0)
+			scanned = max(scanned, first.B0)
 			h.Section = section
 		}
 		hunks = append(hunks, h)

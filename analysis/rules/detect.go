@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/kodustech/kodyls/analysis/changes"
 )
 
 // DetectorRegex is the only detector type so far: a regular expression
@@ -228,39 +230,15 @@ func compareViolations(a, b Violation) int {
 }
 
 // forEachLine calls fn with the 0-based index and content of every line of
-// text, without its terminator. A terminator at the very end does not start
-// another line, but an empty text is one empty line, as an editor shows it.
+// text, without its terminator, as changes.Lines yields them: a terminator
+// at the very end does not start another line. An empty text, though, is
+// one empty line, as an editor shows it.
 func forEachLine(text string, fn func(n int, line string)) {
-	n := 0
-	if strings.IndexByte(text, '\r') < 0 {
-		// Without "\r" a line ends at "\n" only, and IndexByte is much
-		// faster than IndexAny on the many short lines of source code.
-		for {
-			i := strings.IndexByte(text, '\n')
-			if i < 0 {
-				if text != "" || n == 0 {
-					fn(n, text)
-				}
-				return
-			}
-			fn(n, text[:i])
-			n++
-			text = text[i+1:]
-		}
+	if text == "" {
+		fn(0, "")
+		return
 	}
-	for {
-		i := strings.IndexAny(text, "\r\n")
-		if i < 0 {
-			if text != "" || n == 0 {
-				fn(n, text)
-			}
-			return
-		}
-		fn(n, text[:i])
-		n++
-		if text[i] == '\r' && i+1 < len(text) && text[i+1] == '\n' {
-			i++
-		}
-		text = text[i+1:]
+	for n, line := range changes.Lines(text) {
+		fn(n, line)
 	}
 }

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/kodustech/kodyls/analysis/kodusconfig/yamlpos"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -111,26 +111,6 @@ func isDelimiter(line []byte) bool {
 	return string(bytes.TrimRight(line, " \t\r")) == "---"
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// yamlParserProblems are the messages of the YAML library's parser (as
-// opposed to its scanner). The library reports the parser's 0-based line
-// numbers as they are but adds one to the scanner's, so the two kinds need
-// telling apart to point at the right line.
-var yamlParserProblems = map[string]bool{
-	"did not find expected <stream-start>":   true,
-	"did not find expected <document start>": true,
-	"found undefined tag handle":             true,
-	"did not find expected node content":     true,
-	"did not find expected '-' indicator":    true,
-	"did not find expected key":              true,
-	"did not find expected ',' or ']'":       true,
-	"did not find expected ',' or '}'":       true,
-	"found duplicate %YAML directive":        true,
-	"found incompatible YAML document":       true,
-	"found duplicate %TAG directive":         true,
-}
-
 var yamlAnchorRE = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
 
 // yamlErrorPosition turns an error of the YAML library into a 1-based line
@@ -138,18 +118,11 @@ var yamlAnchorRE = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`
 // library omits the line when it is the first one, and reports some errors
 // with no line at all; those are located in the source where possible.
 func yamlErrorPosition(err error, fm []byte) (int, string) {
-	s := err.Error()
-	if m := yamlLineRE.FindStringSubmatch(s); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		if yamlParserProblems[m[2]] {
-			n++
-		}
-		if lines := bytes.Count(fm, []byte("\n")) + 1; n > lines {
-			n = lines
-		}
-		n = max(n, 1)
-		return n, m[2] + yamlHint(m[2], fm, n)
+	if n, msg, ok := yamlpos.LibraryLine(err); ok {
+		n = min(max(n, 1), bytes.Count(fm, []byte("\n"))+1)
+		return n, msg + yamlHint(msg, fm, n)
 	}
+	s := err.Error()
 	if m := yamlAnchorRE.FindStringSubmatch(s); m != nil {
 		msg := fmt.Sprintf("unknown alias *%s (no anchor &%s defined before it); quote the value if the \"*\" is meant literally", m[1], m[1])
 		for i, l := range strings.Split(string(fm), "\n") {
@@ -202,22 +175,13 @@ func (d *decoder) errAt(n *yaml.Node, format string, args ...any) *LoadError {
 	return &LoadError{File: d.file, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)}
 }
 
-// resolve follows aliases, which the YAML library leaves unexpanded in a
-// node tree. The depth limit guards against alias cycles.
-func resolve(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 16; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
 func (d *decoder) decodeFrontMatter(doc *yaml.Node, r *Rule) *LoadError {
 	root := doc
 	if root.Kind == yaml.DocumentNode {
 		if len(root.Content) == 0 {
 			root = nil
 		} else {
-			root = resolve(root.Content[0])
+			root = yamlpos.Deref(root.Content[0])
 		}
 	}
 	if root == nil || root.Kind == 0 || (root.Kind == yaml.ScalarNode && root.Tag == "!!null") {
@@ -230,7 +194,7 @@ func (d *decoder) decodeFrontMatter(doc *yaml.Node, r *Rule) *LoadError {
 	seen := map[string]*yaml.Node{}
 	var titleSeen bool
 	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], resolve(root.Content[i+1])
+		k, v := root.Content[i], yamlpos.Deref(root.Content[i+1])
 		key := strings.ToLower(strings.TrimSpace(k.Value))
 		if prev, ok := seen[key]; ok {
 			return d.errAt(k, "duplicate key %q (first set on line %d); keep only one", k.Value, prev.Line+frontMatterFirstLine-1)
@@ -373,7 +337,7 @@ func (d *decoder) stringList(k, v *yaml.Node, name string) ([]string, *LoadError
 	case yaml.SequenceNode:
 		out := make([]string, 0, len(v.Content))
 		for _, item := range v.Content {
-			item = resolve(item)
+			item = yamlpos.Deref(item)
 			if item == nil || item.Kind != yaml.ScalarNode {
 				return nil, d.errAt(valueOrKey(v, item), "every entry of %s must be a single value, not a %s", name, kindName(item))
 			}
@@ -429,7 +393,7 @@ func (d *decoder) detector(k, v *yaml.Node, r *Rule) *LoadError {
 		seen                          = map[string]*yaml.Node{}
 	)
 	for i := 0; i+1 < len(v.Content); i += 2 {
-		dk, dv := v.Content[i], resolve(v.Content[i+1])
+		dk, dv := v.Content[i], yamlpos.Deref(v.Content[i+1])
 		key := strings.ToLower(strings.TrimSpace(dk.Value))
 		if prev, ok := seen[key]; ok {
 			return d.errAt(dk, "duplicate detector key %q (first set on line %d); keep only one", dk.Value, prev.Line+frontMatterFirstLine-1)

@@ -1,7 +1,9 @@
 // Package yamlpos holds the YAML helpers the readers of kodus-config.yml
 // share (package kodusconfig for the review settings, package prompts for
-// v2PromptOverrides): following aliases, naming node kinds in messages, and
-// turning the YAML library's errors into the right 1-based line.
+// v2PromptOverrides), some of which the front matter of Kody Rules files
+// (package rules) uses too: following aliases, naming node kinds in
+// messages, and turning the YAML library's errors into the right 1-based
+// line.
 package yamlpos
 
 import (
@@ -66,21 +68,37 @@ var yamlParserProblems = map[string]bool{
 	"found undefined tag handle":             true,
 }
 
-// ErrorLine turns an error of the YAML library into a 1-based line and
-// a message without the library's prefix. The library leaves the line out
-// when it is the first one.
-func ErrorLine(err error, data []byte) (int, string) {
-	s := err.Error()
-	m := yamlLineRE.FindStringSubmatch(s)
+// LibraryLine returns the line an error of the YAML library names, made
+// 1-based for the parser's problems too, and the message without the
+// library's prefix. ok is false when the error names no line: the library
+// leaves the line out when it is the first one, and some errors have none.
+//
+// For a parser problem the line is where the enclosing construct starts,
+// which can be far above the offending line; ErrorLine finds the latter.
+func LibraryLine(err error) (line int, msg string, ok bool) {
+	m := yamlLineRE.FindStringSubmatch(err.Error())
 	if m == nil {
-		return 1, strings.TrimPrefix(s, "yaml: ")
+		return 0, "", false
 	}
 	n, _ := strconv.Atoi(m[1])
 	if yamlParserProblems[m[2]] {
-		n = parserProblemLine(data, n+1, m[2])
+		n++
+	}
+	return n, m[2], true
+}
+
+// ErrorLine turns an error of the YAML library into a 1-based line of data
+// and a message without the library's prefix.
+func ErrorLine(err error, data []byte) (int, string) {
+	n, msg, ok := LibraryLine(err)
+	if !ok {
+		return 1, strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	if yamlParserProblems[msg] {
+		n = parserProblemLine(data, n, msg)
 	}
 	lines := strings.Count(string(data), "\n") + 1
-	return min(max(n, 1), lines), m[2]
+	return min(max(n, 1), lines), msg
 }
 
 // parserProblemLine finds the line of a parser problem. The library reports
