@@ -26,11 +26,11 @@ func (s *Server) codeAction(_ context.Context, p *protocol.CodeActionParams) ([]
 		var rd reviewData
 		if json.Unmarshal(d.Data, &rd) == nil && rd.Kind == liveReviewKind {
 			actions = append(actions, s.reviewCodeActions(p.TextDocument.URI, d, rd)...)
+		} else if src, _ := d.Source.Get(); src != diagnosticSource {
 			continue
 		}
-		if src, _ := d.Source.Get(); src != diagnosticSource {
-			continue
-		}
+		// A Kody Rule's violation, found by its detector or by the model,
+		// opens the rule.
 		var data diagnosticData
 		if json.Unmarshal(d.Data, &data) != nil || data.Rule == "" || seen[data.Rule] {
 			continue

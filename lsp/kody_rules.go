@@ -238,8 +238,34 @@ func (s *Server) ruleViolations() *contract.RuleViolations {
 					Start: toProtocol(doc.PositionAt(start+v.Start, s.encoding)),
 					End:   toProtocol(doc.PositionAt(start+v.End, s.encoding)),
 				},
-				Match:   v.Match,
-				Version: version,
+				Match:     v.Match,
+				Version:   version,
+				CheckedBy: contract.CheckedByDetector,
+				ID:        v.ID,
+			})
+		}
+		// The violations the model found at the last review, moved with
+		// the edits since.
+		findings, fversion := s.reviews.Findings(string(od.uri))
+		if fversion != doc.Version() {
+			continue
+		}
+		for _, f := range findings {
+			if f.RuleID == "" {
+				continue
+			}
+			g := groups[f.RuleID]
+			if g == nil {
+				r, _ := s.findRule(f.RuleID)
+				if r == nil {
+					continue // the rule was removed since the review
+				}
+				g = &contract.ViolationGroup{Rule: contract.RuleInfo{UUID: r.UUID, Title: r.Title, Severity: string(r.Severity), File: r.File}}
+				groups[f.RuleID] = g
+			}
+			g.Violations = append(g.Violations, contract.ViolationInfo{
+				URI: od.uri, Range: s.spanRange(doc, f.Span), Match: f.ExistingCode, Version: fversion,
+				CheckedBy: contract.CheckedByModel, ID: f.ID, Message: f.SuggestionContent,
 			})
 		}
 	}

@@ -29,10 +29,12 @@ import (
 // liveReviewKind marks review diagnostics in Diagnostic.data.
 const liveReviewKind = "review"
 
-// reviewData is carried in a review diagnostic's data.
+// reviewData is carried in a review diagnostic's data. Rule is set for a
+// Kody Rule violation the model found.
 type reviewData struct {
 	ID   string `json:"id"`
 	Kind string `json:"kind"`
+	Rule string `json:"rule,omitempty"`
 }
 
 // armIdleReview (re)starts the idle timer of a buffer the user edited, when
@@ -162,7 +164,7 @@ func (s *Server) reviewDiagnostics(snap *workspace.Snapshot, doc *textdoc.Docume
 	}
 	out := make([]protocol.Diagnostic, 0, len(findings))
 	for _, f := range findings {
-		data, _ := json.Marshal(reviewData{ID: f.ID, Kind: liveReviewKind})
+		data, _ := json.Marshal(reviewData{ID: f.ID, Kind: liveReviewKind, Rule: f.RuleID})
 		level := f.Severity
 		if level == "" {
 			level = "medium"
@@ -171,10 +173,14 @@ func (s *Server) reviewDiagnostics(snap *workspace.Snapshot, doc *textdoc.Docume
 		if f.SuggestionContent != "" && f.SuggestionContent != msg {
 			msg += "\n\n" + f.SuggestionContent
 		}
+		code := f.Label
+		if f.RuleID != "" {
+			code = f.RuleID // a Kody Rule violation: the rule's id, as for detectors
+		}
 		d := protocol.Diagnostic{
 			Range:    s.spanRange(doc, f.Span),
 			Severity: severity(snap.Settings.Severity, level),
-			Code:     protocol.String(f.Label),
+			Code:     protocol.String(code),
 			Source:   protocol.NewOptional(diagnosticSource),
 			Message:  protocol.String(msg),
 			Data:     data,

@@ -26,6 +26,7 @@ import (
 	"github.com/kodustech/kodyls/analysis/gate"
 	"github.com/kodustech/kodyls/analysis/patch"
 	"github.com/kodustech/kodyls/analysis/review"
+	"github.com/kodustech/kodyls/analysis/rules"
 	"github.com/kodustech/kodyls/prompts"
 )
 
@@ -49,8 +50,12 @@ type Reviewer struct {
 	// Model, RulesKey and PromptsKey are part of the cache key: a different
 	// model, rule set or prompt version reviews again.
 	Model, RulesKey, PromptsKey string
-	// Rules are passed to the analysis so it does not contradict them.
-	Rules []prompts.RuleRef
+	// Rules are the workspace's Kody Rules. Those that apply to a file and
+	// are checked by the model (see ModelRules) go with its review: the
+	// analysis is told not to contradict them, and the pipeline's Kody
+	// Rules check reports their violations. Rules with a local detector
+	// never reach the model.
+	Rules []*rules.Rule
 	// Context is the number of unchanged lines around a change
 	// (patch.DefaultContext when 0).
 	Context int
@@ -169,7 +174,7 @@ func (r *Reviewer) reviewHunks(ctx context.Context, in Input, fp patch.FilePatch
 		Language: in.Language,
 		Content:  in.Current,
 		Patch:    fp.RenderHunks(hunks),
-		Rules:    r.Rules,
+		Rules:    RuleRefs(ModelRules(r.Rules, in.Path, in.Language)),
 	})
 	if err != nil {
 		return nil, err

@@ -39,29 +39,49 @@ func ForWorkspace(w Workspace) (*Reviewer, []string) {
 	for _, p := range pp {
 		problems = append(problems, p.String())
 	}
-	refs := RuleRefs(w.Rules)
+	refs := RuleRefs(ModelRules(w.Rules, "", ""))
 	r := &Reviewer{
 		Gate:       g,
 		Cache:      w.Cache,
 		RulesKey:   RulesKey(refs),
 		PromptsKey: PromptsKey(set),
-		Rules:      refs,
+		Rules:      w.Rules,
 		Log:        w.Log,
 	}
 	if w.Gateway != nil {
 		r.Model = w.Gateway.Model(llm.TaskReview)
-		r.Pipeline = review.New(w.Gateway, review.Options{Prompts: set, Config: cfg, Logger: w.Log})
+		if len(refs) > 0 {
+			// The rules are checked by the rules model: another one
+			// checks again.
+			r.RulesKey += "@" + w.Gateway.Model(llm.TaskRules)
+		}
+		r.Pipeline = review.New(w.Gateway, review.Options{Prompts: set, Config: cfg, Logger: w.Log, KodyRules: true})
 	}
 	return r, problems
 }
 
-// RuleRefs turns the enabled file-scope rules into what the prompts show.
+// ModelRules are the rules the model checks for the file at path: enabled,
+// file scope, matching the file's path and language, with no local
+// detector (those run on every keystroke and never reach the model). An
+// empty path selects every such rule regardless of globs and language.
+func ModelRules(rs []*rules.Rule, path, language string) []*rules.Rule {
+	var out []*rules.Rule
+	for _, r := range rs {
+		if r.Detector != nil || !r.Enabled || r.Scope != rules.ScopeFile {
+			continue
+		}
+		if path != "" && (!r.AppliesTo(path) || !r.AppliesToLanguage(language)) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// RuleRefs turns rules into what the prompts show, in order.
 func RuleRefs(rs []*rules.Rule) []prompts.RuleRef {
 	var out []prompts.RuleRef
 	for _, r := range rs {
-		if !r.Enabled || r.Scope != rules.ScopeFile {
-			continue
-		}
 		ref := prompts.RuleRef{UUID: r.UUID, Title: r.Title, Severity: string(r.Severity), Instructions: r.Instructions}
 		for _, e := range r.Examples {
 			if e.Kind == "" {

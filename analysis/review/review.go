@@ -107,6 +107,9 @@ type Suggestion struct {
 	// DuplicateOf is set by Cluster on the other members of a cluster: the
 	// primary's ID.
 	DuplicateOf string
+	// RuleID is the UUID of the Kody Rule a rule suggestion reports a
+	// violation of; "" for the analysis' own suggestions.
+	RuleID string `json:",omitempty"`
 }
 
 // DuplicateRef points at a suggestion that repeats a cluster's primary.
@@ -162,8 +165,13 @@ type Options struct {
 	// Config is the workspace's kodus-config.yml; its zero value means
 	// kodusconfig.Default().
 	Config kodusconfig.Config
-	// Rules checks the Kody Rules; nil skips them.
+	// Rules checks the Kody Rules. Nil with KodyRules set uses the
+	// pipeline's own check (kodyrules_check and kodyrules_guardian); nil
+	// without it skips them.
 	Rules RulesHook
+	// KodyRules turns on the model check of the Kody Rules given in
+	// FileInput.Rules when Rules is nil.
+	KodyRules bool
 	// Logger receives the stages' warnings; nil discards them.
 	Logger *slog.Logger
 	// Language is the natural language of the suggestions' text, e.g.
@@ -196,6 +204,9 @@ type Pipeline struct {
 // New returns a pipeline that calls the model through g.
 func New(g *llm.Gateway, o Options) *Pipeline {
 	p := &Pipeline{g: g, prompts: o.Prompts, cfg: o.Config, rules: o.Rules, log: o.Logger, lang: o.Language}
+	if p.rules == nil && o.KodyRules {
+		p.rules = kodyRules{p}
+	}
 	if p.prompts == nil {
 		p.prompts = prompts.Builtin()
 	}

@@ -18,15 +18,25 @@ import (
 	"github.com/kodustech/kodyls/lsp/lsptest"
 )
 
+// modelRule is a Kody Rule without a detector: only the model checks it.
+const modelRule = "---\ntitle: Print through the logger\nuuid: print-through-logger\nseverity: high\npath: \"**/*.go\"\n---\n## Instructions\nCommands print through the logger, never with fmt.\n"
+
 // TestEditorAndCLIFindTheSame: for the same change, rules and scripted
 // endpoint, `kodyls review` and the editor report the same findings — the
-// same ids on the same lines — and a suggestion dismissed in the editor is
-// gone from both.
+// same ids on the same lines, whether a rule's detector, the model's review
+// or the model's check of a rule found them — and a suggestion dismissed in
+// the editor is gone from both.
 func TestEditorAndCLIFindTheSame(t *testing.T) {
 	fake := llmtest.NewServer()
 	defer fake.Close()
 	reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
+	reviewtest.Rules(fake, llmtest.PromptContains("main.go"), reviewtest.RuleViolation{
+		Rule: 1, Reason: "main prints with fmt.", ExistingCode: "fmt.Println(total(nil))", ImprovedCode: "log.Print(total(nil))",
+		OneSentenceSummary: "print through the logger", RelevantLinesStart: 14, RelevantLinesEnd: 14,
+	})
+	reviewtest.Rules(fake, nil)
 	repo := changedRepo(t)
+	repo.Write(map[string]string{".kody/rules/logger.md": modelRule})
 	// An untracked file is checked whole by both.
 	repo.Write(map[string]string{"extra.go": "package main\n\nimport \"fmt\"\n\nfunc extra() {\n\tfmt.Println(\"é\", 1)\n}\n"})
 	dataDir := filepath.Join(t.TempDir(), "data")
@@ -54,8 +64,8 @@ func TestEditorAndCLIFindTheSame(t *testing.T) {
 		return got
 	}
 	fromCLI := cli()
-	if len(fromCLI) != 4 {
-		t.Fatalf("kodyls review found %d findings in %v, want 4 (a rule violation and a review finding in each):\n%s", len(fromCLI), files, strings.Join(fromCLI, "\n"))
+	if len(fromCLI) != 5 {
+		t.Fatalf("kodyls review found %d findings in %v, want 5 (a detector violation and a review finding in each, the model rule's violation in main.go):\n%s", len(fromCLI), files, strings.Join(fromCLI, "\n"))
 	}
 
 	// The editor, with its own store so that nothing comes from the CLI's
@@ -97,6 +107,33 @@ func TestEditorAndCLIFindTheSame(t *testing.T) {
 		t.Fatalf("the editor and kodyls review disagree\nCLI:\n  %s\neditor:\n  %s", strings.Join(fromCLI, "\n  "), strings.Join(fromEditor, "\n  "))
 	}
 
+	// The model's violation of the rule is a Kody Rule diagnostic (code the
+	// rule's id) and is listed in the violations panel with the detector's.
+	var ruleDiag *protocol.Diagnostic
+	for _, d := range byID {
+		if d.Code == protocol.String("print-through-logger") {
+			ruleDiag = &d
+		}
+	}
+	if ruleDiag == nil {
+		t.Fatalf("no diagnostic with code print-through-logger in main.go: %v", fromEditor)
+	}
+	var panel contract.RuleViolations
+	if err := s.ExecuteCommand(contract.CommandRuleViolations, nil, &panel); err != nil {
+		t.Fatal(err)
+	}
+	checkedBy := map[string]string{}
+	for _, g := range panel.Groups {
+		for _, v := range g.Violations {
+			if strings.HasSuffix(string(v.URI), "/main.go") {
+				checkedBy[g.Rule.UUID] = v.CheckedBy
+			}
+		}
+	}
+	if checkedBy["print-through-logger"] != contract.CheckedByModel || checkedBy[printlnRule] != contract.CheckedByDetector {
+		t.Fatalf("violations panel for main.go: %+v", panel.Groups)
+	}
+
 	// Dismiss the review finding in the editor: it goes away there, and
 	// `kodyls review` on the same store no longer reports it either.
 	var reviewID string
@@ -117,7 +154,7 @@ func TestEditorAndCLIFindTheSame(t *testing.T) {
 	s.Shutdown()
 	env[2] = editorEnv[2] // the editor's store, where the dismissal is
 	afterCLI := cli()
-	if len(afterEditor) != 3 || !slices.Equal(afterCLI, afterEditor) {
+	if len(afterEditor) != 4 || !slices.Equal(afterCLI, afterEditor) {
 		t.Fatalf("after dismissing %s\nCLI:\n  %s\neditor:\n  %s", reviewID, strings.Join(afterCLI, "\n  "), strings.Join(afterEditor, "\n  "))
 	}
 }

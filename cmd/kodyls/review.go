@@ -88,7 +88,11 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		}
 	}
 	folder := svc.Folder(root)
-	_, ruleErrs := folder.Reload(ctx)
+	loaded, ruleErrs := folder.Reload(ctx)
+	ruleTitles := map[string]string{}
+	for _, r := range loaded {
+		ruleTitles[r.UUID] = r.Title
+	}
 	for _, le := range ruleErrs {
 		rep.Notes = append(rep.Notes, "broken Kody Rule: "+le.Error())
 	}
@@ -128,7 +132,7 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	}
 	for _, fr := range results {
 		for _, f := range fr.Findings {
-			rep.Findings = append(rep.Findings, reviewFinding(fr.Path, texts[fr.Path], f))
+			rep.Findings = append(rep.Findings, reviewFinding(fr.Path, texts[fr.Path], f, ruleTitles))
 		}
 	}
 	rep.Sort()
@@ -273,7 +277,9 @@ func lineStart(text string, line int) int {
 	return off
 }
 
-func reviewFinding(rel, text string, f filereview.Finding) report.Finding {
+// reviewFinding reports a finding of the model review; a Kody Rule
+// violation the model found carries its rule.
+func reviewFinding(rel, text string, f filereview.Finding, ruleTitles map[string]string) report.Finding {
 	sp := anchor.Lines(text, f.Span)
 	out := report.Finding{
 		ID: f.ID, Source: report.SourceReview, File: rel,
@@ -281,6 +287,7 @@ func reviewFinding(rel, text string, f filereview.Finding) report.Finding {
 		StartColumn: colAt(text, sp.Start), EndColumn: colAt(text, sp.End),
 		Severity: f.Severity, Label: f.Label, Summary: f.OneSentenceSummary, Message: f.SuggestionContent,
 		ExistingCode: f.ExistingCode, ImprovedCode: f.ImprovedCode, DuplicateOf: f.DuplicateOf,
+		RuleID: f.RuleID, RuleTitle: ruleTitles[f.RuleID],
 	}
 	if out.Severity == "" {
 		out.Severity = "medium"

@@ -115,9 +115,21 @@ type RuleInfo struct {
 type ViolationInfo struct {
 	URI     uri.URI        `json:"uri"`
 	Range   protocol.Range `json:"range"`
-	Match   string         `json:"match" jsonschema:"the text the detector matched"`
+	Match   string         `json:"match" jsonschema:"the text the detector matched, or the code the model pointed at"`
 	Version int32          `json:"version" jsonschema:"the buffer version the violation was found in"`
+	// CheckedBy is CheckedByDetector or CheckedByModel.
+	CheckedBy string `json:"checkedBy" jsonschema:"detector (the rule's regex, on every keystroke) or model (the review on save)"`
+	// ID is the diagnostic's data.id.
+	ID string `json:"id" jsonschema:"the diagnostic's data.id"`
+	// Message is the model's explanation, for violations it found.
+	Message string `json:"message,omitempty" jsonschema:"the model's explanation of the violation"`
 }
+
+// How a violation was found.
+const (
+	CheckedByDetector = "detector"
+	CheckedByModel    = "model"
+)
 
 // RuleError is a rule file that failed to load. Line is 1-based.
 type RuleError struct {

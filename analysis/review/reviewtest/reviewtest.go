@@ -57,3 +57,37 @@ func Script(s *llmtest.Server, suggestions []Suggestion, analyze ...llmtest.Repl
 		Implemented: s.On(llmtest.SchemaName(review.SchemaImplemented), llmtest.JSON(map[string]any{"codeSuggestions": notDone})),
 	}
 }
+
+// RuleViolation is what the model's Kody Rules check returns for one
+// violation. Rule is the 1-based position of the rule in the prompt.
+type RuleViolation struct {
+	Rule               int    `json:"rule"`
+	Reason             string `json:"reason"`
+	SuggestionContent  string `json:"suggestionContent"`
+	ExistingCode       string `json:"existingCode"`
+	ImprovedCode       string `json:"improvedCode"`
+	OneSentenceSummary string `json:"oneSentenceSummary"`
+	RelevantLinesStart int    `json:"relevantLinesStart"`
+	RelevantLinesEnd   int    `json:"relevantLinesEnd"`
+}
+
+// RuleScripts are the fake endpoint's scripts for the Kody Rules stages.
+type RuleScripts struct {
+	Check, Guardian *llmtest.Script
+}
+
+// Rules makes every Kody Rules check on s whose prompt matches m (any
+// check when m is nil) report the given violations, and the guardian keep
+// every standard suggestion.
+func Rules(s *llmtest.Server, m llmtest.Matcher, violations ...RuleViolation) RuleScripts {
+	if m == nil {
+		m = llmtest.Any()
+	}
+	if violations == nil {
+		violations = []RuleViolation{}
+	}
+	return RuleScripts{
+		Check:    s.On(llmtest.All(llmtest.SchemaName(review.SchemaKodyRules), m), llmtest.JSON(map[string]any{"violations": violations})),
+		Guardian: s.On(llmtest.SchemaName(review.SchemaGuardian), llmtest.JSON(map[string]any{"decisions": []any{}})),
+	}
+}

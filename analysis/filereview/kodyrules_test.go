@@ -1,0 +1,102 @@
+package filereview
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/review"
+	"github.com/kodustech/kodyls/analysis/review/reviewtest"
+	"github.com/kodustech/kodyls/analysis/rules"
+)
+
+func mustRule(t *testing.T, file, text string) *rules.Rule {
+	t.Helper()
+	r, err := rules.Parse(file, []byte(text))
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return r
+}
+
+// TestKodyRulesCheckedByTheModel: the model judges only the rules that
+// apply to the file and have no detector, names them by position, and an
+// index outside the list is dropped; the violation carries the rule's id
+// and severity, and an unchanged hunk costs no second call.
+func TestKodyRulesCheckedByTheModel(t *testing.T) {
+	goRule := mustRule(t, ".kody/rules/repo.md", "---\ntitle: Use the repository for database access\nuuid: rule-repo\nseverity: critical\npath: \"**/*.go\"\n---\n## Instructions\nHandlers must not call sql.DB directly.\n")
+	tsRule := mustRule(t, ".kody/rules/ts.md", "---\ntitle: No any in TypeScript\nuuid: rule-ts\nseverity: high\npath: \"**/*.ts\"\n---\nNever use the any type.\n")
+	detRule := mustRule(t, ".kody/rules/println.md", "---\ntitle: No fmt.Println anywhere\nuuid: rule-det\nseverity: low\ndetector:\n  type: regex\n  pattern: 'fmt\\.Println'\n---\nUse the logger.\n")
+
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, nil)
+	scripts := reviewtest.Rules(fake, nil,
+		reviewtest.RuleViolation{Rule: 1, Reason: "The handler queries the database directly.", ExistingCode: "rows, _ := db.Query(q)",
+			ImprovedCode: "rows, _ := repo.Find(q)", OneSentenceSummary: "go through the repository", RelevantLinesStart: 5, RelevantLinesEnd: 5},
+		reviewtest.RuleViolation{Rule: 7, Reason: "a rule that was never listed", ExistingCode: "return rows", RelevantLinesStart: 6, RelevantLinesEnd: 6},
+	)
+	g, err := llm.New(llm.Config{BaseURL: fake.URL, Model: "fake-model", MaxRetries: -1, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	r, problems := ForWorkspace(Workspace{Root: t.TempDir(), Gateway: g, Cache: &memCache{m: map[string][]byte{}},
+		Rules: []*rules.Rule{goRule, tsRule, detRule}})
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	ctx := context.Background()
+
+	base := "package demo\n\nfunc handler(db *DB, q string) {\n\t_ = q\n}\n"
+	current := "package demo\n\nfunc handler(db *DB, q string) {\n\t_ = q\n\trows, _ := db.Query(q)\n\treturn rows\n}\n"
+	res, err := r.Review(ctx, Input{Path: "api/handler.go", Language: "go", Base: base, Current: current})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) != 1 {
+		t.Fatalf("findings %+v, degraded %v", res.Findings, res.Degraded)
+	}
+	f := res.Findings[0]
+	if f.RuleID != "rule-repo" || f.Label != review.LabelKodyRules || f.Severity != "critical" || f.Span.StartLine != 4 ||
+		!strings.HasPrefix(f.OneSentenceSummary, "Use the repository for database access") {
+		t.Fatalf("finding %+v", f)
+	}
+	var prompt string
+	for _, rec := range fake.Requests() {
+		if strings.Contains(string(rec.Body), review.SchemaKodyRules) {
+			prompt = string(rec.Body)
+		}
+	}
+	if !strings.Contains(prompt, "Use the repository for database access") {
+		t.Fatal("the Go rule did not reach the model")
+	}
+	for _, rec := range fake.Requests() {
+		for _, never := range []string{"No any in TypeScript", "No fmt.Println anywhere", "rule-repo", "rule-ts"} {
+			if strings.Contains(string(rec.Body), never) {
+				t.Errorf("%q reached the model (a rule for another file, a detector rule, or a uuid)", never)
+			}
+		}
+	}
+	checks := scripts.Check.Times()
+	if _, err := r.Review(ctx, Input{Path: "api/handler.go", Language: "go", Base: base, Current: current}); err != nil || scripts.Check.Times() != checks {
+		t.Fatalf("unchanged hunk: %d → %d rule checks (%v)", checks, scripts.Check.Times(), err)
+	}
+
+	// A TypeScript file is checked against the TypeScript rule only.
+	if _, err := r.Review(ctx, Input{Path: "web/app.ts", Language: "typescript", Base: "", Current: "let x: any = 1;\n"}); err != nil {
+		t.Fatal(err)
+	}
+	last := string(fake.Requests()[len(fake.Requests())-1].Body)
+	for _, rec := range fake.Requests() {
+		if body := string(rec.Body); strings.Contains(body, review.SchemaKodyRules) && strings.Contains(body, "web/app.ts") {
+			last = body
+		}
+	}
+	if !strings.Contains(last, "No any in TypeScript") || strings.Contains(last, "Use the repository for database access") {
+		t.Fatalf("the check of app.ts did not carry exactly the TypeScript rule:\n%s", last)
+	}
+}

@@ -1,0 +1,194 @@
+package review
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/prompts"
+)
+
+// Schema names of the Kody Rules stages.
+const (
+	SchemaKodyRules = "kodyrules_violations"
+	SchemaGuardian  = "kodyrules_guardian"
+)
+
+// RuleBatchTokens bounds the rules' text sent in one kodyrules_check call;
+// a larger rule set is checked in several calls, each numbering its own
+// rules from 1.
+const RuleBatchTokens = 6000
+
+// kodyRules is the pipeline's own RulesHook: the model judges the file's
+// change against the rules that apply to it (kodyrules_check) and removes
+// standard suggestions whose advice would break one (kodyrules_guardian).
+// Rules are named by their 1-based position in the prompt, never by UUID.
+type kodyRules struct{ p *Pipeline }
+
+type ruleViolation struct {
+	Rule               int    `json:"rule"`
+	Reason             string `json:"reason"`
+	SuggestionContent  string `json:"suggestionContent"`
+	ExistingCode       string `json:"existingCode"`
+	ImprovedCode       string `json:"improvedCode"`
+	OneSentenceSummary string `json:"oneSentenceSummary"`
+	RelevantLinesStart int    `json:"relevantLinesStart"`
+	RelevantLinesEnd   int    `json:"relevantLinesEnd"`
+}
+
+type ruleViolations struct {
+	Violations []ruleViolation `json:"violations"`
+}
+
+type guardianDecision struct {
+	Index        int    `json:"index"`
+	ShouldRemove bool   `json:"shouldRemove"`
+	Rule         int    `json:"rule"`
+	Reason       string `json:"reason"`
+}
+
+type guardianDecisions struct {
+	Decisions []guardianDecision `json:"decisions"`
+}
+
+func (k kodyRules) Check(ctx context.Context, in FileInput, ss []Suggestion) ([]Suggestion, error) {
+	if len(in.Rules) == 0 {
+		return ss, nil
+	}
+	kept, err := k.guard(ctx, in, ss)
+	if err != nil {
+		return nil, err
+	}
+	var found []Suggestion
+	for _, batch := range batchRules(in.Rules, k.p.g.Model(llm.TaskRules), RuleBatchTokens) {
+		vs, err := k.check(ctx, in, batch)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, vs...)
+	}
+	return append(kept, found...), nil
+}
+
+// check asks for the violations of one batch of rules.
+func (k kodyRules) check(ctx context.Context, in FileInput, batch []prompts.RuleRef) ([]Suggestion, error) {
+	msg, err := k.p.prompts.Render("kodyrules_check", prompts.KodyRulesData{
+		Language: in.Language, FileName: in.Path, Patch: in.Patch, Rules: batch, ResponseLanguage: k.p.lang,
+	})
+	if err != nil {
+		return nil, err
+	}
+	reply, failed, err := ask[ruleViolations](ctx, k.p, llm.TaskRules, SchemaKodyRules, nil, msg)
+	if err != nil {
+		return nil, err
+	}
+	if failed != nil {
+		return nil, fmt.Errorf("kodyrules_check: %w", failed)
+	}
+	var out []Suggestion
+	for _, v := range reply.Violations {
+		if v.Rule < 1 || v.Rule > len(batch) {
+			k.p.log.Warn("kodyrules_check named a rule outside the list; dropped", "file", in.Path, "rule", v.Rule, "rules", len(batch))
+			continue
+		}
+		r := batch[v.Rule-1]
+		content := strings.TrimSpace(v.Reason)
+		if s := strings.TrimSpace(v.SuggestionContent); s != "" && s != content {
+			content = strings.TrimSpace(content + "\n\n" + s)
+		}
+		summary := r.Title
+		if s := strings.TrimSpace(v.OneSentenceSummary); s != "" {
+			summary = r.Title + ": " + s
+		}
+		out = append(out, Suggestion{
+			ID:                 suggestionID(in.Path, v.ExistingCode, r.UUID),
+			RelevantFile:       in.Path,
+			Language:           in.Language,
+			SuggestionContent:  content,
+			ExistingCode:       v.ExistingCode,
+			ImprovedCode:       v.ImprovedCode,
+			OneSentenceSummary: summary,
+			RelevantLinesStart: v.RelevantLinesStart,
+			RelevantLinesEnd:   v.RelevantLinesEnd,
+			Label:              LabelKodyRules,
+			Severity:           cmpOr(validSeverity(r.Severity), "medium"),
+			RuleID:             r.UUID,
+		})
+	}
+	return out, nil
+}
+
+// guard removes the standard suggestions that would break a rule. With no
+// suggestions there is nothing to ask.
+func (k kodyRules) guard(ctx context.Context, in FileInput, ss []Suggestion) ([]Suggestion, error) {
+	if len(ss) == 0 {
+		return ss, nil
+	}
+	data := prompts.GuardianData{Rules: in.Rules}
+	for _, s := range ss {
+		data.Suggestions = append(data.Suggestions, prompts.Suggestion{
+			RelevantFile: s.RelevantFile, Language: s.Language, OneSentenceSummary: s.OneSentenceSummary, ImprovedCode: s.ImprovedCode,
+		})
+	}
+	msg, err := k.p.prompts.Render("kodyrules_guardian", data)
+	if err != nil {
+		return nil, err
+	}
+	reply, failed, err := ask[guardianDecisions](ctx, k.p, llm.TaskRules, SchemaGuardian, nil, msg)
+	if err != nil {
+		return nil, err
+	}
+	if failed != nil {
+		// When in doubt, keep: a guardian that cannot answer removes nothing.
+		k.p.log.Warn("kodyrules_guardian failed; keeping every suggestion", "file", in.Path, "error", failed)
+		return ss, nil
+	}
+	drop := map[int]bool{}
+	for _, d := range reply.Decisions {
+		if d.ShouldRemove && d.Index >= 1 && d.Index <= len(ss) && d.Rule >= 1 && d.Rule <= len(in.Rules) {
+			drop[d.Index-1] = true
+		}
+	}
+	kept := make([]Suggestion, 0, len(ss))
+	for i, s := range ss {
+		if !drop[i] {
+			kept = append(kept, s)
+		}
+	}
+	return kept, nil
+}
+
+// batchRules splits rules into groups whose text stays under budget
+// tokens; a rule larger than the budget goes alone.
+func batchRules(rs []prompts.RuleRef, model string, budget int) [][]prompts.RuleRef {
+	var out [][]prompts.RuleRef
+	var cur []prompts.RuleRef
+	used := 0
+	for _, r := range rs {
+		n := RuleTokens(model, r)
+		if len(cur) > 0 && used+n > budget {
+			out = append(out, cur)
+			cur, used = nil, 0
+		}
+		cur = append(cur, r)
+		used += n
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// RuleTokens is the size of a rule's text as the check prompt shows it.
+func RuleTokens(model string, r prompts.RuleRef) int {
+	var b strings.Builder
+	b.WriteString(r.Title)
+	b.WriteString("\n")
+	b.WriteString(r.Instructions)
+	for _, e := range r.Examples {
+		b.WriteString("\n")
+		b.WriteString(e.Code)
+	}
+	return llm.CountTokens(model, b.String())
+}
