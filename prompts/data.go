@@ -107,6 +107,18 @@ type KodyRulesData struct {
 	ResponseLanguage string
 }
 
+// PullRequestRulesData is the data of kodyrules_pr_check, which judges a
+// whole change set against the pull-request-scope Kody Rules.
+type PullRequestRulesData struct {
+	// Files are the changed files, workspace-relative.
+	Files []string
+	// Patch is the Kodus-format patch of every changed file.
+	Patch string
+	Rules []RuleRef
+	// ResponseLanguage is the language of reasons and suggestion text.
+	ResponseLanguage string
+}
+
 // GuardianData is the data of kodyrules_guardian, which removes standard
 // suggestions whose advice would break one of the Kody Rules.
 type GuardianData struct {

@@ -71,6 +71,19 @@ var examples = map[string]func() any{
 			ResponseLanguage: "en-US",
 		}
 	},
+	"kodyrules_pr_check": func() any {
+		return PullRequestRulesData{
+			Files: []string{exampleFile, "internal/billing/refund_test.go"},
+			Patch: examplePatch,
+			Rules: []RuleRef{{
+				UUID:         "8d3c2f4e-1a5b-4c6d-9e7f-0a1b2c3d4e5f",
+				Title:        "Handlers change with their tests",
+				Severity:     "high",
+				Instructions: "A change to an HTTP handler under internal/api must come with a change to that handler's tests in the same pull request.",
+			}},
+			ResponseLanguage: "en-US",
+		}
+	},
 	"kodyrules_guardian": func() any {
 		return GuardianData{Rules: exampleRules(), Suggestions: exampleSuggestions()}
 	},

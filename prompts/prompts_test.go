@@ -18,6 +18,7 @@ var builtinNames = []string{
 	"json_repair",
 	"kodyrules_check",
 	"kodyrules_guardian",
+	"kodyrules_pr_check",
 	"rca_final",
 	"rca_system",
 	"rca_user",

@@ -331,3 +331,73 @@ func (r *Reviewer) Cluster(ctx context.Context, results []Result) []Result {
 	}
 	return results
 }
+
+// PullRequestRules are the rules the model checks over a whole change set:
+// enabled, pull-request scope, no local detector, and (when they name
+// paths) matching at least one of the changed files.
+func PullRequestRules(rs []*rules.Rule, paths []string) []*rules.Rule {
+	var out []*rules.Rule
+	for _, r := range rs {
+		if r.Detector != nil || !r.Enabled || r.Scope != rules.ScopePullRequest {
+			continue
+		}
+		fileScope := *r
+		fileScope.Scope = rules.ScopeFile // AppliesTo checks file rules' globs
+		for _, p := range paths {
+			if fileScope.AppliesTo(p) {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// CheckPullRequest runs the pull-request scope rules once over the changes
+// of every input (files the gate skips are left out) and anchors each
+// violation in its file's text. It makes no call without such rules or
+// without a model; identical change sets are answered by the gateway's
+// response cache.
+func (r *Reviewer) CheckPullRequest(ctx context.Context, inputs []Input) (map[string][]Finding, error) {
+	if r.Pipeline == nil {
+		return nil, nil
+	}
+	var files []review.ChangedFile
+	var paths []string
+	texts := map[string]string{}
+	for _, in := range inputs {
+		if r.Gate != nil && r.Gate.Check(in.Path, []byte(in.Current)).Skip() {
+			continue
+		}
+		ctxLines := r.Context
+		if ctxLines == 0 {
+			ctxLines = patch.DefaultContext
+		}
+		fp := patch.Diff(in.Path, in.Base, in.Current, ctxLines)
+		if len(fp.Hunks) == 0 {
+			continue
+		}
+		files = append(files, review.ChangedFile{Path: in.Path, Language: in.Language, Patch: fp.RenderHunks(fp.Hunks)})
+		paths = append(paths, in.Path)
+		texts[in.Path] = in.Current
+	}
+	rs := PullRequestRules(r.Rules, paths)
+	if len(files) == 0 || len(rs) == 0 {
+		return nil, nil
+	}
+	ss, err := r.Pipeline.CheckPullRequest(ctx, files, RuleRefs(rs))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]Finding{}
+	for _, s := range ss {
+		doc := anchor.NewDoc(texts[s.RelevantFile])
+		span, method, ok := doc.Locate(s.ExistingCode, s.RelevantLinesStart, s.RelevantLinesEnd)
+		if !ok {
+			continue
+		}
+		s.RelevantLinesStart, s.RelevantLinesEnd = span.StartLine+1, span.EndLine+1
+		out[s.RelevantFile] = append(out[s.RelevantFile], Finding{Suggestion: s, Span: span, Method: method})
+	}
+	return out, nil
+}

@@ -100,3 +100,64 @@ func TestKodyRulesCheckedByTheModel(t *testing.T) {
 		t.Fatalf("the check of app.ts did not carry exactly the TypeScript rule:\n%s", last)
 	}
 }
+
+// TestPullRequestRulesJudgeTheChangeSet: a pull-request rule is judged
+// once over every changed file, its violation lands on the file the model
+// names, and a file outside the set is dropped; file checks never see it.
+func TestPullRequestRulesJudgeTheChangeSet(t *testing.T) {
+	prRule := mustRule(t, ".kody/rules/tests.md", "---\ntitle: Handlers change with their tests\nuuid: rule-tests\nseverity: high\nscope: pull_request\npath: \"api/**\"\n---\nA change to a handler under api/ comes with a change to its test.\n")
+	other := mustRule(t, ".kody/rules/docs.md", "---\ntitle: Docs change with the CLI\nuuid: rule-docs\nscope: pull_request\npath: \"cmd/**\"\n---\nA change under cmd/ updates the README.\n")
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, nil)
+	reviewtest.Rules(fake, nil)
+	pr := fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), llmtest.JSON(map[string]any{"violations": []map[string]any{
+		{"rule": 1, "file": "api/handler.go", "reason": "The handler changed and its test did not.", "suggestionContent": "Add a case to api/handler_test.go.", "existingCode": "return 2",
+			"improvedCode": "return 2", "oneSentenceSummary": "add a test", "relevantLinesStart": 4, "relevantLinesEnd": 4},
+		{"rule": 1, "file": "elsewhere.go", "reason": "not in the change set", "suggestionContent": "x", "existingCode": "x", "improvedCode": "x",
+			"oneSentenceSummary": "x", "relevantLinesStart": 1, "relevantLinesEnd": 1},
+		{"rule": 2, "file": "api/handler.go", "reason": "no such rule", "suggestionContent": "x", "existingCode": "return 2", "improvedCode": "return 2",
+			"oneSentenceSummary": "x", "relevantLinesStart": 4, "relevantLinesEnd": 4},
+	}}))
+	g, err := llm.New(llm.Config{BaseURL: fake.URL, Model: "fake-model", MaxRetries: -1, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	r, _ := ForWorkspace(Workspace{Root: t.TempDir(), Gateway: g, Rules: []*rules.Rule{prRule, other}})
+	ctx := context.Background()
+	inputs := []Input{
+		{Path: "api/handler.go", Language: "go", Base: "package api\n\nfunc h() int {\n\treturn 1\n}\n", Current: "package api\n\nfunc h() int {\n\treturn 2\n}\n"},
+		{Path: "lib/util.go", Language: "go", Base: "package lib\n", Current: "package lib\n\nvar X = 1\n"},
+	}
+	for _, in := range inputs {
+		if _, err := r.Review(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, rec := range fake.Requests() {
+		if body := string(rec.Body); !strings.Contains(body, review.SchemaPullRequestRules) && strings.Contains(body, "Handlers change with their tests") {
+			t.Fatal("a pull-request rule reached a file check")
+		}
+	}
+	byFile, err := r.CheckPullRequest(ctx, inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.Times() != 1 || len(byFile) != 1 || len(byFile["api/handler.go"]) != 1 {
+		t.Fatalf("%d calls, findings %+v", pr.Times(), byFile)
+	}
+	f := byFile["api/handler.go"][0]
+	if f.RuleID != "rule-tests" || f.Span.StartLine != 3 || f.Severity != "high" {
+		t.Fatalf("finding %+v", f)
+	}
+	var prompt string
+	for _, rec := range fake.Requests() {
+		if body := string(rec.Body); strings.Contains(body, review.SchemaPullRequestRules) {
+			prompt = body
+		}
+	}
+	if !strings.Contains(prompt, "api/handler.go") || !strings.Contains(prompt, "lib/util.go") || strings.Contains(prompt, "Docs change with the CLI") {
+		t.Fatalf("the change-set prompt should list both files and only the rule whose paths match:\n%s", prompt)
+	}
+}

@@ -92,31 +92,37 @@ func (k kodyRules) check(ctx context.Context, in FileInput, batch []prompts.Rule
 			k.p.log.Warn("kodyrules_check named a rule outside the list; dropped", "file", in.Path, "rule", v.Rule, "rules", len(batch))
 			continue
 		}
-		r := batch[v.Rule-1]
-		content := strings.TrimSpace(v.Reason)
-		if s := strings.TrimSpace(v.SuggestionContent); s != "" && s != content {
-			content = strings.TrimSpace(content + "\n\n" + s)
-		}
-		summary := r.Title
-		if s := strings.TrimSpace(v.OneSentenceSummary); s != "" {
-			summary = r.Title + ": " + s
-		}
-		out = append(out, Suggestion{
-			ID:                 suggestionID(in.Path, v.ExistingCode, r.UUID),
-			RelevantFile:       in.Path,
-			Language:           in.Language,
-			SuggestionContent:  content,
-			ExistingCode:       v.ExistingCode,
-			ImprovedCode:       v.ImprovedCode,
-			OneSentenceSummary: summary,
-			RelevantLinesStart: v.RelevantLinesStart,
-			RelevantLinesEnd:   v.RelevantLinesEnd,
-			Label:              LabelKodyRules,
-			Severity:           cmpOr(validSeverity(r.Severity), "medium"),
-			RuleID:             r.UUID,
-		})
+		out = append(out, ruleSuggestion(in.Path, in.Language, batch[v.Rule-1], v))
 	}
 	return out, nil
+}
+
+// ruleSuggestion turns a reported violation of rule r in the file at path
+// into a rule suggestion: the rule's title and the model's explanation, the
+// rule's severity and id.
+func ruleSuggestion(path, language string, r prompts.RuleRef, v ruleViolation) Suggestion {
+	content := strings.TrimSpace(v.Reason)
+	if s := strings.TrimSpace(v.SuggestionContent); s != "" && s != content {
+		content = strings.TrimSpace(content + "\n\n" + s)
+	}
+	summary := r.Title
+	if s := strings.TrimSpace(v.OneSentenceSummary); s != "" {
+		summary = r.Title + ": " + s
+	}
+	return Suggestion{
+		ID:                 suggestionID(path, v.ExistingCode, r.UUID),
+		RelevantFile:       path,
+		Language:           language,
+		SuggestionContent:  content,
+		ExistingCode:       v.ExistingCode,
+		ImprovedCode:       v.ImprovedCode,
+		OneSentenceSummary: summary,
+		RelevantLinesStart: v.RelevantLinesStart,
+		RelevantLinesEnd:   v.RelevantLinesEnd,
+		Label:              LabelKodyRules,
+		Severity:           cmpOr(validSeverity(r.Severity), "medium"),
+		RuleID:             r.UUID,
+	}
 }
 
 // guard removes the standard suggestions that would break a rule. With no
@@ -191,4 +197,71 @@ func RuleTokens(model string, r prompts.RuleRef) int {
 		b.WriteString(e.Code)
 	}
 	return llm.CountTokens(model, b.String())
+}
+
+// SchemaPullRequestRules is the schema name of the pull-request rules check.
+const SchemaPullRequestRules = "kodyrules_pr_violations"
+
+// ChangedFile is one file of a change set.
+type ChangedFile struct {
+	// Path is workspace-relative and slash-separated.
+	Path     string
+	Language string
+	// Patch is the file's change in the Kodus patch format.
+	Patch string
+}
+
+type prViolation struct {
+	ruleViolation
+	File string `json:"file"`
+}
+
+type prViolations struct {
+	Violations []prViolation `json:"violations"`
+}
+
+// CheckPullRequest judges a whole change set against the pull-request
+// scope rules (e.g. "a change to a handler comes with a test"), once for
+// the set, batched like the file check. Each violation becomes a rule
+// suggestion on the changed file it names; one naming a rule outside the
+// list or a file outside the set is dropped.
+func (p *Pipeline) CheckPullRequest(ctx context.Context, files []ChangedFile, rules []prompts.RuleRef) ([]Suggestion, error) {
+	if len(files) == 0 || len(rules) == 0 || !p.cfg.Enabled(LabelKodyRules) {
+		return nil, nil
+	}
+	byPath := map[string]ChangedFile{}
+	names := make([]string, len(files))
+	var patch strings.Builder
+	for i, f := range files {
+		byPath[f.Path] = f
+		names[i] = f.Path
+		patch.WriteString(strings.TrimRight(f.Patch, "\n"))
+		patch.WriteString("\n\n")
+	}
+	var out []Suggestion
+	for _, batch := range batchRules(rules, p.g.Model(llm.TaskRules), RuleBatchTokens) {
+		msg, err := p.prompts.Render("kodyrules_pr_check", prompts.PullRequestRulesData{
+			Files: names, Patch: strings.TrimRight(patch.String(), "\n"), Rules: batch, ResponseLanguage: p.lang,
+		})
+		if err != nil {
+			return nil, err
+		}
+		reply, failed, err := ask[prViolations](ctx, p, llm.TaskRules, SchemaPullRequestRules, nil, msg)
+		if err != nil {
+			return nil, err
+		}
+		if failed != nil {
+			return nil, fmt.Errorf("kodyrules_pr_check: %w", failed)
+		}
+		for _, v := range reply.Violations {
+			f, ok := byPath[strings.TrimPrefix(v.File, "./")]
+			if v.Rule < 1 || v.Rule > len(batch) || !ok {
+				p.log.Warn("kodyrules_pr_check named a rule or file outside the lists; dropped", "rule", v.Rule, "file", v.File)
+				continue
+			}
+			r := batch[v.Rule-1]
+			out = append(out, ruleSuggestion(f.Path, f.Language, r, v.ruleViolation))
+		}
+	}
+	return out, nil
 }

@@ -136,6 +136,21 @@ func (f *Folder) Review(ctx context.Context, in filereview.Input) (filereview.Re
 	return res, err
 }
 
+// CheckPullRequest runs the pull-request scope rules once over the whole
+// change set and returns their violations by file, without the dismissed
+// ones. Without a model, or without such rules, it returns nothing.
+func (f *Folder) CheckPullRequest(ctx context.Context, inputs []filereview.Input) (map[string][]filereview.Finding, error) {
+	r, _ := f.Reviewer()
+	byFile, err := r.CheckPullRequest(ctx, inputs)
+	if err != nil {
+		return nil, err
+	}
+	for path, fs := range byFile {
+		byFile[path] = f.s.WithoutDismissed(ctx, f.Root, path, fs)
+	}
+	return byFile, nil
+}
+
 // Cluster links the findings that repeat across files.
 func (f *Folder) Cluster(ctx context.Context, results []filereview.Result) []filereview.Result {
 	r, _ := f.Reviewer()

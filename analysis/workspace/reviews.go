@@ -149,6 +149,28 @@ func (r *Reviews) Find(uri, id string) (filereview.Finding, int32, bool) {
 	return filereview.Finding{}, 0, false
 }
 
+// Add appends findings computed for a version of a document (the
+// pull-request rules' violations) to its findings. It reports false, and
+// adds nothing, when the document's findings are for another version.
+func (r *Reviews) Add(uri string, version int32, fs []filereview.Finding) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := r.docs[uri]
+	if d == nil || d.version != version {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, f := range d.findings {
+		seen[f.ID] = true
+	}
+	for _, f := range fs {
+		if !seen[f.ID] {
+			d.findings = append(d.findings, f)
+		}
+	}
+	return true
+}
+
 // Remove drops the findings of a document that drop reports, and says how
 // many there were.
 func (r *Reviews) Remove(uri string, drop func(filereview.Finding) bool) int {

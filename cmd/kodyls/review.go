@@ -102,6 +102,7 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 
 	var results []filereview.Result
 	texts := map[string]string{} // the reviewed text of each file, for columns
+	bases := map[string]string{} // and its baseline, for the change set
 	for _, rel := range files {
 		if ctx.Err() != nil {
 			break
@@ -125,9 +126,21 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		file := report.File{Path: rel, Skipped: string(fr.Skipped), Hunks: fr.Hunks, CachedHunks: fr.CachedHunks, Degraded: fr.Degraded}
 		rep.Files = append(rep.Files, file)
 		results = append(results, fr)
-		texts[rel] = current
+		texts[rel], bases[rel] = current, workspace.ReviewBase(baseline)
 	}
-	if !rep.Offline {
+	if !rep.Offline && ctx.Err() == nil {
+		// The pull-request rules judge the change set as a whole, once.
+		var inputs []filereview.Input
+		for _, fr := range results {
+			inputs = append(inputs, filereview.Input{Path: fr.Path, Language: errparse.LanguageOf(fr.Path), Base: bases[fr.Path], Current: texts[fr.Path]})
+		}
+		byFile, err := folder.CheckPullRequest(ctx, inputs)
+		if err != nil {
+			rep.Notes = append(rep.Notes, "pull-request Kody Rules not checked: "+err.Error())
+		}
+		for i := range results {
+			results[i].Findings = append(results[i].Findings, byFile[results[i].Path]...)
+		}
 		results = folder.Cluster(ctx, results)
 	}
 	for _, fr := range results {
