@@ -281,9 +281,19 @@ func (s *Server) ruleViolations() *contract.RuleViolations {
 		out.Groups = append(out.Groups, *g)
 	}
 	sort.Slice(out.Groups, func(i, j int) bool { return out.Groups[i].Rule.File < out.Groups[j].Rule.File })
+	offline := !s.svc.ModelConfigured()
+	out.NotChecked = []contract.RuleInfo{}
 	for _, f := range s.allFolders() {
 		for _, le := range f.Engine.LoadErrors() {
 			out.RuleErrors = append(out.RuleErrors, contract.RuleError{File: le.File, Line: le.Line, Message: le.Msg})
+		}
+		if !offline {
+			continue
+		}
+		for _, r := range f.Rules() {
+			if r.Enabled && r.Detector == nil {
+				out.NotChecked = append(out.NotChecked, contract.RuleInfo{UUID: r.UUID, Title: r.Title, Severity: string(r.Severity), File: r.File})
+			}
 		}
 	}
 	return out

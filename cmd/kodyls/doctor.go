@@ -104,7 +104,10 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	row("kody rules", "%d loaded from %s, %d broken", len(rs), strings.Join(from, "; "), len(errs))
 	for _, r := range rs {
-		det := "no local detector (checked by the LLM)"
+		det := "checked by the model"
+		if !svc.ModelConfigured() {
+			det = "not checked offline: no detector, no model configured"
+		}
 		if r.Detector != nil {
 			det = "regex detector"
 		}

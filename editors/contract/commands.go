@@ -95,6 +95,9 @@ var Commands = []Command{
 type RuleViolations struct {
 	Groups     []ViolationGroup `json:"groups"`
 	RuleErrors []RuleError      `json:"ruleErrors"`
+	// NotChecked lists, when no model is configured, the enabled rules
+	// only a model can check (they have no detector).
+	NotChecked []RuleInfo `json:"notChecked" jsonschema:"rules not checked offline: they have no detector and no model is configured"`
 }
 
 // ViolationGroup is one rule and its violations.
