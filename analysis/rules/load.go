@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"syscall"
 )
 
 // kodyRulesDir is where Kody Markdown rule files live, relative to the
@@ -51,24 +52,53 @@ func (KodyMarkdown) Owns(rel string) bool {
 }
 
 // Load implements Source. A missing rules directory means no rules and no
-// error. A file larger than MaxFileSize is reported and skipped.
+// error. A file larger than MaxFileSize is reported and skipped. Files are
+// read as ParseMarkdown reads them: front matter and a title are optional,
+// and unknown keys are kept with a warning.
 //
 // Symbolic links to files inside the workspace are followed; symbolic links
 // to directories are not, which keeps link cycles from looping. Names
 // starting with "." are skipped: they are editor backups and lock files,
 // not rules.
 func (KodyMarkdown) Load(ctx context.Context, fsys fs.FS) (rules []*Rule, errs []*LoadError) {
-	info, err := fs.Stat(fsys, kodyRulesDir)
+	isMD := func(name string) bool { return strings.EqualFold(path.Ext(name), ".md") }
+	var parsed []*LoadError
+	errs = walkRuleFiles(ctx, fsys, kodyRulesDir, true, isMD, func(p string, data []byte) {
+		rule, warns, err := ParseMarkdown(p, data)
+		parsed = append(parsed, warns...)
+		var lerr *LoadError
+		switch {
+		case errors.As(err, &lerr):
+			parsed = append(parsed, lerr)
+		case err != nil:
+			parsed = append(parsed, &LoadError{File: p, Msg: err.Error()})
+		case rule != nil:
+			rules = append(rules, rule)
+		}
+	})
+	return rules, append(errs, parsed...)
+}
+
+// walkRuleFiles calls fn with the content of every regular file under dir
+// (recursively when recursive is set) whose name match accepts, in lexical
+// order, and returns the problems met on the way. A missing dir is no
+// problem. Names starting with "." are skipped, files and directories
+// alike; symbolic links to files inside the workspace are followed, those
+// to directories are not.
+func walkRuleFiles(ctx context.Context, fsys fs.FS, dir string, recursive bool, match func(name string) bool, fn func(p string, data []byte)) (errs []*LoadError) {
+	info, err := fs.Stat(fsys, dir)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		// A parent that is a file, such as a .github file, holds no rules
+		// either.
+		return nil
 	case err != nil:
-		return nil, []*LoadError{{File: kodyRulesDir, Msg: fmt.Sprintf("cannot read rules directory: %v", err)}}
+		return []*LoadError{{File: dir, Msg: fmt.Sprintf("cannot read rules directory: %v", err)}}
 	case !info.IsDir():
-		return nil, []*LoadError{{File: kodyRulesDir, Msg: "is not a directory; rule files go in .kody/rules/"}}
+		return []*LoadError{{File: dir, Msg: fmt.Sprintf("is not a directory; rule files go in %s/", dir)}}
 	}
 
-	walkErr := fs.WalkDir(fsys, kodyRulesDir, func(p string, d fs.DirEntry, err error) error {
+	walkErr := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if ctx.Err() != nil {
 			return fs.SkipAll
 		}
@@ -83,33 +113,43 @@ func (KodyMarkdown) Load(ctx context.Context, fsys fs.FS) (rules []*Rule, errs [
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if p != kodyRulesDir && strings.HasPrefix(name, ".") {
+			if p != dir && (strings.HasPrefix(name, ".") || !recursive) {
 				return fs.SkipDir
 			}
 			return nil
 		}
-		if strings.HasPrefix(name, ".") || !strings.EqualFold(path.Ext(name), ".md") {
+		if strings.HasPrefix(name, ".") || !match(name) {
 			return nil
 		}
-		rule, lerr := loadFile(fsys, p, d)
+		data, lerr := readRuleFile(fsys, p, d)
 		switch {
 		case lerr != nil:
 			errs = append(errs, lerr)
-		case rule != nil:
-			rules = append(rules, rule)
+		case data != nil:
+			fn(p, data)
 		}
 		return nil
 	})
 	if walkErr != nil {
-		errs = append(errs, &LoadError{File: kodyRulesDir, Msg: fmt.Sprintf("cannot walk rules directory: %v", walkErr)})
+		errs = append(errs, &LoadError{File: dir, Msg: fmt.Sprintf("cannot walk rules directory: %v", walkErr)})
 	}
-	return rules, errs
+	return errs
 }
 
-// loadFile reads and parses one rule file. It returns (nil, nil) for entries
-// that are not rule files after all, such as a symbolic link to a directory.
-func loadFile(fsys fs.FS, p string, d fs.DirEntry) (*Rule, *LoadError) {
-	mode := d.Type()
+// readRuleFile reads one rule file. It returns (nil, nil) for entries that
+// are not rule files after all, such as a symbolic link to a directory; d
+// may be nil for a file found by name rather than by walking.
+func readRuleFile(fsys fs.FS, p string, d fs.DirEntry) ([]byte, *LoadError) {
+	var mode fs.FileMode
+	if d != nil {
+		mode = d.Type()
+	} else {
+		info, err := fs.Lstat(fsys, p)
+		if err != nil {
+			return nil, &LoadError{File: p, Msg: fmt.Sprintf("cannot read: %v", err)}
+		}
+		mode = info.Mode().Type()
+	}
 	if mode&fs.ModeSymlink != 0 {
 		// Stat follows the link inside the root and fails when it leads
 		// out of it.
@@ -144,15 +184,10 @@ func loadFile(fsys fs.FS, p string, d fs.DirEntry) (*Rule, *LoadError) {
 	if len(data) > MaxFileSize {
 		return nil, tooLarge(p, int64(len(data)))
 	}
-	rule, err := Parse(p, data)
-	if err != nil {
-		var lerr *LoadError
-		if errors.As(err, &lerr) {
-			return nil, lerr
-		}
-		return nil, &LoadError{File: p, Msg: err.Error()}
+	if data == nil {
+		data = []byte{}
 	}
-	return rule, nil
+	return data, nil
 }
 
 func tooLarge(p string, size int64) *LoadError {

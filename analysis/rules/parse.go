@@ -3,8 +3,11 @@ package rules
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"regexp"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/kodustech/kodyls/analysis/kodusconfig/yamlpos"
@@ -15,11 +18,14 @@ import (
 // matter starts: the opening "---" is line 1.
 const frontMatterFirstLine = 2
 
-// Parse reads one rule file. relFile is the file's workspace-relative path;
-// it names the file in errors and derives the rule's id when the file has no
-// uuid. The error, when not nil, is a *LoadError.
+// Parse reads one rule file strictly, as the Kody Markdown format defines
+// it: front matter is required and must have a title. relFile is the file's
+// workspace-relative path; it names the file in errors and derives the
+// rule's id when the file has no uuid. The error, when not nil, is a
+// *LoadError. Warnings (unknown keys) are dropped; ParseMarkdown returns
+// them.
 func Parse(relFile string, content []byte) (*Rule, error) {
-	r, lerr := parse(normalizeRelPath(relFile), content)
+	r, _, lerr := parse(normalizeRelPath(relFile), content, false)
 	if lerr != nil {
 		// Returning lerr directly would turn a nil *LoadError into a
 		// non-nil error interface; this branch keeps the two apart.
@@ -28,24 +34,48 @@ func Parse(relFile string, content []byte) (*Rule, error) {
 	return r, nil
 }
 
-func parse(file string, content []byte) (r *Rule, lerr *LoadError) {
+// ParseMarkdown reads one Kody Markdown rule file the way the KodyMarkdown
+// source does, accepting what real rule files hold besides the strict
+// format: no front matter at all (the whole file is the rule), no title
+// (taken from the first Markdown heading, else from the file name), and
+// an empty file (a warning, no rule). Problems that do not stop the rule
+// from loading, such as unknown keys, come back as warnings. The error,
+// when not nil, is a *LoadError and the rule is nil.
+func ParseMarkdown(relFile string, content []byte) (*Rule, []*LoadError, error) {
+	r, warns, lerr := parse(normalizeRelPath(relFile), content, true)
+	if lerr != nil {
+		return nil, warns, lerr
+	}
+	return r, warns, nil
+}
+
+func parse(file string, content []byte, lenient bool) (r *Rule, warns []*LoadError, lerr *LoadError) {
 	// The YAML decoder is third-party code fed with user input; a panic in
 	// it must become a diagnostic, not take the language server down.
 	defer func() {
 		if p := recover(); p != nil {
-			r, lerr = nil, &LoadError{File: file, Line: 1, Column: 1, Msg: fmt.Sprintf("cannot parse front matter: %v", p)}
+			r, warns, lerr = nil, nil, &LoadError{File: file, Line: 1, Column: 1, Msg: fmt.Sprintf("cannot parse front matter: %v", p)}
 		}
 	}()
 
-	fm, body, bodyLine, lerr := splitFrontMatter(file, content)
-	if lerr != nil {
-		return nil, lerr
-	}
-
-	var doc yaml.Node
-	if err := yaml.Unmarshal(fm, &doc); err != nil {
-		line, msg := yamlErrorPosition(err, fm)
-		return nil, &LoadError{File: file, Line: line + frontMatterFirstLine - 1, Column: 1, Msg: "invalid YAML in front matter: " + msg}
+	content = normalizeText(content)
+	var (
+		fm       []byte
+		body     string
+		bodyLine int
+		hasFM    bool
+	)
+	switch {
+	case lenient && len(bytes.TrimSpace(content)) == 0:
+		return nil, []*LoadError{{File: file, Msg: "empty rule file: nothing to load; write the rule or delete the file", Warning: true}}, nil
+	case lenient && !startsWithDelimiter(content):
+		body, bodyLine = string(content), 1
+	default:
+		fm, body, bodyLine, lerr = splitFrontMatter(file, content)
+		if lerr != nil {
+			return nil, nil, lerr
+		}
+		hasFM = true
 	}
 
 	r = &Rule{
@@ -53,25 +83,114 @@ func parse(file string, content []byte) (r *Rule, lerr *LoadError) {
 		Scope:    ScopeFile,
 		Enabled:  true,
 		File:     file,
+		Line:     1,
 		Body:     strings.TrimSpace(body),
 		BodyLine: bodyLine,
+		textLine: bodyLine + leadingLines(body),
 	}
-	d := decoder{file: file}
-	if lerr := d.decodeFrontMatter(&doc, r); lerr != nil {
-		return nil, lerr
+	d := decoder{file: file, offset: frontMatterFirstLine - 1, lenient: lenient}
+	if hasFM {
+		var doc yaml.Node
+		if err := yaml.Unmarshal(fm, &doc); err != nil {
+			line, msg := yamlErrorPosition(err, fm)
+			return nil, nil, &LoadError{File: file, Line: line + frontMatterFirstLine - 1, Column: 1, Msg: "invalid YAML in front matter: " + msg}
+		}
+		if lerr := d.decodeFrontMatter(&doc, r); lerr != nil {
+			return nil, nil, lerr
+		}
 	}
 	if r.UUID == "" {
 		r.UUID = "path:" + file
 	}
-	r.Instructions, r.Examples = parseBody(body)
-	return r, nil
+	instrBody := body
+	if r.Title == "" {
+		// Only the lenient mode gets here: the strict one requires a title.
+		var at int
+		r.Title, at = titleFromHeading(body)
+		if r.Title != "" {
+			// A heading that opens the body is the rule's title, not
+			// part of its instructions.
+			if at == leadingLines(body) {
+				instrBody = dropLine(body, at)
+			}
+		} else {
+			r.Title = titleFromFileName(file)
+		}
+	}
+	r.Instructions, r.Examples = parseBody(instrBody)
+	return r, d.warnings, nil
+}
+
+// normalizeText drops a UTF-8 byte order mark and turns CRLF line endings
+// into LF, so that every reader sees the same text and line numbers.
+func normalizeText(content []byte) []byte {
+	content = bytes.TrimPrefix(content, []byte("\ufeff"))
+	if bytes.Contains(content, []byte("\r\n")) {
+		content = bytes.ReplaceAll(content, []byte("\r\n"), []byte("\n"))
+	}
+	return content
+}
+
+// leadingLines counts the line breaks in the white space that TrimSpace
+// removes from the start of s.
+func leadingLines(s string) int {
+	return strings.Count(s[:len(s)-len(strings.TrimLeft(s, " \t\r\n"))], "\n")
+}
+
+func startsWithDelimiter(content []byte) bool {
+	first, _, _ := bytes.Cut(content, []byte("\n"))
+	return isDelimiter(first)
+}
+
+// titleFromHeading returns the text of the first Markdown heading of body
+// that is not one of the sections of the rule format ("Instructions",
+// "Examples"), and the index of its line; "" when there is none.
+func titleFromHeading(body string) (string, int) {
+	lines, _ := scanMarkdown(body)
+	for i, l := range lines {
+		if l.level == 0 || l.heading == "" {
+			continue
+		}
+		switch strings.ToLower(l.heading) {
+		case "instructions", "instruction", "examples", "example":
+			continue
+		}
+		return cutTitle(l.heading), i
+	}
+	return "", -1
+}
+
+// dropLine returns s without its line i (0-based).
+func dropLine(s string, i int) string {
+	lines := strings.Split(s, "\n")
+	if i < 0 || i >= len(lines) {
+		return s
+	}
+	return strings.Join(slices.Delete(lines, i, i+1), "\n")
+}
+
+// titleFromFileName makes a title of a file name: "no-console-log.md"
+// becomes "No console log".
+func titleFromFileName(file string) string {
+	name := path.Base(file)
+	for ext := path.Ext(name); ext != "" && ext != name; ext = path.Ext(name) {
+		name = strings.TrimSuffix(name, ext)
+	}
+	name = strings.TrimLeft(name, ".")
+	name = strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r == '-' || r == '_' || r == ' ' }), " ")
+	if name == "" {
+		return path.Base(file)
+	}
+	rs := []rune(name)
+	rs[0] = unicode.ToUpper(rs[0])
+	return string(rs)
 }
 
 // splitFrontMatter separates the YAML between the opening and closing "---"
 // lines from the Markdown body. bodyLine is the 1-based line where the body
 // starts.
 func splitFrontMatter(file string, content []byte) (fm []byte, body string, bodyLine int, lerr *LoadError) {
-	content = bytes.TrimPrefix(content, []byte("\ufeff"))
+	content = normalizeText(content)
 	const hint = `a rule file starts with a "---" line, then YAML keys (at least "title: ..."), then a closing "---" line`
 	if len(bytes.TrimSpace(content)) == 0 {
 		return nil, "", 0, &LoadError{File: file, Line: 1, Column: 1, Msg: "empty rule file: " + hint}
@@ -120,6 +239,7 @@ var yamlAnchorRE = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`
 func yamlErrorPosition(err error, fm []byte) (int, string) {
 	if n, msg, ok := yamlpos.LibraryLine(err); ok {
 		n = min(max(n, 1), bytes.Count(fm, []byte("\n"))+1)
+		n = tabLine(msg, fm, n)
 		return n, msg + yamlHint(msg, fm, n)
 	}
 	s := err.Error()
@@ -134,6 +254,23 @@ func yamlErrorPosition(err error, fm []byte) (int, string) {
 	}
 	msg := strings.TrimPrefix(s, "yaml: ")
 	return 1, msg + yamlHint(msg, fm, 1)
+}
+
+// tabLine moves the line of a "tab character" error to the first line, from
+// line on, that is indented with a tab: the library reports the line of the
+// value the tab interrupted, which may be the one above.
+func tabLine(msg string, data []byte, line int) int {
+	if !strings.Contains(msg, "tab character") {
+		return line
+	}
+	lines := strings.Split(string(data), "\n")
+	for i := max(line, 1) - 1; i < len(lines); i++ {
+		indent := lines[i][:len(lines[i])-len(strings.TrimLeft(lines[i], " \t"))]
+		if strings.Contains(indent, "\t") {
+			return i + 1
+		}
+	}
+	return line
 }
 
 // yamlHint adds the likely fix to the YAML library's terse messages, for the
@@ -160,19 +297,54 @@ func yamlHint(msg string, fm []byte, line int) string {
 	return ""
 }
 
-// decoder turns the front matter's YAML nodes into Rule fields, reporting
-// the position of the offending node for every problem.
+// decoder turns the YAML nodes of a front matter or of a Kodus YAML rule
+// into Rule fields, reporting the position of the offending node for every
+// problem.
 type decoder struct {
 	file string
+	// offset is added to a node's line to make it a line of the file: 1
+	// for front matter (the "---" line comes first), 0 for a YAML file.
+	offset int
+	// lenient accepts a front matter without a title.
+	lenient bool
+	// known are the keys decodeMapping understands besides the common
+	// ones, and quiet the keys it keeps in Extra without a warning.
+	known map[string]bool
+	quiet map[string]bool
+	// warnings collects the problems that do not stop the rule from
+	// loading.
+	warnings []*LoadError
 }
+
+// The keys of a Kody Markdown front matter, which a Kodus YAML rule has
+// too. Some keys have aliases that
+// real rule files use; they are decoded as the canonical key.
+var (
+	commonKeys = []string{"title", "uuid", "severity", "severity_min", "path", "scope", "enabled", "languages", "buckets", "detector", "inheritance"}
+	keyAliases = map[string]string{
+		"paths":        "path",
+		"language":     "languages",
+		"severity-min": "severity_min",
+		"severitymin":  "severity_min",
+		"bucket":       "buckets",
+	}
+)
+
+func (d *decoder) line(n *yaml.Node) int { return n.Line + d.offset }
 
 func (d *decoder) errAt(n *yaml.Node, format string, args ...any) *LoadError {
 	line, col := 1, 1
 	if n != nil && n.Line > 0 {
-		line = n.Line + frontMatterFirstLine - 1
+		line = d.line(n)
 		col = max(n.Column, 1)
 	}
 	return &LoadError{File: d.file, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (d *decoder) warnAt(n *yaml.Node, format string, args ...any) {
+	w := d.errAt(n, format, args...)
+	w.Warning = true
+	d.warnings = append(d.warnings, w)
 }
 
 func (d *decoder) decodeFrontMatter(doc *yaml.Node, r *Rule) *LoadError {
@@ -185,19 +357,40 @@ func (d *decoder) decodeFrontMatter(doc *yaml.Node, r *Rule) *LoadError {
 		}
 	}
 	if root == nil || root.Kind == 0 || (root.Kind == yaml.ScalarNode && root.Tag == "!!null") {
+		if d.lenient {
+			return nil
+		}
 		return &LoadError{File: d.file, Line: 1, Column: 1, Msg: `front matter is empty: add at least "title: ..."`}
 	}
 	if root.Kind != yaml.MappingNode {
 		return d.errAt(root, `front matter must be a YAML mapping of keys such as "title: ...", not a %s`, kindName(root))
 	}
+	titleSeen, lerr := d.decodeMapping(root, r, nil)
+	if lerr != nil {
+		return lerr
+	}
+	if !titleSeen && !d.lenient {
+		return &LoadError{File: d.file, Line: 1, Column: 1, Msg: `missing required key "title" in front matter; add "title: <what the rule enforces>"`}
+	}
+	return nil
+}
 
+// decodeMapping decodes the keys of one rule's mapping into r. A key that
+// is neither common nor in d.known is handed to other, when not nil, and
+// otherwise kept in r.Extra with a warning. It reports whether the mapping
+// has a title key.
+func (d *decoder) decodeMapping(m *yaml.Node, r *Rule, other func(key string, k, v *yaml.Node) (bool, *LoadError)) (titleSeen bool, _ *LoadError) {
 	seen := map[string]*yaml.Node{}
-	var titleSeen bool
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], yamlpos.Deref(root.Content[i+1])
-		key := strings.ToLower(strings.TrimSpace(k.Value))
+	var sevSeen bool
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], yamlpos.Deref(m.Content[i+1])
+		raw := strings.TrimSpace(k.Value)
+		key := strings.ToLower(raw)
+		if c, ok := keyAliases[key]; ok {
+			key = c
+		}
 		if prev, ok := seen[key]; ok {
-			return d.errAt(k, "duplicate key %q (first set on line %d); keep only one", k.Value, prev.Line+frontMatterFirstLine-1)
+			return false, d.errAt(k, "duplicate key %q (first set on line %d); keep only one", k.Value, d.line(prev))
 		}
 		seen[key] = k
 		var lerr *LoadError
@@ -209,10 +402,16 @@ func (d *decoder) decodeFrontMatter(doc *yaml.Node, r *Rule) *LoadError {
 			var s string
 			if s, lerr = d.scalar(k, v, "uuid"); lerr == nil {
 				r.UUID = strings.TrimSpace(s)
-				r.uuidLine, r.uuidColumn = k.Line+frontMatterFirstLine-1, k.Column
+				r.uuidLine, r.uuidColumn = d.line(k), k.Column
 			}
 		case "severity":
-			lerr = d.severity(k, v, r)
+			sevSeen = true
+			var sev Severity
+			if sev, lerr = d.severity(k, v, "severity"); lerr == nil && sev != "" {
+				r.Severity = sev
+			}
+		case "severity_min":
+			r.SeverityMin, lerr = d.severity(k, v, "severity_min")
 		case "path":
 			lerr = d.paths(k, v, r)
 		case "scope":
@@ -221,23 +420,68 @@ func (d *decoder) decodeFrontMatter(doc *yaml.Node, r *Rule) *LoadError {
 			lerr = d.enabled(k, v, r)
 		case "languages":
 			r.Languages, lerr = d.stringList(k, v, "languages")
+		case "buckets":
+			r.Buckets, lerr = d.stringList(k, v, "buckets")
 		case "detector":
 			lerr = d.detector(k, v, r)
+		case "inheritance":
+			r.Inheritance = decodeAny(v)
 		default:
-			// Unknown keys are accepted: rules synced from the Kodus
-			// platform may carry metadata this version does not use.
+			handled := false
+			if other != nil {
+				handled, lerr = other(key, k, v)
+			}
+			if !handled && lerr == nil {
+				d.keepExtra(raw, k, v, r)
+			}
 		}
 		if lerr != nil {
-			return lerr
+			return false, lerr
 		}
 	}
-	if !titleSeen {
-		return &LoadError{File: d.file, Line: 1, Column: 1, Msg: `missing required key "title" in front matter; add "title: <what the rule enforces>"`}
+	// "severity_min" stands for the severity when there is none: rule
+	// files synced from the platform carry only the minimum.
+	if !sevSeen && r.SeverityMin != "" {
+		r.Severity = r.SeverityMin
 	}
-	return nil
+	return titleSeen, nil
+}
+
+// keepExtra keeps an unknown key's value in r.Extra and warns about it
+// unless it is one the source expects (the Kodus platform's metadata).
+func (d *decoder) keepExtra(raw string, k, v *yaml.Node, r *Rule) {
+	if r.Extra == nil {
+		r.Extra = map[string]any{}
+	}
+	r.Extra[raw] = decodeAny(v)
+	if d.quiet[strings.ToLower(raw)] {
+		return
+	}
+	known := slices.Clone(commonKeys)
+	for key := range d.known {
+		known = append(known, key)
+	}
+	slices.Sort(known)
+	d.warnAt(k, "unknown key %q is kept but not used; the keys kodyls reads are %s", raw, strings.Join(known, ", "))
+}
+
+// decodeAny decodes a node into plain Go values (string, bool, int,
+// float64, []any, map[string]any); nil when it cannot.
+func decodeAny(v *yaml.Node) any {
+	if v == nil {
+		return nil
+	}
+	var out any
+	if err := v.Decode(&out); err != nil {
+		return v.Value
+	}
+	return out
 }
 
 func kindName(n *yaml.Node) string {
+	if n == nil {
+		return "value"
+	}
 	switch n.Kind {
 	case yaml.SequenceNode:
 		return "list"
@@ -274,26 +518,27 @@ func (d *decoder) title(k, v *yaml.Node, r *Rule) *LoadError {
 		return lerr
 	}
 	r.Title = strings.TrimSpace(s)
-	if r.Title == "" {
+	if r.Title == "" && !d.lenient {
 		return d.errAt(k, "title is empty; say in a few words what the rule enforces")
 	}
 	return nil
 }
 
-func (d *decoder) severity(k, v *yaml.Node, r *Rule) *LoadError {
-	s, lerr := d.scalar(k, v, "severity")
+// severity decodes a severity value; "" for an empty one, which keeps the
+// default.
+func (d *decoder) severity(k, v *yaml.Node, name string) (Severity, *LoadError) {
+	s, lerr := d.scalar(k, v, name)
 	if lerr != nil {
-		return lerr
+		return "", lerr
 	}
 	if strings.TrimSpace(s) == "" {
-		return nil // an empty value keeps the default
+		return "", nil
 	}
 	sev, ok := ParseSeverity(s)
 	if !ok {
-		return d.errAt(valueOrKey(k, v), "invalid severity %q: use one of critical, high, medium, low", s)
+		return "", d.errAt(valueOrKey(k, v), "invalid %s %q: use one of critical, high, medium, low", name, s)
 	}
-	r.Severity = sev
-	return nil
+	return sev, nil
 }
 
 func (d *decoder) scope(k, v *yaml.Node, r *Rule) *LoadError {
@@ -301,13 +546,14 @@ func (d *decoder) scope(k, v *yaml.Node, r *Rule) *LoadError {
 	if lerr != nil {
 		return lerr
 	}
-	switch sc := Scope(strings.ToLower(strings.TrimSpace(s))); sc {
-	case "":
-	case ScopeFile, ScopePullRequest:
-		r.Scope = sc
-	default:
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	sc, ok := ParseScope(s)
+	if !ok {
 		return d.errAt(valueOrKey(k, v), "invalid scope %q: use file or pull_request", s)
 	}
+	r.Scope = sc
 	return nil
 }
 
@@ -396,7 +642,7 @@ func (d *decoder) detector(k, v *yaml.Node, r *Rule) *LoadError {
 		dk, dv := v.Content[i], yamlpos.Deref(v.Content[i+1])
 		key := strings.ToLower(strings.TrimSpace(dk.Value))
 		if prev, ok := seen[key]; ok {
-			return d.errAt(dk, "duplicate detector key %q (first set on line %d); keep only one", dk.Value, prev.Line+frontMatterFirstLine-1)
+			return d.errAt(dk, "duplicate detector key %q (first set on line %d); keep only one", dk.Value, d.line(prev))
 		}
 		seen[key] = dk
 		s, lerr := d.scalar(dk, dv, "detector."+key)

@@ -39,7 +39,9 @@ func TestParseGoodRule(t *testing.T) {
 			{Kind: "good", Language: "go", Code: "slog.Info(\"x\")\n"},
 		},
 		File:     ".kody/rules/no-fmt.md",
+		Line:     1,
 		BodyLine: 14,
+		textLine: 14,
 	}
 	if r.Detector == nil {
 		t.Fatal("Detector is nil")

@@ -1,12 +1,22 @@
 // Package rules models a Kody Rule, loads a workspace's rules through a
-// Registry of rule sources (today the Kody Markdown files,
-// .kody/rules/**/*.md) and runs the rules' local regex detectors over text.
+// Registry of rule sources and runs the rules' local regex detectors over
+// text.
 //
-// A rule file is YAML front matter between a first line "---" and a closing
-// "---" line, followed by a Markdown body with "## Instructions" and
-// "## Examples" sections. Broken files are reported as *LoadError values
-// that carry the line and column to fix, so that an editor can show them as
-// diagnostics on the rule file itself.
+// The sources are the ones a Kodus team already keeps, read unchanged: the
+// Kody Markdown files (.kody/rules/**/*.md), the Kodus YAML rules
+// (.kody-rules/review/*.yml and .kody-rules/memories/*.yml), and the
+// instruction files of other coding assistants (.cursorrules,
+// .cursor/rules/**/*.mdc, .github/copilot-instructions.md,
+// .github/instructions/**/*.instructions.md, CLAUDE.md, AGENTS.md,
+// .windsurfrules), split into one rule per section or bullet.
+//
+// A Kody Markdown file is YAML front matter between a first line "---" and
+// a closing "---" line, followed by a Markdown body with "## Instructions"
+// and "## Examples" sections. Broken files are reported as *LoadError
+// values that carry the line and column to fix, so that an editor can show
+// them as diagnostics on the rule file itself; problems that do not stop a
+// rule from loading (an unknown key, a reference that cannot be resolved)
+// are LoadErrors with Warning set.
 package rules
 
 import (
@@ -48,6 +58,20 @@ const (
 	ScopePullRequest Scope = "pull_request"
 )
 
+// ParseScope returns the scope named by s, ignoring case and surrounding
+// spaces and accepting the spellings rule files use ("pull-request", the
+// Kodus platform's, as well as "pull_request"), and false when s names
+// none.
+func ParseScope(s string) (Scope, bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "file":
+		return ScopeFile, true
+	case "pull_request", "pull-request", "pullrequest", "pull request", "pr":
+		return ScopePullRequest, true
+	}
+	return "", false
+}
+
 // Example is one example of a rule's Markdown body. Kind is "bad" or "good"
 // when the example sits under a "### Bad example" or "### Good example"
 // heading and "" otherwise. Code is the content of one code fence and
@@ -60,11 +84,33 @@ type Example struct {
 	Text     string
 }
 
+// Reference is a workspace file, or a range of its lines, that a rule's
+// text points at with "@file:path#L10-L50", "@file:path" or
+// "[[file:path]]". The referenced lines are attached so that a reviewer
+// sees them with the rule.
+type Reference struct {
+	// Raw is the reference as written in the rule, such as
+	// "@file:docs/style.md#L2-L4".
+	Raw string
+	// Path is the workspace-relative, slash-separated path of the file.
+	Path string
+	// StartLine and EndLine are the 1-based, inclusive lines of Text:
+	// the range asked for, or the whole file, cut at the limits.
+	StartLine, EndLine int
+	// Text holds the lines, each ending in "\n".
+	Text string
+	// Truncated is set when the range asked for was longer than
+	// MaxReferenceLines or MaxReferenceBytes allow.
+	Truncated bool
+}
+
 // Rule is one Kody Rule as read from a rule file.
 type Rule struct {
 	// UUID identifies the rule. When the file declares none, it is derived
-	// from the file's path ("path:" followed by File) so that it stays
-	// stable across reloads.
+	// from the file's path ("path:" followed by File, and "#" with the slug
+	// of the title for a rule of a YAML list) so that it stays stable
+	// across reloads; a rule imported from an assistant's file has
+	// "<source>:<file>#<slug of the title>".
 	UUID     string
 	Title    string
 	Severity Severity
@@ -74,6 +120,19 @@ type Rule struct {
 	Scope     Scope
 	Enabled   bool
 	Languages []string
+	// SeverityMin is the "severity_min" key of a Kody Markdown or YAML rule,
+	// kept as written; when the rule declares no severity it is the
+	// severity as well.
+	SeverityMin Severity
+	// Buckets are the rule's "buckets", kept for the Kodus platform.
+	Buckets []string
+	// Inheritance is the "inheritance" value of a Kodus YAML rule (which
+	// repositories and directories inherit it), kept as decoded.
+	Inheritance any
+	// Extra holds the keys of the rule's front matter or YAML mapping that
+	// this version does not use, as decoded, so that nothing the author
+	// wrote is lost. It is nil when there are none.
+	Extra map[string]any
 
 	// Instructions is the text of the "## Instructions" section, or the
 	// whole body without its examples when that heading is missing.
@@ -86,6 +145,14 @@ type Rule struct {
 
 	// File is the workspace-relative, slash-separated path of the rule file.
 	File string
+	// Line is the 1-based line of File on which the rule starts: 1 for a
+	// rule that is a whole file, the heading or bullet of a rule split out
+	// of an assistant's instruction file, the mapping of a rule in a list
+	// of YAML rules.
+	Line int
+	// References are the workspace files the rule's text points at, with
+	// the lines it points at; Registry.Load resolves them.
+	References []Reference
 	// Source is the Name of the Source the rule was read from, such as
 	// "kody-md"; Registry.Load sets it.
 	Source string
@@ -97,6 +164,9 @@ type Rule struct {
 	// uuidLine is the line of the uuid key, kept to point at it when two
 	// files declare the same uuid.
 	uuidLine, uuidColumn int
+	// textLine is the 1-based line of File on which Body starts, used to
+	// point warnings about references at the right line; 0 when unknown.
+	textLine int
 }
 
 // AppliesTo reports whether the rule checks the file at relPath (relative to
@@ -187,10 +257,16 @@ func normalizePattern(p string) string {
 // LoadError is a rule file that could not be loaded. Line and Column are
 // 1-based positions inside the file where known (0 when the problem concerns
 // the file as a whole, such as its size); Msg says what to fix.
+//
+// A LoadError with Warning set is a problem that did not stop anything from
+// loading, such as an unknown front-matter key or a reference that cannot
+// be resolved: the file is not broken. Registry.Load leaves warnings out;
+// Registry.LoadReport returns them apart from the errors.
 type LoadError struct {
 	File         string
 	Line, Column int
 	Msg          string
+	Warning      bool
 }
 
 // Error formats the problem as "file:line:col: msg", the form editors and

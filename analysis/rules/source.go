@@ -10,9 +10,9 @@ import (
 )
 
 // Source is one kind of rule file kodyls reads from a workspace: the Kody
-// Markdown files today; the Kodus YAML files and the instruction files of
-// other assistants next. A source may own directory trees as well as single
-// files at the workspace root.
+// Markdown files, the Kodus YAML files, the instruction files of other
+// assistants. A source may own directory trees as well as single files at
+// the workspace root.
 //
 // The watcher, doctor, the CLI and the server ask a Registry of sources
 // which paths hold rules, so that a new kind of rule file is added in one
@@ -32,8 +32,10 @@ type Source interface {
 	// Load reads the source's rules from fsys, the workspace root opened
 	// through os.Root so that no path can lead outside it. Rule.File and
 	// LoadError.File are workspace-relative slash-separated paths. A broken
-	// file yields a *LoadError and never stops the others from loading.
-	// When ctx is cancelled Load stops early and returns what it has.
+	// file yields a *LoadError and never stops the others from loading;
+	// problems that do not stop a rule from loading are LoadErrors with
+	// Warning set. When ctx is cancelled Load stops early and returns what
+	// it has.
 	Load(ctx context.Context, fsys fs.FS) ([]*Rule, []*LoadError)
 }
 
@@ -48,35 +50,61 @@ func NewRegistry(sources ...Source) *Registry {
 	return &Registry{sources: slices.Clone(sources)}
 }
 
-// DefaultRegistry returns the sources kodyls knows.
+// DefaultRegistry returns the sources kodyls knows, the team's own Kody
+// Rules first so that they win a uuid shared with an imported rule.
 func DefaultRegistry() *Registry {
-	return NewRegistry(KodyMarkdown{})
+	srcs := []Source{KodyMarkdown{}, KodyYAML{}, KodyYAML{Memories: true}}
+	for _, a := range AssistantSources() {
+		srcs = append(srcs, a)
+	}
+	return NewRegistry(srcs...)
 }
 
 // Sources returns the registry's sources in priority order.
 func (r *Registry) Sources() []Source { return slices.Clone(r.sources) }
 
-// Load reads every source's rules from the workspace at root. Rules come
-// sorted by File (rules of one file keep their source's order) with Source
-// set to the name of the source that read them; errors come sorted by File
+// Report is what Registry.LoadReport read: the rules, the errors of the
+// files that are broken, and the warnings that did not stop anything from
+// loading.
+type Report struct {
+	Rules    []*Rule
+	Errors   []*LoadError
+	Warnings []*LoadError
+}
+
+// Load reads every source's rules from the workspace at root, as
+// LoadReport does, and returns the rules and the errors; warnings are left
+// out, so that every LoadError it returns is a broken rule file.
+func (r *Registry) Load(ctx context.Context, root string) (rules []*Rule, errs []*LoadError) {
+	rep := r.LoadReport(ctx, root)
+	return rep.Rules, rep.Errors
+}
+
+// LoadReport reads every source's rules from the workspace at root. Rules
+// come sorted by File and Line (rules of one file otherwise keep their
+// source's order) with Source set to the name of the source that read them
+// and their references resolved; errors and warnings come sorted by File
 // and Line. A uuid already used by an earlier rule (earlier source first,
-// then File order) drops the later rule with a *LoadError, since two rules
+// then File order) drops the later rule with an error, since two rules
 // with one id would be indistinguishable in reviews and suppressions.
 //
-// When ctx is cancelled Load stops early and returns what it has loaded so
-// far; callers that care check ctx.Err().
-func (r *Registry) Load(ctx context.Context, root string) (rules []*Rule, errs []*LoadError) {
+// When ctx is cancelled LoadReport stops early and returns what it has
+// loaded so far; callers that care check ctx.Err().
+func (r *Registry) LoadReport(ctx context.Context, root string) Report {
+	var rep Report
 	if ctx.Err() != nil {
-		return nil, nil
+		return rep
 	}
 	// One os.Root for all the sources: none of them can read outside the
 	// workspace, whatever symbolic links it holds.
 	ws, err := os.OpenRoot(root)
 	if err != nil {
-		return nil, []*LoadError{{File: ".", Msg: fmt.Sprintf("cannot open workspace root: %v", err)}}
+		rep.Errors = []*LoadError{{File: ".", Msg: fmt.Sprintf("cannot open workspace root: %v", err)}}
+		return rep
 	}
 	defer ws.Close()
 	fsys := ws.FS()
+	var problems []*LoadError
 	for _, src := range r.sources {
 		if ctx.Err() != nil {
 			break
@@ -86,19 +114,35 @@ func (r *Registry) Load(ctx context.Context, root string) (rules []*Rule, errs [
 		for _, rule := range rs {
 			rule.Source = src.Name()
 		}
-		rules = append(rules, rs...)
-		errs = append(errs, es...)
+		rep.Rules = append(rep.Rules, rs...)
+		problems = append(problems, es...)
 	}
-	rules, dupErrs := dropDuplicateUUIDs(rules)
-	errs = append(errs, dupErrs...)
-	slices.SortStableFunc(rules, byFile)
-	slices.SortStableFunc(errs, func(a, b *LoadError) int {
+	kept, dupErrs := dropDuplicateUUIDs(rep.Rules)
+	rep.Rules = kept
+	problems = append(problems, dupErrs...)
+	slices.SortStableFunc(rep.Rules, byFile)
+	for _, rule := range rep.Rules {
+		if ctx.Err() != nil {
+			break
+		}
+		problems = append(problems, resolveReferences(fsys, rule)...)
+	}
+	for _, p := range problems {
+		if p.Warning {
+			rep.Warnings = append(rep.Warnings, p)
+		} else {
+			rep.Errors = append(rep.Errors, p)
+		}
+	}
+	byPosition := func(a, b *LoadError) int {
 		if c := strings.Compare(a.File, b.File); c != 0 {
 			return c
 		}
 		return a.Line - b.Line
-	})
-	return rules, errs
+	}
+	slices.SortStableFunc(rep.Errors, byPosition)
+	slices.SortStableFunc(rep.Warnings, byPosition)
+	return rep
 }
 
 // Owns reports whether one of the sources owns rel, a workspace-relative
@@ -137,7 +181,12 @@ func (r *Registry) WatchPaths() []string {
 	return out
 }
 
-func byFile(a, b *Rule) int { return strings.Compare(a.File, b.File) }
+func byFile(a, b *Rule) int {
+	if c := strings.Compare(a.File, b.File); c != 0 {
+		return c
+	}
+	return a.Line - b.Line
+}
 
 // dropDuplicateUUIDs keeps the first rule of every uuid and reports the
 // others.

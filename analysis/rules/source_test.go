@@ -102,7 +102,11 @@ func TestRegistryWatchPaths(t *testing.T) {
 		reg  *Registry
 		want []string
 	}{
-		{"default", DefaultRegistry(), []string{".kody/rules"}},
+		{"default", DefaultRegistry(), []string{
+			".kody/rules", ".kody-rules/review", ".kody-rules/memories",
+			".cursorrules", ".cursor/rules", ".github/copilot-instructions.md", ".github/instructions",
+			"CLAUDE.md", "AGENTS.md", ".windsurfrules",
+		}},
 		{"empty", NewRegistry(), nil},
 		{"directory and files, repeats once", NewRegistry(KodyMarkdown{}, listSource{"one", "ONE.txt"}, listSource{"again", "ONE.txt"}, listSource{"two", "dir/two.txt"}),
 			[]string{".kody/rules", "ONE.txt", "dir/two.txt"}},

@@ -1,0 +1,200 @@
+package rules
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/kodustech/kodyls/agents/redact"
+)
+
+// The limits of what one reference attaches to a rule: rules travel in
+// every review prompt, so a reference to a whole large file must not blow
+// the prompt up.
+const (
+	MaxReferenceLines = 200
+	MaxReferenceBytes = 16 << 10
+	// maxReferenceScan is how far into a file a range is looked for.
+	maxReferenceScan = 8 << 20
+	// maxReferencesPerRule keeps a rule that lists many files in check.
+	maxReferencesPerRule = 20
+)
+
+// referenceRE finds "@file:path", "@file:path#L10", "@file:path#L10-L50"
+// (the second "L" optional) and the same forms inside "[[file:…]]".
+var referenceRE = regexp.MustCompile(
+	"@file:([^\\s#`'\"<>()\\[\\]{}|,;]+)(?:#L(\\d+)(?:-L?(\\d+))?)?" +
+		`|\[\[file:([^\]#|\n]+?)(?:#L(\d+)(?:-L?(\d+))?)?\]\]`)
+
+// secretFiles are the files never read into a rule, whatever a rule
+// references: a rule's text goes into review prompts.
+var secretFiles, _ = redact.NewIgnore(nil)
+
+// resolveReferences attaches to r the lines of the workspace files its
+// text references. fsys is the workspace opened through os.Root, so that
+// no symbolic link leads outside it; absolute paths and ".." are refused
+// before it is asked. A reference that cannot be resolved is a warning.
+func resolveReferences(fsys fs.FS, r *Rule) (warns []*LoadError) {
+	text := r.Body
+	if text == "" {
+		text = r.Instructions
+	}
+	if !strings.Contains(text, "file:") {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, m := range referenceRE.FindAllStringSubmatchIndex(text, -1) {
+		raw := text[m[0]:m[1]]
+		if seen[raw] {
+			continue
+		}
+		seen[raw] = true
+		warn := func(format string, args ...any) {
+			line := r.Line
+			if r.textLine > 0 {
+				line = r.textLine + strings.Count(text[:m[0]], "\n")
+			}
+			warns = append(warns, &LoadError{File: r.File, Line: line, Warning: true,
+				Msg: fmt.Sprintf("reference %s: ", raw) + fmt.Sprintf(format, args...)})
+		}
+		if len(r.References) >= maxReferencesPerRule {
+			warn("not resolved: a rule resolves at most %d references", maxReferencesPerRule)
+			break
+		}
+		group := func(i int) string {
+			if m[2*i] < 0 {
+				return ""
+			}
+			return text[m[2*i]:m[2*i+1]]
+		}
+		p, from, to := group(1), group(2), group(3)
+		if p == "" {
+			p, from, to = group(4), group(5), group(6)
+		}
+		// A sentence may end right after the path.
+		p = strings.TrimRight(strings.TrimSpace(p), ".:!?")
+		ref, problem := readReference(fsys, p, from, to)
+		if problem != "" {
+			warn("%s", problem)
+			continue
+		}
+		ref.Raw = raw
+		r.References = append(r.References, ref)
+	}
+	return warns
+}
+
+// readReference reads the lines from to to (1-based, inclusive; the whole
+// file when from is "") of the workspace file p. problem says why it
+// cannot, in words for the rule's author.
+func readReference(fsys fs.FS, p, from, to string) (ref Reference, problem string) {
+	slashed := strings.ReplaceAll(p, `\`, "/")
+	switch {
+	case slashed == "":
+		return ref, "no path after file:"
+	case strings.HasPrefix(slashed, "/") || hasVolume(slashed):
+		return ref, "absolute paths are not allowed; write the path relative to the workspace root"
+	}
+	for part := range strings.SplitSeq(slashed, "/") {
+		if part == ".." {
+			return ref, `".." leads outside the workspace; references resolve inside the workspace only`
+		}
+	}
+	rel := normalizeRelPath(slashed)
+	if !fs.ValidPath(rel) || rel == "." {
+		return ref, "not a valid workspace-relative file path"
+	}
+	if secretFiles != nil && secretFiles.Match(rel) {
+		return ref, "the file may hold secrets, so it is never read into a rule"
+	}
+	start, end := 1, 0 // end 0: to the end of the file
+	if from != "" {
+		var err error
+		if start, err = strconv.Atoi(from); err != nil || start < 1 {
+			return ref, fmt.Sprintf("line %q is not a line number; lines start at 1", from)
+		}
+		end = start
+		if to != "" {
+			if end, err = strconv.Atoi(to); err != nil || end < start {
+				return ref, fmt.Sprintf("the range ends (L%s) before it starts (L%d)", to, start)
+			}
+		}
+	}
+
+	info, err := fs.Stat(fsys, rel)
+	if err != nil {
+		return ref, fmt.Sprintf("cannot read %s (it must be a file inside the workspace): %v", rel, unwrapPathError(err))
+	}
+	if !info.Mode().IsRegular() {
+		return ref, fmt.Sprintf("%s is not a regular file", rel)
+	}
+	f, err := fsys.Open(rel)
+	if err != nil {
+		return ref, fmt.Sprintf("cannot open %s: %v", rel, unwrapPathError(err))
+	}
+	defer f.Close()
+
+	ref.Path = rel
+	br := bufio.NewReader(io.LimitReader(f, maxReferenceScan))
+	var b strings.Builder
+	n := 0
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			n++
+			if n >= start && (end == 0 || n <= end) {
+				if bytes.IndexByte([]byte(line), 0) >= 0 {
+					return Reference{}, fmt.Sprintf("%s is a binary file", rel)
+				}
+				line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r") + "\n"
+				if n-start >= MaxReferenceLines || b.Len()+len(line) > MaxReferenceBytes {
+					ref.Truncated = true
+					break
+				}
+				if ref.StartLine == 0 {
+					ref.StartLine = n
+				}
+				ref.EndLine = n
+				b.WriteString(line)
+			}
+			if end > 0 && n >= end {
+				break
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				return Reference{}, fmt.Sprintf("cannot read %s: %v", rel, err)
+			}
+			break
+		}
+	}
+	if ref.StartLine == 0 {
+		if ref.Truncated {
+			return Reference{}, fmt.Sprintf("line %d of %s is longer than %d bytes", start, rel, MaxReferenceBytes)
+		}
+		return Reference{}, fmt.Sprintf("%s has %d lines, so line %d does not exist", rel, n, start)
+	}
+	ref.Text = b.String()
+	return ref, ""
+}
+
+// hasVolume reports whether p starts with a Windows drive ("C:/").
+func hasVolume(p string) bool {
+	return len(p) >= 2 && p[1] == ':' && ('a' <= p[0] && p[0] <= 'z' || 'A' <= p[0] && p[0] <= 'Z')
+}
+
+// unwrapPathError drops the operation and path that *fs.PathError repeats,
+// since the message names the path already.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
