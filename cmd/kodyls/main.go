@@ -48,6 +48,7 @@ Commands:
   review    review the working tree's changes (text, json or sarif); see kodyls review -h
   explain   explain the primary error of compiler or test output (FILE or stdin)
   history   search, summarise or forget remembered build errors; see kodyls history -h
+  rules     list, check or test the workspace's Kody Rules; see kodyls rules -h
   eval rca  measure the RCA agent on canonical error cases with the configured endpoint
   doctor    print how configuration was resolved; exit 1 if something is wrong
   version   print the version
@@ -104,6 +105,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return explainCmd(ctx, rest, stdin, stdout, stderr, logger)
 	case "history":
 		return historyCmd(ctx, rest, stdout, stderr)
+	case "rules":
+		return rulesCmd(ctx, rest, stdout, stderr, logger)
 	case "eval":
 		return evalCmd(ctx, rest, stdout, stderr, logger)
 	case "version":
