@@ -179,6 +179,9 @@ func (s *Server) reloadRules(ctx context.Context, token protocol.ProgressToken) 
 		for _, le := range errs {
 			s.log.Warn("broken Kody Rule file", "workspace", f.Root, "error", le.Error())
 		}
+		for _, w := range f.Engine.Warnings() {
+			s.log.Info("Kody Rule file", "workspace", f.Root, "warning", w.Error())
+		}
 		s.log.Info("loaded Kody Rules", "workspace", f.Root, "rules", len(rs), "broken", len(errs))
 	}
 	prog.End(fmt.Sprintf("%d rules loaded, %d broken", total, len(allErrs)))

@@ -21,9 +21,10 @@ type Engine struct {
 	root string
 	reg  *rules.Registry
 
-	mu    sync.RWMutex
-	rules []*rules.Rule
-	errs  []*rules.LoadError
+	mu       sync.RWMutex
+	rules    []*rules.Rule
+	errs     []*rules.LoadError
+	warnings []*rules.LoadError
 
 	bmu       sync.Mutex
 	baselines map[string]changes.Baseline // by absolute path
@@ -54,11 +55,19 @@ func (e *Engine) Registry() *rules.Registry { return e.reg }
 // Reload reads the rule files again. Broken files are reported and skipped;
 // the good ones replace the previous set.
 func (e *Engine) Reload(ctx context.Context) ([]*rules.Rule, []*rules.LoadError) {
-	rs, errs := e.reg.Load(ctx, e.root)
+	rep := e.reg.LoadReport(ctx, e.root)
 	e.mu.Lock()
-	e.rules, e.errs = rs, errs
+	e.rules, e.errs, e.warnings = rep.Rules, rep.Errors, rep.Warnings
 	e.mu.Unlock()
-	return rs, errs
+	return rep.Rules, rep.Errors
+}
+
+// Warnings returns the warnings of the last Reload: unknown keys kept,
+// references that could not be resolved. They never stop a rule loading.
+func (e *Engine) Warnings() []*rules.LoadError {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.warnings
 }
 
 // Rules returns the loaded rules.

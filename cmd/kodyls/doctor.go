@@ -117,6 +117,9 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		row("", "%s  %s [%s, %s%s] from %s", r.File, r.Title, r.Severity, det, state, r.Source)
 	}
+	for _, w := range folder.Engine.Warnings() {
+		row("", "warning: %s", w.Error())
+	}
 	for _, le := range errs {
 		row("", "BROKEN %s", le.Error())
 		problems = append(problems, fmt.Sprintf("rule file %s:%d: %s", le.File, le.Line, le.Msg))
