@@ -2,6 +2,8 @@ package filereview
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -159,5 +161,57 @@ func TestPullRequestRulesJudgeTheChangeSet(t *testing.T) {
 	}
 	if !strings.Contains(prompt, "api/handler.go") || !strings.Contains(prompt, "lib/util.go") || strings.Contains(prompt, "Docs change with the CLI") {
 		t.Fatalf("the change-set prompt should list both files and only the rule whose paths match:\n%s", prompt)
+	}
+}
+
+// TestRuleReferencesReachTheCheck: the lines a rule references with
+// @file:path#Lx-Ly are shown with the rule in the check's prompt.
+func TestRuleReferencesReachTheCheck(t *testing.T) {
+	root := t.TempDir()
+	for name, text := range map[string]string{
+		".kody/rules/errors.md": "---\ntitle: Errors follow the style guide\nuuid: rule-style\npath: \"**/*.go\"\n---\nWrap errors as the guide says: @file:docs/style.md#L2-L3\n",
+		"docs/style.md":         "# Style\nWrap every error with fmt.Errorf and %w.\nSay what failed, in lower case.\nUnrelated line.\n",
+	} {
+		writeFile(t, root, name, text)
+	}
+	rs, errs := rules.DefaultRegistry().Load(context.Background(), root)
+	if len(errs) > 0 || len(rs) != 1 {
+		t.Fatalf("rules %v errors %v", rs, errs)
+	}
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, nil)
+	check := reviewtest.Rules(fake, nil)
+	g, err := llm.New(llm.Config{BaseURL: fake.URL, Model: "fake-model", MaxRetries: -1, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	r, _ := ForWorkspace(Workspace{Root: root, Gateway: g, Rules: rs})
+	if _, err := r.Review(context.Background(), Input{Path: "main.go", Language: "go", Current: "package main\n\nfunc f() error { return nil }\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if check.Check.Times() != 1 {
+		t.Fatalf("%d rule checks, want 1", check.Check.Times())
+	}
+	for _, rec := range fake.Requests() {
+		body := string(rec.Body)
+		if !strings.Contains(body, review.SchemaKodyRules) {
+			continue
+		}
+		if !strings.Contains(body, "Wrap every error with fmt.Errorf") || !strings.Contains(body, "Say what failed") || strings.Contains(body, "Unrelated line") {
+			t.Fatalf("the referenced lines 2-3 are not (exactly) in the check:\n%s", body)
+		}
+	}
+}
+
+func writeFile(t *testing.T, root, name, text string) {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

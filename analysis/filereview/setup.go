@@ -3,6 +3,7 @@ package filereview
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/analysis/gate"
@@ -78,11 +79,13 @@ func ModelRules(rs []*rules.Rule, path, language string) []*rules.Rule {
 	return out
 }
 
-// RuleRefs turns rules into what the prompts show, in order.
+// RuleRefs turns rules into what the prompts show, in order. The files a
+// rule references (resolved inside the workspace when it was loaded) follow
+// its instructions, so the check sees what the rule points at.
 func RuleRefs(rs []*rules.Rule) []prompts.RuleRef {
 	var out []prompts.RuleRef
 	for _, r := range rs {
-		ref := prompts.RuleRef{UUID: r.UUID, Title: r.Title, Severity: string(r.Severity), Instructions: r.Instructions}
+		ref := prompts.RuleRef{UUID: r.UUID, Title: r.Title, Severity: string(r.Severity), Instructions: withReferences(r)}
 		for _, e := range r.Examples {
 			if e.Kind == "" {
 				continue // prose without a good/bad verdict is in the instructions already
@@ -92,4 +95,18 @@ func RuleRefs(rs []*rules.Rule) []prompts.RuleRef {
 		out = append(out, ref)
 	}
 	return out
+}
+
+// withReferences is a rule's instructions followed by the text of the files
+// it references.
+func withReferences(r *rules.Rule) string {
+	var b strings.Builder
+	b.WriteString(r.Instructions)
+	for _, ref := range r.References {
+		if ref.Text == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\n\nReferenced %s (lines %d-%d):\n```\n%s```", ref.Path, ref.StartLine, ref.EndLine, ref.Text)
+	}
+	return b.String()
 }
