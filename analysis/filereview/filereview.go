@@ -401,3 +401,39 @@ func (r *Reviewer) CheckPullRequest(ctx context.Context, inputs []Input) (map[st
 	}
 	return out, nil
 }
+
+// CheckRule judges one rule with the model on the change from in.Base to
+// in.Current (the whole file when Base is empty) and anchors what it finds:
+// what `kodyls rules test` runs for a rule without a detector. It returns
+// ErrOffline without a model.
+func (r *Reviewer) CheckRule(ctx context.Context, rule *rules.Rule, in Input) ([]Finding, error) {
+	if r.Pipeline == nil {
+		return nil, ErrOffline
+	}
+	ctxLines := r.Context
+	if ctxLines == 0 {
+		ctxLines = patch.DefaultContext
+	}
+	fp := patch.Diff(in.Path, in.Base, in.Current, ctxLines)
+	if len(fp.Hunks) == 0 {
+		return nil, nil
+	}
+	ss, err := r.Pipeline.CheckKodyRules(ctx, review.FileInput{
+		Path: in.Path, Language: in.Language, Content: in.Current,
+		Patch: fp.RenderHunks(fp.Hunks), Rules: RuleRefs([]*rules.Rule{rule}),
+	})
+	if err != nil {
+		return nil, err
+	}
+	doc := anchor.NewDoc(in.Current)
+	var out []Finding
+	for _, s := range ss {
+		span, method, ok := doc.Locate(s.ExistingCode, s.RelevantLinesStart, s.RelevantLinesEnd)
+		if !ok {
+			continue
+		}
+		s.RelevantLinesStart, s.RelevantLinesEnd = span.StartLine+1, span.EndLine+1
+		out = append(out, Finding{Suggestion: s, Span: span, Method: method})
+	}
+	return out, nil
+}

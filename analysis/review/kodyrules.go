@@ -71,6 +71,12 @@ func (k kodyRules) Check(ctx context.Context, in FileInput, ss []Suggestion) ([]
 	return append(kept, found...), nil
 }
 
+// CheckKodyRules runs only the model check of in.Rules on in, without the
+// review's other stages: a rule author testing one rule.
+func (p *Pipeline) CheckKodyRules(ctx context.Context, in FileInput) ([]Suggestion, error) {
+	return kodyRules{p}.Check(ctx, in, nil)
+}
+
 // check asks for the violations of one batch of rules.
 func (k kodyRules) check(ctx context.Context, in FileInput, batch []prompts.RuleRef) ([]Suggestion, error) {
 	msg, err := k.p.prompts.Render("kodyrules_check", prompts.KodyRulesData{

@@ -151,6 +151,13 @@ func (f *Folder) CheckPullRequest(ctx context.Context, inputs []filereview.Input
 	return byFile, nil
 }
 
+// CheckRule judges one rule with the model on a file (see
+// filereview.Reviewer.CheckRule).
+func (f *Folder) CheckRule(ctx context.Context, rule *rules.Rule, in filereview.Input) ([]filereview.Finding, error) {
+	r, _ := f.Reviewer()
+	return r.CheckRule(ctx, rule, in)
+}
+
 // Cluster links the findings that repeat across files.
 func (f *Folder) Cluster(ctx context.Context, results []filereview.Result) []filereview.Result {
 	r, _ := f.Reviewer()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/analysis/changes"
+	"github.com/kodustech/kodyls/analysis/errparse"
 	"github.com/kodustech/kodyls/analysis/filereview"
 	"github.com/kodustech/kodyls/analysis/rules"
 	"github.com/kodustech/kodyls/analysis/workspace"
@@ -99,14 +100,14 @@ type rulesWorkspace struct {
 
 // openRules resolves the workspace root and loads its rules. The model is
 // never called and nothing is stored: these commands only read rule files.
-func openRules(ctx context.Context, dir string, logger *slog.Logger) (*rulesWorkspace, error) {
+func openRules(ctx context.Context, dir string, logger *slog.Logger, withModel bool) (*rulesWorkspace, error) {
 	root, err := rulesRoot(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
 	svc := workspace.Open(ctx, workspace.Config{
 		Settings: contract.Resolve(os.Getenv, nil, nil).Settings,
-		Getenv:   os.Getenv, Log: logger, NoStore: true, Offline: true,
+		Getenv:   os.Getenv, Log: logger, NoStore: true, Offline: !withModel,
 	})
 	folder := svc.Folder(root)
 	rs, errs := folder.Reload(ctx)
@@ -237,7 +238,7 @@ func rulesList(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		fmt.Fprintf(stderr, "kodyls rules list: unexpected argument %q\n", pos[0])
 		return 2
 	}
-	ws, err := openRules(ctx, *f.workspace, logger)
+	ws, err := openRules(ctx, *f.workspace, logger, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls rules list: %v\n", err)
 		return 2
@@ -315,7 +316,7 @@ func rulesCheck(ctx context.Context, args []string, stdout, stderr io.Writer, lo
 		fmt.Fprintf(stderr, "kodyls rules check: unexpected argument %q\n", pos[0])
 		return 2
 	}
-	ws, err := openRules(ctx, *f.workspace, logger)
+	ws, err := openRules(ctx, *f.workspace, logger, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls rules check: %v\n", err)
 		return 2
@@ -362,6 +363,7 @@ type violationJSON struct {
 	Column    int    `json:"column"`
 	EndColumn int    `json:"endColumn"`
 	Match     string `json:"match"`
+	Message   string `json:"message,omitempty"` // the model's explanation
 }
 
 func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, logger *slog.Logger) int {
@@ -375,7 +377,7 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		return 2
 	}
 	query, names := pos[0], pos[1:]
-	ws, err := openRules(ctx, *f.workspace, logger)
+	ws, err := openRules(ctx, *f.workspace, logger, true)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls rules test: %v\n", err)
 		return 2
@@ -408,8 +410,12 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		File  string `json:"file"`
 	}{r.UUID, r.Title, r.File}
 
+	check := checkDetector
 	if r.Detector == nil {
-		msg := fmt.Sprintf("%q has no local detector: it is checked by the model, which kodyls review runs when an LLM endpoint is configured", r.Title)
+		check = checkModel
+	}
+	if r.Detector == nil && !ws.svc.ModelConfigured() {
+		msg := fmt.Sprintf("%q has no local detector: only the model checks it, and no LLM endpoint is configured (set KODYLS_LLM_BASE_URL)", r.Title)
 		if *f.json {
 			writeRulesJSON(stdout, struct {
 				Rule       any             `json:"rule"`
@@ -484,7 +490,23 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 			continue
 		}
 		checked = append(checked, rel)
-		violations = append(violations, detectInFile(&tested, rel, text)...)
+		if tested.Detector != nil {
+			violations = append(violations, detectInFile(&tested, rel, text)...)
+			continue
+		}
+		// The model judges the whole file against this rule alone.
+		found, err := ws.folder.CheckRule(ctx, &tested, filereview.Input{Path: rel, Language: errparse.LanguageOf(rel), Current: text})
+		if err != nil {
+			fmt.Fprintf(stderr, "kodyls rules test: %s: %v\n", rel, err)
+			failed = true
+			continue
+		}
+		for _, v := range found {
+			violations = append(violations, violationJSON{
+				File: rel, Line: v.Span.StartLine + 1, Column: colAt(text, v.Span.Start), EndColumn: colAt(text, v.Span.End),
+				Match: v.ExistingCode, Message: v.SuggestionContent,
+			})
+		}
 	}
 
 	if *f.json {
@@ -493,7 +515,7 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 			Check      string          `json:"check"`
 			Files      []string        `json:"files"`
 			Violations []violationJSON `json:"violations"`
-		}{ruleInfo, checkDetector, checked, violations})
+		}{ruleInfo, check, checked, violations})
 	} else {
 		for _, v := range violations {
 			fmt.Fprintf(stdout, "%s:%d:%d: %s: %s\n", v.File, v.Line, v.Column, r.Title, v.Match)

@@ -5,9 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/review"
+	"github.com/kodustech/kodyls/analysis/review/reviewtest"
 	"github.com/kodustech/kodyls/lsp/lsptest"
 )
 
@@ -254,8 +258,27 @@ func TestRulesTest(t *testing.T) {
 	}
 
 	out, _, code = runBin(t, env, repo.Dir, "rules", "test", "errors.Is", "bad.go")
-	if code != 0 || !strings.Contains(out, "checked by the model") || !strings.Contains(out, "kodyls review") {
-		t.Errorf("model rule: code %d\n%s", code, out)
+	if code != 0 || !strings.Contains(out, "only the model checks it") || !strings.Contains(out, "KODYLS_LLM_BASE_URL") {
+		t.Errorf("model rule offline: code %d\n%s", code, out)
+	}
+
+	// With a model, the rule alone is judged on the whole file and what the
+	// model reports is anchored on its line.
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	check := reviewtest.Rules(fake, nil, reviewtest.RuleViolation{
+		Rule: 1, Reason: "Printing is not error handling.", SuggestionContent: "Return the error.",
+		ExistingCode: "fmt.Println(\"y\")", ImprovedCode: "return err", OneSentenceSummary: "handle the error", RelevantLinesStart: 7, RelevantLinesEnd: 7,
+	})
+	withModel := append(slices.Clone(env), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	out, errOut, code = runBin(t, withModel, repo.Dir, "rules", "test", "errors.Is", "bad.go")
+	if code != 1 || out != "bad.go:7:2: Prefer errors.Is: fmt.Println(\"y\")\n" || check.Check.Times() != 1 {
+		t.Errorf("model rule: code %d, %d checks\n%s%s", code, check.Check.Times(), out, errOut)
+	}
+	for _, rec := range fake.Requests() {
+		if body := string(rec.Body); strings.Contains(body, review.SchemaKodyRules) && strings.Contains(body, "No fmt.Printf") {
+			t.Error("another rule reached the model while one rule was tested")
+		}
 	}
 }
 
