@@ -34,6 +34,26 @@ type docViolations struct {
 	version int32  // the version found was computed for
 	hash    string // of found
 	told    string // the hash the editor was last told about ("" before)
+	// modelTold is, for the violations the model found at the last review,
+	// what the editor was last told about.
+	modelTold string
+}
+
+// modelChanged records the ids of the rule violations the model found in a
+// document and reports whether they differ from what the editor was last
+// told.
+func (r *ruleState) modelChanged(key string, ids []string) bool {
+	sum := strings.Join(ids, "\x00")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := r.docs[key]
+	if d == nil {
+		d = &docViolations{}
+		r.docs[key] = d
+	}
+	changed := d.modelTold != sum
+	d.modelTold = sum
+	return changed
 }
 
 // set records a document's violations.

@@ -152,7 +152,20 @@ func (s *Server) publishReview(ctx context.Context, key string) {
 		return
 	}
 	s.reviews.Follow(key, snap.Version, s.editsSince(key))
-	s.diags.Set(ctx, uri.URI(key), SourceReview, snap.Version, s.reviewDiagnostics(snap, doc))
+	if !s.diags.Set(ctx, uri.URI(key), SourceReview, snap.Version, s.reviewDiagnostics(snap, doc)) {
+		return
+	}
+	// The model's Kody Rule violations are in the violations panel too.
+	findings, _ := s.reviews.Findings(key)
+	var ids []string
+	for _, f := range findings {
+		if f.RuleID != "" {
+			ids = append(ids, f.ID)
+		}
+	}
+	if s.rules.modelChanged(key, ids) {
+		s.notifyViolationsChanged(ctx, uri.URI(key))
+	}
 }
 
 // reviewDiagnostics renders a buffer's findings; nil when they are not for

@@ -133,6 +133,19 @@ func TestEditorAndCLIFindTheSame(t *testing.T) {
 	if checkedBy["print-through-logger"] != contract.CheckedByModel || checkedBy[printlnRule] != contract.CheckedByDetector {
 		t.Fatalf("violations panel for main.go: %+v", panel.Groups)
 	}
+	// The panel was told to refresh after the review found the model's
+	// violation, not only after the detector's.
+	told := 0
+	for _, n := range s.ViolationsChanged() {
+		for _, u := range n.URIs {
+			if u == s.URI("main.go") {
+				told++
+			}
+		}
+	}
+	if told < 2 {
+		t.Fatalf("main.go's violations changed twice (detector on open, model on save) but the editor was told %d times", told)
+	}
 
 	// Dismiss the review finding in the editor: it goes away there, and
 	// `kodyls review` on the same store no longer reports it either.
