@@ -155,7 +155,8 @@ func (s *Server) initialized() {
 		}
 		s.svc.RecordWorkspaces(ctx, roots)
 	})
-	s.goBackground(s.watchFiles)
+	watching := s.work.add("")
+	s.goBackground(func(ctx context.Context) { s.watchFiles(ctx, watching) })
 }
 
 // fetchConfiguration asks the client for section "kodyls" and re-resolves

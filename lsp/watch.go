@@ -91,9 +91,12 @@ func (s *Server) didChangeWatchedFiles(p *protocol.DidChangeWatchedFilesParams) 
 
 // watchFiles watches the rule sources' paths and the git metadata of every
 // workspace until the session ends.
-func (s *Server) watchFiles(ctx context.Context) {
+// ready is called once the watches are in place (or watching failed), so
+// that the server is not idle before it would see a change on disk.
+func (s *Server) watchFiles(ctx context.Context, ready func()) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
+		ready()
 		s.log.Warn("file watching unavailable; use kodyls.reloadRules after editing rules", "error", err)
 		return
 	}
@@ -101,6 +104,7 @@ func (s *Server) watchFiles(ctx context.Context) {
 	for _, e := range s.allEngines() {
 		s.watchWorkspace(w, e)
 	}
+	ready()
 	var pending fileChange
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()

@@ -192,15 +192,17 @@ func batchRules(rs []prompts.RuleRef, model string, budget int) [][]prompts.Rule
 	return out
 }
 
-// RuleTokens is the size of a rule's text as the check prompt shows it.
+// RuleTokens is the size of a rule as the check prompt shows it: its
+// heading, severity, instructions and labelled, fenced examples.
 func RuleTokens(model string, r prompts.RuleRef) int {
 	var b strings.Builder
-	b.WriteString(r.Title)
-	b.WriteString("\n")
-	b.WriteString(r.Instructions)
+	fmt.Fprintf(&b, "\n### Rule 10: %s\nSeverity: %s\n%s", r.Title, cmpOr(r.Severity, "medium"), strings.TrimSpace(r.Instructions))
 	for _, e := range r.Examples {
-		b.WriteString("\n")
-		b.WriteString(e.Code)
+		label := "Bad example (violates):"
+		if e.Good {
+			label = "Good example (complies):"
+		}
+		fmt.Fprintf(&b, "\n%s\n```%s\n%s\n```", label, e.Language, strings.TrimSpace(e.Code))
 	}
 	return llm.CountTokens(model, b.String())
 }

@@ -1,0 +1,126 @@
+package lsp_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/review"
+	"github.com/kodustech/kodyls/analysis/review/reviewtest"
+	"github.com/kodustech/kodyls/editors/contract"
+	"github.com/kodustech/kodyls/lsp/lsptest"
+)
+
+// loopRule is a Kody Rule without a detector, so only the model checks it.
+func loopRule(title string) string {
+	return "---\ntitle: " + title + "\nuuid: loops-range\nseverity: high\npath: \"**/*.go\"\n---\n## Instructions\nIndex loops invite off-by-one errors; walk a slice with for-range.\n"
+}
+
+// lastRuleCheck is the body of the last Kody Rules check the fake received.
+func lastRuleCheck(fake *llmtest.Server) string {
+	var last string
+	for _, rec := range fake.Requests() {
+		if body := string(rec.Body); strings.Contains(body, review.SchemaKodyRules) {
+			last = body
+		}
+	}
+	return last
+}
+
+// ruleTitle is the title the violations panel shows for the rule with
+// uuid: the title of the rule the server has loaded now.
+func ruleTitle(t *testing.T, e *reviewEnv, uuid string) string {
+	t.Helper()
+	var v contract.RuleViolations
+	if err := e.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range v.Groups {
+		if g.Rule.UUID == uuid {
+			return g.Rule.Title
+		}
+	}
+	return ""
+}
+
+// TestRuleFileEditedOnDiskTakesEffect: a rule file rewritten on disk, not
+// through the editor, is reloaded by the file watcher, and the next save
+// checks the change against the new text of the rule, never the old; a
+// save with nothing new costs no rule check.
+func TestRuleFileEditedOnDiskTakesEffect(t *testing.T) {
+	const oldTitle, newTitle = "Loops over slices use range", "Iterate with for-range, never an index"
+	repo := lsptest.NewRepo(t, map[string]string{"main.go": reviewGo, ".kody/rules/loops.md": loopRule(oldTitle)})
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, nil)
+	// The model reports a violation of the rule, so the violations panel
+	// names it with the title of the rule currently loaded.
+	scripts := reviewtest.Rules(fake, nil, reviewtest.RuleViolation{
+		Rule: 1, Reason: "The loop indexes the slice.", ExistingCode: "for i := 0; i <= len(items); i++ {",
+		ImprovedCode: "for _, it := range items {", OneSentenceSummary: "range over items", RelevantLinesStart: 7, RelevantLinesEnd: 7,
+	})
+	e := startReviewing(t, repo, fake, t.TempDir(), "save")
+	// The rules load in the background after initialize; a save before
+	// they are in would be reviewed without them.
+	e.AwaitIdle("")
+	e.OpenFile("main.go")
+	typeBug(e)
+	e.Save("main.go")
+	e.AwaitIdle("")
+	if n := scripts.Check.Times(); n != 1 {
+		t.Fatalf("%d rule checks after the first save, want 1", n)
+	}
+	if p := lastRuleCheck(fake); !strings.Contains(p, oldTitle) {
+		t.Fatalf("the rule check does not carry the rule's title:\n%s", p)
+	}
+	if got := ruleTitle(t, e, "loops-range"); got != oldTitle {
+		t.Fatalf("violations panel names the rule %q, want %q", got, oldTitle)
+	}
+	e.Save("main.go")
+	e.AwaitIdle("")
+	if n := scripts.Check.Times(); n != 1 {
+		t.Fatalf("saving an unchanged buffer made %d more rule checks", n-1)
+	}
+
+	// Rewritten on disk: only the file watcher can notice. Its reload is
+	// debounced and is not work AwaitIdle waits for, so the server's own
+	// state is polled, within a bound.
+	if err := os.WriteFile(e.Path(".kody/rules/loops.md"), []byte(loopRule(newTitle)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(lsptest.DefaultTimeout)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		e.AwaitIdle("")
+		if ruleTitle(t, e, "loops-range") == newTitle {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not reload the rule file within %s", lsptest.DefaultTimeout)
+		}
+		<-tick.C
+	}
+	// The reload alone reviews nothing: the trigger is the save.
+	if n := scripts.Check.Times(); n != 1 {
+		t.Fatalf("the reload made %d rule checks", n-1)
+	}
+
+	e.Save("main.go")
+	e.AwaitIdle("")
+	if n := scripts.Check.Times(); n != 2 {
+		t.Fatalf("%d rule checks after saving with the new rule, want 2", n)
+	}
+	p := lastRuleCheck(fake)
+	if !strings.Contains(p, newTitle) || strings.Contains(p, oldTitle) {
+		t.Fatalf("the check after the edit should carry the new title and not the old one:\n%s", p)
+	}
+	e.Save("main.go")
+	e.AwaitIdle("")
+	if n := scripts.Check.Times(); n != 2 {
+		t.Fatalf("saving an unchanged buffer made %d more rule checks", n-2)
+	}
+	e.Shutdown()
+}
