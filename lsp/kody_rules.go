@@ -46,11 +46,7 @@ func (r *ruleState) modelChanged(key string, ids []string) bool {
 	sum := strings.Join(ids, "\x00")
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	d := r.docs[key]
-	if d == nil {
-		d = &docViolations{}
-		r.docs[key] = d
-	}
+	d := r.docLocked(key)
 	changed := d.modelTold != sum
 	d.modelTold = sum
 	return changed
@@ -65,12 +61,18 @@ func (r *ruleState) set(key string, version int32, found []workspace.RuleFinding
 	sum := string(h.Sum(nil))
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	d := r.docLocked(key)
+	d.found, d.version, d.hash = found, version, sum
+}
+
+// docLocked returns a document's state, created when missing. r.mu is held.
+func (r *ruleState) docLocked(key string) *docViolations {
 	d := r.docs[key]
 	if d == nil {
 		d = &docViolations{}
 		r.docs[key] = d
 	}
-	d.found, d.version, d.hash = found, version, sum
+	return d
 }
 
 // takeChange reports whether a document's violations differ from what the
