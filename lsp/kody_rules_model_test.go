@@ -124,3 +124,33 @@ func TestRuleFileEditedOnDiskTakesEffect(t *testing.T) {
 	}
 	e.Shutdown()
 }
+
+// TestSaveBeforeRulesLoadIsReviewedWithThem: a save that arrives while the
+// server is still loading the rules at start-up (here, while the editor is
+// slow to answer workspace/configuration) is reviewed with the team's
+// rules, not without them.
+func TestSaveBeforeRulesLoadIsReviewedWithThem(t *testing.T) {
+	const title = "Loops over slices use range"
+	repo := lsptest.NewRepo(t, map[string]string{"main.go": reviewGo, ".kody/rules/loops.md": loopRule(title)})
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, nil)
+	scripts := reviewtest.Rules(fake, nil)
+	var release func()
+	e := startReviewingWith(t, repo, fake, t.TempDir(), "save", func(s *lsptest.Session) { release = s.HoldConfiguration() })
+	e.OpenFile("main.go")
+	typeBug(e)
+	e.Save("main.go")
+	// Nothing may reach the model while the rules are not loaded: a review
+	// that started now would run without them. (A bounded wait for a
+	// request that must not come; it cannot be told from the server.)
+	if fake.WaitRequests(1, 300*time.Millisecond) {
+		t.Fatal("the save was reviewed before the rules were loaded")
+	}
+	release()
+	e.AwaitIdle("")
+	if scripts.Check.Times() != 1 || !strings.Contains(lastRuleCheck(fake), title) {
+		t.Fatalf("%d rule checks after a save during start-up; the review ran without the rules", scripts.Check.Times())
+	}
+	e.Shutdown()
+}

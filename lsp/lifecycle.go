@@ -148,6 +148,7 @@ func (s *Server) initialized() {
 		defer done()
 		s.fetchConfiguration(ctx)
 		s.reloadRules(ctx, nil)
+		s.rulesLoadedOnce.Do(func() { close(s.rulesLoaded) })
 		s.sendStatus()
 		var roots []string
 		for _, f := range s.allFolders() {

@@ -104,6 +104,11 @@ func (s *Server) reviewOnSave(od *openDoc) {
 func (s *Server) reviewDoc(ctx context.Context, key string, token protocol.ProgressToken) (*contract.ReviewSummary, error) {
 	done := s.work.add(key)
 	defer done()
+	select {
+	case <-s.rulesLoaded:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	snap, _ := s.snapshot(key)
 	switch {
 	case snap == nil:

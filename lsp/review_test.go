@@ -59,6 +59,13 @@ type reviewEnv struct {
 // with a real store in dataDir.
 func startReviewing(t *testing.T, repo *lsptest.Repo, fake *llmtest.Server, dataDir string, trigger string) *reviewEnv {
 	t.Helper()
+	return startReviewingWith(t, repo, fake, dataDir, trigger, nil)
+}
+
+// startReviewingWith is startReviewing with a hook run on the editor before
+// it initializes the session.
+func startReviewingWith(t *testing.T, repo *lsptest.Repo, fake *llmtest.Server, dataDir string, trigger string, beforeInit func(*lsptest.Session)) *reviewEnv {
+	t.Helper()
 	st, err := index.OpenStore(context.Background(), dataDir)
 	if err != nil {
 		t.Fatal(err)
@@ -73,6 +80,9 @@ func startReviewing(t *testing.T, repo *lsptest.Repo, fake *llmtest.Server, data
 	})
 	t.Cleanup(svc.Close)
 	s := lsptest.StartInProcess(t, repo.Dir, lsp.Options{Services: svc})
+	if beforeInit != nil {
+		beforeInit(s)
+	}
 	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{
 		"llm":    map[string]any{"baseUrl": fake.URL, "model": "fake-model"},
 		"review": map[string]any{"trigger": trigger},

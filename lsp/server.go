@@ -5,6 +5,7 @@
 package lsp
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -84,10 +85,15 @@ type Server struct {
 	open        map[string]*openDoc // by URI
 	progressSeq int
 
-	rules   ruleState
-	reviews *workspace.Reviews
-	build   builds
-	status  statusState
+	rules ruleState
+	// rulesLoaded is closed once the rules were first loaded: a review
+	// waits for it, so a save right after start-up is not reviewed
+	// without the team's rules.
+	rulesLoaded     chan struct{}
+	rulesLoadedOnce sync.Once
+	reviews         *workspace.Reviews
+	build           builds
+	status          statusState
 }
 
 type clientCapabilities struct {
@@ -114,7 +120,9 @@ func New(opts Options) *Server {
 		open:    map[string]*openDoc{},
 		rules:   ruleState{docs: map[string]*docViolations{}},
 		reviews: workspace.NewReviews(),
-		build:   builds{shown: map[string][]uri.URI{}},
+
+		rulesLoaded: make(chan struct{}),
+		build:       builds{shown: map[string][]uri.URI{}},
 	}
 	s.cfg = contract.Resolve(opts.Getenv, nil, nil)
 	s.svc = opts.Services
@@ -360,6 +368,9 @@ func (s *Server) call(ctx context.Context, method string, params []byte) (any, e
 		return s.executeCommand(ctx, &p)
 	case contract.RequestAwaitIdle:
 		var p contract.AwaitIdleParams
+		if bytes.Equal(bytes.TrimSpace(params), []byte("[]")) {
+			params = nil // some clients (Neovim's Lua) send an empty table as []
+		}
 		if err := decode(params, &p); err != nil {
 			return nil, invalidParams(method, err)
 		}

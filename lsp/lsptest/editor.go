@@ -54,6 +54,9 @@ type Editor struct {
 	messages []string
 	statuses []contract.StatusParams
 	vchanged []contract.RuleViolationsChangedParams
+	// configHold, when set, holds the answers to workspace/configuration
+	// until it is closed.
+	configHold chan struct{}
 }
 
 type buffer struct {
@@ -112,6 +115,12 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		e.mu.Unlock()
 		return nil, nil
 	case protocol.MethodWorkspaceConfiguration:
+		e.mu.Lock()
+		hold := e.configHold
+		e.mu.Unlock()
+		if hold != nil {
+			<-hold // the editor's read loop waits too, as a busy editor's would
+		}
 		var p protocol.ConfigurationParams
 		_ = protocol.Unmarshal(req.Params(), &p)
 		e.mu.Lock()
@@ -440,6 +449,18 @@ func (e *Editor) AwaitIdle(name string) {
 	if err := e.Call(contract.RequestAwaitIdle, &p, nil); err != nil {
 		e.t.Fatalf("%s %s: %v", contract.RequestAwaitIdle, name, err)
 	}
+}
+
+// HoldConfiguration makes the editor answer workspace/configuration only
+// once release is called: a slow editor at start-up. Call it before
+// Initialize.
+func (e *Editor) HoldConfiguration() (release func()) {
+	ch := make(chan struct{})
+	e.mu.Lock()
+	e.configHold = ch
+	e.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { close(ch) }) }
 }
 
 // Statuses returns the kodyls/status notifications received, in order.

@@ -1,0 +1,3 @@
+import { connect } from "./store";
+
+export const db = connect(process.env.DATABASE_URL ?? "");
