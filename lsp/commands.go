@@ -59,11 +59,14 @@ func (s *Server) showRule(ctx context.Context, arg []byte) (any, error) {
 	if r == nil {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("no loaded Kody Rule has uuid %q; run kodyls.reloadRules if the file is new", a.UUID))
 	}
-	loc := protocol.Location{URI: fileURI(path)}
+	// A rule imported from a list of rules (CLAUDE.md, .cursorrules…)
+	// starts on its own line of the file.
+	line := uint32(max(r.Line, 1) - 1)
+	loc := protocol.Location{URI: fileURI(path), Range: protocol.Range{Start: protocol.Position{Line: line}, End: protocol.Position{Line: line}}}
 	if s.clientCap.showDocument {
 		takeFocus := true
 		var res protocol.ShowDocumentResult
-		if err := protocol.Call(ctx, s.conn, protocol.MethodWindowShowDocument, &protocol.ShowDocumentParams{URI: loc.URI, TakeFocus: &takeFocus}, &res); err != nil {
+		if err := protocol.Call(ctx, s.conn, protocol.MethodWindowShowDocument, &protocol.ShowDocumentParams{URI: loc.URI, TakeFocus: &takeFocus, Selection: &loc.Range}, &res); err != nil {
 			s.log.Debug("showDocument failed", "error", err)
 		}
 	}

@@ -1,7 +1,10 @@
 package lsp_test
 
 import (
+	"strings"
 	"testing"
+
+	"go.lsp.dev/protocol"
 
 	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/lsp"
@@ -43,4 +46,39 @@ func TestRulesNotCheckedOffline(t *testing.T) {
 			s.Shutdown()
 		})
 	}
+}
+
+// TestShowRuleOpensItsLine: a rule imported from a list of rules opens on
+// its own line of the file.
+func TestShowRuleOpensItsLine(t *testing.T) {
+	claude := "# Team rules\n\n## Wrap errors\nWrap every error with fmt.Errorf and %w.\n\n## Small functions\nKeep functions under 40 lines.\n"
+	repo := lsptest.NewRepo(t, map[string]string{"CLAUDE.md": claude, "main.go": "package main\n"})
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.AwaitIdle("")
+	var loc protocol.Location
+	var id string
+	var v contract.RuleViolations
+	if err := s.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range v.NotChecked {
+		if r.Title == "Small functions" {
+			id = r.UUID
+		}
+	}
+	if id == "" {
+		t.Fatalf("no rule \"Small functions\" from CLAUDE.md among %+v", v.NotChecked)
+	}
+	if err := s.ExecuteCommand(contract.CommandShowRule, contract.ShowRuleArgs{UUID: id}, &loc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(string(loc.URI), "/CLAUDE.md") || loc.Range.Start.Line != 5 {
+		t.Fatalf("showRule %s at line %d, want CLAUDE.md line 5 (0-based)", loc.URI, loc.Range.Start.Line)
+	}
+	shown := s.Shown()
+	if len(shown) != 1 || shown[0].Selection == nil || shown[0].Selection.Start.Line != 5 {
+		t.Fatalf("showDocument %+v", shown)
+	}
+	s.Shutdown()
 }
