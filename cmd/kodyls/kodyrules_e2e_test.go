@@ -461,7 +461,7 @@ func TestKodyRulesComplete(t *testing.T) {
 		filesJSON, _ := json.Marshal(files)
 		codesJSON, _ := json.Marshal(codes)
 		before := s.callCounts()
-		data := nvimScript(t, "nvim_kodyrules.lua", s.repo, "KODYLS_LLM_BASE_URL="+s.fake.URL, "KODYLS_LLM_MODEL=fake-model",
+		data := nvimScript(t, "kodyrules.lua", s.repo, "KODYLS_LLM_BASE_URL="+s.fake.URL, "KODYLS_LLM_MODEL=fake-model",
 			"KODYLS_FILES="+string(filesJSON), "KODYLS_EXPECT="+string(codesJSON))
 		var res struct {
 			OK    bool `json:"ok"`

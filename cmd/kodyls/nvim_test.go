@@ -14,10 +14,14 @@ import (
 	"github.com/kodustech/kodyls/lsp/lsptest"
 )
 
-// nvimScript runs a Lua test script in a real, headless Neovim against the
-// kodyls binary, with the file main.go of repo, and returns its JSON
-// result. CI installs Debian's neovim; elsewhere the test is skipped when
-// nvim is missing.
+// nvimPlugin is the Neovim plugin; its tests/ hold the Lua scripts the
+// tests below run.
+var nvimPlugin = filepath.Join("..", "..", "editors", "neovim")
+
+// nvimScript runs a Lua test script of editors/neovim/tests in a real,
+// headless Neovim against the kodyls binary, with the file main.go of repo,
+// and returns its JSON result. CI installs Debian's neovim; elsewhere the
+// test is skipped when nvim is missing.
 func nvimScript(t *testing.T, script string, repo *lsptest.Repo, env ...string) []byte {
 	t.Helper()
 	nvim, err := exec.LookPath("nvim")
@@ -27,7 +31,8 @@ func nvimScript(t *testing.T, script string, repo *lsptest.Repo, env ...string) 
 		}
 		t.Skip("nvim not installed")
 	}
-	path, _ := filepath.Abs(filepath.Join("testdata", script))
+	plugin, _ := filepath.Abs(nvimPlugin)
+	path := filepath.Join(plugin, "tests", script)
 	out := filepath.Join(t.TempDir(), "result.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -38,6 +43,7 @@ func nvimScript(t *testing.T, script string, repo *lsptest.Repo, env ...string) 
 		"KODYLS_ROOT="+repo.Dir,
 		"KODYLS_FILE="+filepath.Join(repo.Dir, "main.go"),
 		"KODYLS_OUT="+out,
+		"KODYLS_PLUGIN="+plugin,
 		"XDG_STATE_HOME="+t.TempDir(),
 		"XDG_CACHE_HOME="+t.TempDir(),
 	), env...)
@@ -74,7 +80,7 @@ func (r nvimResult) check(t *testing.T, raw []byte) {
 // delete it, see it cleared.
 func TestNeovimEndToEnd(t *testing.T) {
 	repo := fixtureRepo(t)
-	data := nvimScript(t, "nvim_e2e.lua", repo)
+	data := nvimScript(t, "e2e.lua", repo)
 	var res struct {
 		OK    bool `json:"ok"`
 		Steps []struct {
@@ -104,7 +110,7 @@ func TestNeovimReviewQuickFix(t *testing.T) {
 	defer fake.Close()
 	reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
 	repo := lsptest.NewRepo(t, map[string]string{"main.go": reviewGo})
-	data := nvimScript(t, "nvim_review.lua", repo, "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	data := nvimScript(t, "review.lua", repo, "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
 	var res nvimResult
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatalf("result %s: %v", data, err)

@@ -4,54 +4,32 @@
 -- write every diagnostic (file, source, code, lines) to $KODYLS_OUT as JSON
 -- for the Go test to compare. $KODYLS_FILES is a JSON list of the files,
 -- relative to $KODYLS_ROOT; $KODYLS_EXPECT maps each to the rule uuids
--- (diagnostic codes) expected in it. Written for Neovim 0.7 and later.
-local bin, root, out = os.getenv('KODYLS_BIN'), os.getenv('KODYLS_ROOT'), os.getenv('KODYLS_OUT')
+-- (diagnostic codes) expected in it.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/harness.lua')
 local files = vim.fn.json_decode(os.getenv('KODYLS_FILES'))
 local expect = vim.fn.json_decode(os.getenv('KODYLS_EXPECT'))
-local result = { steps = {}, diagnostics = {} }
+H.result.diagnostics = {}
 
-local function finish()
-  local f = io.open(out, 'w')
-  f:write(vim.fn.json_encode(result))
-  f:close()
-  vim.cmd('qa!')
-end
-
-local function step(name, ok, detail)
-  table.insert(result.steps, { name = name, ok = ok, detail = detail })
-  if not ok then finish() end
-end
-
--- The language id Neovim sends is the filetype, as for any user.
+-- The language id Neovim sends is the filetype, as for any user: the
+-- plugin attaches on FileType, once detection is done.
 vim.cmd('filetype on')
+H.setup()
 
 local bufs = {}
-local client_id
-for i, rel in ipairs(files) do
-  vim.cmd('edit ' .. vim.fn.fnameescape(root .. '/' .. rel))
+local client
+for _, rel in ipairs(files) do
+  vim.cmd('edit ' .. vim.fn.fnameescape(H.root .. '/' .. rel))
   bufs[rel] = vim.api.nvim_get_current_buf()
-  if i == 1 then
-    client_id = vim.lsp.start_client({
-      name = 'kodyls',
-      cmd = { bin, '--log-level', 'debug', 'serve' },
-      root_dir = root,
-      flags = { debounce_text_changes = 0 },
-    })
-    step('start client', client_id ~= nil, tostring(client_id))
-  end
-  vim.lsp.buf_attach_client(0, client_id)
+  local c = H.client(bufs[rel])
+  client = client or c
+  H.step('one client for the workspace: ' .. rel, c.id == client.id, tostring(c.id))
 end
-step('initialized', vim.wait(10000, function()
-  local c = vim.lsp.get_client_by_id(client_id)
-  return c ~= nil and c.initialized
-end, 20), '')
-local client = vim.lsp.get_client_by_id(client_id)
 -- Saved at once: a review waits for the rules the server loads after
 -- initialized.
 
 for _, rel in ipairs(files) do
   vim.cmd('buffer ' .. bufs[rel])
-  step('filetype of ' .. rel, vim.bo.filetype ~= '', vim.bo.filetype)
+  H.step('filetype of ' .. rel, vim.bo.filetype ~= '', vim.bo.filetype)
   vim.cmd('write')
 end
 
@@ -86,18 +64,15 @@ local function all_diagnostics()
   return list
 end
 
-step('every expected rule diagnostic after saving', vim.wait(30000, function()
+H.step('every expected rule diagnostic after saving', vim.wait(30000, function()
   return #missing() == 0
 end, 20), vim.inspect({ missing = missing(), shown = all_diagnostics() }))
 
 -- Nothing may still be pending (a later publish could add or move one):
 -- ask the server, then read the diagnostics once more.
 local idle = client.request_sync('kodyls/awaitIdle', vim.empty_dict(), 15000, bufs[files[1]])
-step('server idle', idle ~= nil and idle.err == nil, vim.inspect(idle))
+H.step('server idle', idle ~= nil and idle.err == nil, vim.inspect(idle))
 vim.wait(5000, function() return #missing() == 0 end, 20)
-result.diagnostics = all_diagnostics()
+H.result.diagnostics = all_diagnostics()
 
-vim.lsp.stop_client(client_id)
-vim.wait(3000, function() return vim.lsp.get_client_by_id(client_id) == nil end, 20)
-result.ok = true
-finish()
+H.stop(client)

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/review/reviewtest"
+	"github.com/kodustech/kodyls/lsp/lsptest"
+)
+
+// pluginResult is what the plugin's command tests write: their steps and
+// what the commands showed.
+type pluginResult struct {
+	OK    bool `json:"ok"`
+	Steps []struct {
+		Name   string `json:"name"`
+		OK     bool   `json:"ok"`
+		Detail string `json:"detail"`
+	} `json:"steps"`
+	Quickfix []struct {
+		File string `json:"file"`
+		Lnum int    `json:"lnum"`
+		Text string `json:"text"`
+	} `json:"quickfix"`
+	Health      string `json:"health"`
+	Explanation string `json:"explanation"`
+}
+
+func runPluginScript(t *testing.T, script string, repo *lsptest.Repo, env ...string) pluginResult {
+	t.Helper()
+	data := nvimScript(t, script, repo, env...)
+	var res pluginResult
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatalf("result %s: %v", data, err)
+	}
+	nvimResult{OK: res.OK, Steps: res.Steps}.check(t, data)
+	return res
+}
+
+// TestNeovimPluginCommandsOffline drives the plugin's commands with no
+// model: :KodyStatus, :KodyViolations (and its refresh on
+// kodyls/ruleViolationsChanged), :KodyRule and :checkhealth kodyls.
+func TestNeovimPluginCommandsOffline(t *testing.T) {
+	repo := fixtureRepo(t)
+	res := runPluginScript(t, "commands_offline.lua", repo)
+	if len(res.Quickfix) != 2 || res.Quickfix[0].Lnum != 7 || res.Quickfix[1].Lnum != 8 {
+		t.Fatalf("quickfix after the second violation: %+v", res.Quickfix)
+	}
+	for _, it := range res.Quickfix {
+		if !strings.HasSuffix(it.File, "main.go") || it.Text != "[high] No fmt.Println: fmt.Println(" {
+			t.Errorf("quickfix entry %+v", it)
+		}
+	}
+	if !strings.Contains(res.Health, repo.Dir) || !strings.Contains(res.Health, "schema v") {
+		t.Errorf("checkhealth lacks the doctor's report:\n%s", res.Health)
+	}
+}
+
+// TestNeovimPluginCommandsWithModel drives the commands that need the
+// model, against the fake endpoint: :KodyStatus, :KodyReview file and
+// workspace, :KodyExplain.
+func TestNeovimPluginCommandsWithModel(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
+	fake.On(llmtest.HasTool("final_answer"), llmtest.Tools(llmtest.ToolCall{Name: "final_answer",
+		Arguments: `{"rootCause":"the loop reads one element past the end of items","fixGuidelines":["Range over the slice."],"confidence":0.8}`}))
+	repo := lsptest.NewRepo(t, map[string]string{
+		".kody/rules/no-println.md": lsptest.RuleFile("No fmt.Println", printlnRule, "high", "**/*.go", `fmt\.Println\(`),
+		"main.go":                   reviewGo,
+	})
+	res := runPluginScript(t, "commands_model.lua", repo, "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	if !strings.Contains(res.Explanation, "### Root cause") {
+		t.Errorf("explanation:\n%s", res.Explanation)
+	}
+}

@@ -1,0 +1,445 @@
+-- kodyls for Neovim: starts the kodyls language server for every file with
+-- a name (Kody Rules choose their files by glob, not by language) and adds
+-- the commands of the kodyls API (editors/shared/kodyls-api.json):
+-- :KodyViolations, :KodyExplain, :KodyReview, :KodyRule and :KodyStatus.
+--
+-- Neovim 0.8+ starts the client with vim.lsp.start; 0.7 (Debian 12) with
+-- vim.lsp.start_client and vim.lsp.buf_attach_client; 0.11's vim.lsp.config
+-- reads lsp/kodyls.lua, which takes its configuration from here.
+local M = {}
+
+-- The title of the quickfix list :KodyViolations fills; the list is
+-- refreshed on kodyls/ruleViolationsChanged only while it is the current one.
+M.qf_title = 'Kody Rules violations'
+
+local defaults = {
+  cmd = { 'kodyls', 'serve' },
+  settings = {},
+  root_markers = { '.kody', '.git' },
+  filetypes = nil, -- nil: any file with a name
+  flags = nil, -- passed to the client, e.g. { debounce_text_changes = 150 }
+  on_attach = nil,
+}
+
+M.options = vim.deepcopy(defaults)
+
+-- The last kodyls/status params ({state, message, reviewing}), or nil.
+local last_status
+
+-- Titles of the running $/progress reports, by token.
+local progress_titles = {}
+
+-- Clients started on 0.7, by root directory (vim.lsp.start reuses them itself).
+local clients_by_root = {}
+
+local function echo(msg, hl)
+  vim.api.nvim_echo({ { msg, hl } }, true, {})
+end
+
+local function list(v)
+  if type(v) == 'table' then return v end
+  return {}
+end
+
+local function nonempty(v)
+  return type(v) == 'string' and v ~= ''
+end
+
+-- JSON object for a Lua table, even an empty one.
+local function object(t)
+  if t == nil or vim.tbl_isempty(t) then return vim.empty_dict() end
+  return t
+end
+
+-- request calls client:request on 0.11+ and client.request before.
+local function request(client, method, params, handler, bufnr)
+  if vim.fn.has('nvim-0.11') == 1 then
+    return client:request(method, params, handler, bufnr)
+  end
+  return client.request(method, params, handler, bufnr)
+end
+
+local function execute(client, command, arg, handler, bufnr)
+  local params = { command = command, arguments = arg and { arg } or nil }
+  request(client, 'workspace/executeCommand', params, function(err, result, ctx)
+    if err then
+      echo('kodyls: ' .. command .. ': ' .. (err.message or vim.inspect(err)), 'ErrorMsg')
+      return
+    end
+    handler(result, ctx)
+  end, bufnr)
+end
+
+local function is_kodyls(client)
+  return client ~= nil and client.name == 'kodyls' and vim.lsp.get_client_by_id(client.id) ~= nil
+end
+
+--- The kodyls client attached to bufnr (default: the current buffer), else
+--- any running kodyls client, else nil.
+function M.client(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local all = (vim.lsp.get_clients or vim.lsp.get_active_clients)()
+  local any
+  for _, c in ipairs(all) do
+    if is_kodyls(c) then
+      if vim.lsp.buf_is_attached(bufnr, c.id) then return c end
+      any = any or c
+    end
+  end
+  return any
+end
+
+local function client_or_warn()
+  local c = M.client()
+  if not c then echo('kodyls: no kodyls server is running; open a file of a workspace first', 'WarningMsg') end
+  return c
+end
+
+--- The root directory of path: the nearest directory upward holding one of
+--- the root markers, else the file's directory.
+function M.root_dir(path)
+  local dir = vim.fn.fnamemodify(path, ':p:h')
+  local cur = dir
+  while true do
+    for _, marker in ipairs(M.options.root_markers) do
+      if vim.loop.fs_stat(cur .. '/' .. marker) then return cur end
+    end
+    local parent = vim.fn.fnamemodify(cur, ':h')
+    if parent == cur then return dir end
+    cur = parent
+  end
+end
+
+--- The last kodyls/status ({state, message, reviewing}), or nil before the
+--- server sent one.
+function M.status()
+  return last_status
+end
+
+--- A short status for a statusline: "kody:ready", "kody:reviewing(2)", or
+--- "" before the server sent one.
+function M.statusline()
+  if not last_status then return '' end
+  local n = last_status.reviewing or 0
+  if n > 0 then return string.format('kody:%s(%d)', last_status.state, n) end
+  return 'kody:' .. last_status.state
+end
+
+-- Quickfix entries of a kodyls.ruleViolations result: one per violation,
+-- grouped by rule, then one per rule file that failed to load.
+local types = { critical = 'E', high = 'W', medium = 'I', low = 'N' }
+
+local function violation_items(result, root)
+  local items = {}
+  for _, g in ipairs(list(result.groups)) do
+    for _, v in ipairs(list(g.violations)) do
+      local text = nonempty(v.message) and v.message or v.match
+      table.insert(items, {
+        filename = vim.uri_to_fname(v.uri),
+        lnum = v.range.start.line + 1,
+        col = v.range.start.character + 1,
+        type = types[g.rule.severity] or 'W',
+        text = string.format('[%s] %s: %s', g.rule.severity, g.rule.title, text),
+      })
+    end
+  end
+  for _, e in ipairs(list(result.ruleErrors)) do
+    local file = e.file
+    if root and file:sub(1, 1) ~= '/' then file = root .. '/' .. file end
+    table.insert(items, { filename = file, lnum = math.max(e.line, 1), type = 'E', text = 'broken Kody Rule: ' .. e.message })
+  end
+  return items
+end
+
+local function qf_is_kody()
+  return vim.fn.getqflist({ title = 0 }).title == M.qf_title
+end
+
+-- fill_violations asks client for the violations and sets the quickfix
+-- list: the Kody list is replaced in place, any other list is kept and a
+-- new one added after it (only when open: a refresh leaves other lists be).
+local function fill_violations(client, open)
+  execute(client, 'kodyls.ruleViolations', nil, function(result)
+    local ours = qf_is_kody()
+    if not open and not ours then return end
+    local items = violation_items(result or {}, client.config.root_dir)
+    vim.fn.setqflist({}, ours and 'r' or ' ', { title = M.qf_title, items = items })
+    if not open then return end
+    if #items == 0 then
+      echo('kodyls: no Kody Rules violations in the open buffers')
+      return
+    end
+    vim.cmd('botright copen')
+    vim.cmd('wincmd p')
+  end)
+end
+
+-- Handlers of the kodyls client: its notifications and its progress.
+local handlers = {}
+
+handlers['kodyls/status'] = function(_, params)
+  last_status = params
+  pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'KodylsStatus', modeline = false })
+end
+
+handlers['kodyls/ruleViolationsChanged'] = function(_, _, ctx)
+  if not qf_is_kody() then return end
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  if client then fill_violations(client, false) end
+end
+
+-- One message per begin, report and end of kodyls's own progress reports;
+-- Neovim's handler still runs, for statusline plugins.
+handlers['$/progress'] = function(err, result, ctx, config)
+  local v = result and result.value
+  if type(v) == 'table' then
+    local token = tostring(result.token)
+    if v.kind == 'begin' then
+      progress_titles[token] = v.title
+      vim.notify('kodyls: ' .. v.title .. (nonempty(v.message) and (': ' .. v.message) or ''), vim.log.levels.INFO)
+    elseif v.kind == 'report' and nonempty(v.message) then
+      vim.notify('kodyls: ' .. (progress_titles[token] or '') .. ': ' .. v.message, vim.log.levels.INFO)
+    elseif v.kind == 'end' then
+      vim.notify('kodyls: ' .. (progress_titles[token] or '') .. ': ' .. (nonempty(v.message) and v.message or 'done'), vim.log.levels.INFO)
+      progress_titles[token] = nil
+    end
+  end
+  local default = vim.lsp.handlers['$/progress']
+  if default then return default(err, result, ctx, config) end
+end
+
+--- The client configuration for root (nil on 0.11's vim.lsp.config, which
+--- finds the root from root_markers).
+function M.client_config(root)
+  local o = M.options
+  return {
+    name = 'kodyls',
+    cmd = o.cmd,
+    root_dir = root,
+    root_markers = root == nil and o.root_markers or nil,
+    filetypes = root == nil and o.filetypes or nil,
+    init_options = object(o.settings),
+    settings = { kodyls = object(o.settings) },
+    handlers = handlers,
+    flags = o.flags,
+    on_attach = o.on_attach,
+  }
+end
+
+-- attach starts (or reuses) the client of the buffer's root and attaches it.
+local function attach(bufnr)
+  if not vim.api.nvim_buf_is_valid(bufnr) or vim.bo[bufnr].buftype ~= '' then return end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == '' or M.client(bufnr) and vim.lsp.buf_is_attached(bufnr, M.client(bufnr).id) then return end
+  local root = M.root_dir(name)
+  if vim.lsp.start then
+    vim.lsp.start(M.client_config(root), { bufnr = bufnr })
+    return
+  end
+  local id = clients_by_root[root]
+  if not id or not is_kodyls(vim.lsp.get_client_by_id(id)) then
+    id = vim.lsp.start_client(M.client_config(root))
+    clients_by_root[root] = id
+  end
+  if id then vim.lsp.buf_attach_client(bufnr, id) end
+end
+
+-- The diagnostic under the cursor (any server's) that keep accepts: the one
+-- whose range holds the cursor, else the first on the line.
+local function diagnostic_at_cursor(keep)
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  local first
+  for _, d in ipairs(vim.diagnostic.get(0, { lnum = row - 1 })) do
+    if not keep or keep(d) then
+      local end_col = (d.end_lnum or d.lnum) == d.lnum and (d.end_col or d.col) or math.huge
+      if col >= d.col and col <= end_col then return d end
+      first = first or d
+    end
+  end
+  return first
+end
+
+local function lsp_range(d)
+  local lsp = d.user_data and d.user_data.lsp
+  if lsp and lsp.range then return lsp.range end
+  return {
+    start = { line = d.lnum, character = d.col },
+    ['end'] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col },
+  }
+end
+
+-- show_markdown opens a focused floating window with text, closed with q.
+local function show_markdown(text)
+  local lines = vim.split(text, '\n', { plain = true })
+  local width = 20
+  for _, l in ipairs(lines) do width = math.max(width, vim.fn.strdisplaywidth(l)) end
+  width = math.min(width, math.max(20, vim.o.columns - 8))
+  local height = math.min(#lines, math.max(3, vim.o.lines - 6))
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].filetype = 'markdown'
+  local win = vim.api.nvim_open_win(buf, true, {
+    relative = 'editor', style = 'minimal', border = 'rounded',
+    width = width, height = height,
+    row = math.floor((vim.o.lines - height) / 2), col = math.floor((vim.o.columns - width) / 2),
+  })
+  vim.wo[win].wrap = true
+  vim.wo[win].conceallevel = 2
+  vim.api.nvim_buf_set_keymap(buf, 'n', 'q', '<cmd>close<CR>', { noremap = true, silent = true, nowait = true })
+  return win, buf
+end
+
+--- :KodyViolations
+function M.violations()
+  local c = client_or_warn()
+  if c then fill_violations(c, true) end
+end
+
+--- :KodyExplain
+function M.explain()
+  local c = client_or_warn()
+  local d = diagnostic_at_cursor()
+  if not c then return end
+  if not d then
+    echo('kodyls: no diagnostic under the cursor', 'WarningMsg')
+    return
+  end
+  local bufnr = vim.api.nvim_get_current_buf()
+  local arg = { uri = vim.uri_from_bufnr(bufnr), range = lsp_range(d), message = d.message }
+  if d.code ~= nil then arg.code = tostring(d.code) end
+  if d.source ~= nil then arg.source = d.source end
+  execute(c, 'kodyls.explainError', arg, function(result)
+    show_markdown(result.markdown)
+  end, bufnr)
+end
+
+local function review_summary(r)
+  local name = vim.fn.fnamemodify(vim.uri_to_fname(r.uri), ':~:.')
+  if nonempty(r.skipped) then return name .. ': not reviewed: ' .. r.skipped end
+  local s = string.format('%s: %d finding(s), %d hunk(s) reviewed, %d from cache', name, r.findings, r.hunks, r.cachedHunks)
+  if r.offline == true then s = s .. ' (offline: local Kody Rules only)' end
+  if #list(r.degraded) > 0 then s = s .. ' (degraded: ' .. table.concat(r.degraded, ', ') .. ')' end
+  return s
+end
+
+--- :KodyReview [file|workspace]
+function M.review(scope)
+  scope = nonempty(scope) and scope or 'file'
+  local c = client_or_warn()
+  if not c then return end
+  local bufnr = vim.api.nvim_get_current_buf()
+  if scope == 'file' then
+    execute(c, 'kodyls.reviewFile', { uri = vim.uri_from_bufnr(bufnr) }, function(r)
+      echo('kodyls: ' .. review_summary(r))
+    end, bufnr)
+  elseif scope == 'workspace' then
+    execute(c, 'kodyls.reviewWorkspace', nil, function(results)
+      local files, findings, parts = 0, 0, {}
+      for _, r in ipairs(list(results)) do
+        files = files + 1
+        findings = findings + (r.findings or 0)
+        table.insert(parts, review_summary(r))
+      end
+      echo(string.format('kodyls: reviewed %d open file(s), %d finding(s): %s', files, findings, table.concat(parts, '; ')))
+    end, bufnr)
+  else
+    echo('kodyls: :KodyReview takes file or workspace', 'ErrorMsg')
+  end
+end
+
+--- :KodyRule
+function M.rule()
+  local c = client_or_warn()
+  if not c then return end
+  local d = diagnostic_at_cursor(function(d) return d.source == 'kody' end)
+  local data = d and d.user_data and d.user_data.lsp and d.user_data.lsp.data
+  local uuid = type(data) == 'table' and nonempty(data.rule) and data.rule or (d and d.code and tostring(d.code))
+  if not uuid then
+    echo('kodyls: no Kody Rule diagnostic under the cursor', 'WarningMsg')
+    return
+  end
+  execute(c, 'kodyls.showRule', { uuid = uuid }, function(loc)
+    -- The server opens the rule itself with window/showDocument when the
+    -- client supports it (0.8+); that handler ran before this answer.
+    local target = vim.fn.fnamemodify(vim.uri_to_fname(loc.uri), ':p')
+    if vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':p') == target then return end
+    local enc = c.offset_encoding or 'utf-16'
+    if vim.lsp.util.show_document then
+      vim.lsp.util.show_document(loc, enc, { focus = true })
+    else
+      vim.lsp.util.jump_to_location(loc, enc)
+    end
+  end)
+end
+
+--- :KodyStatus
+function M.echo_status()
+  local s = last_status
+  if not s then
+    echo('kodyls: no status yet (is kodyls attached to a buffer?)', 'WarningMsg')
+    return
+  end
+  local msg = 'kodyls: ' .. s.state
+  if (s.reviewing or 0) > 0 then msg = msg .. string.format(', %d reviewing', s.reviewing) end
+  if nonempty(s.message) then msg = msg .. ' (' .. s.message .. ')' end
+  echo(msg)
+end
+
+--- Defines the user commands (also done by setup and lsp/kodyls.lua).
+function M.create_commands()
+  local cmd = vim.api.nvim_create_user_command
+  cmd('KodyViolations', M.violations, { desc = 'Kody Rules violations in the quickfix list' })
+  cmd('KodyExplain', M.explain, { desc = 'Explain the diagnostic under the cursor' })
+  cmd('KodyReview', function(a) M.review(a.args) end, {
+    nargs = '?', desc = 'Run the AI review of the file or of every open file',
+    complete = function() return { 'file', 'workspace' } end,
+  })
+  cmd('KodyRule', M.rule, { desc = 'Open the Kody Rule of the diagnostic under the cursor' })
+  cmd('KodyStatus', M.echo_status, { desc = 'Show the kodyls model and review state' })
+end
+
+local function set_options(opts)
+  M.options = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts or {})
+  -- Lists replace the defaults instead of merging index by index.
+  for _, k in ipairs({ 'cmd', 'root_markers', 'filetypes' }) do
+    if opts and opts[k] then M.options[k] = opts[k] end
+  end
+end
+
+--- The configuration for vim.lsp.config (Neovim 0.11+), used by
+--- lsp/kodyls.lua; setup's options apply when setup ran first.
+function M.lsp_config()
+  M.create_commands()
+  return M.client_config(nil)
+end
+
+--- setup{cmd, settings, root_markers, filetypes, flags, on_attach} starts
+--- kodyls for the matching buffers, those open now and those opened later.
+function M.setup(opts)
+  set_options(opts)
+  M.create_commands()
+  local group = vim.api.nvim_create_augroup('kodyls', { clear = true })
+  vim.api.nvim_create_autocmd('FileType', {
+    group = group,
+    pattern = M.options.filetypes or '*',
+    callback = function(args) attach(args.buf) end,
+  })
+  if not M.options.filetypes then
+    -- A file without a file type gets no FileType event: attach once
+    -- detection is over (a no-op when FileType attached it already).
+    vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
+      group = group,
+      callback = function(args) vim.schedule(function() attach(args.buf) end) end,
+    })
+  end
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) then
+      local ft = vim.bo[b].filetype
+      if not M.options.filetypes or vim.tbl_contains(M.options.filetypes, ft) then attach(b) end
+    end
+  end
+end
+
+return M

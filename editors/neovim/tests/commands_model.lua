@@ -1,0 +1,58 @@
+-- Headless test of the plugin's commands with a model (the fake endpoint
+-- of agents/llmtest): :KodyStatus says ready, :KodyReview file and
+-- workspace echo their summaries, :KodyExplain shows the explanation of
+-- the diagnostic under the cursor in a floating Markdown window closed
+-- with q. Results go to $KODYLS_OUT as JSON.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/harness.lua')
+
+H.setup({ settings = { review = { trigger = 'manual' } } })
+local kodyls = require('kodyls')
+vim.cmd('edit ' .. vim.fn.fnameescape(H.file))
+local main = vim.api.nvim_get_current_buf()
+local client = H.client()
+
+H.step('status ready', vim.wait(10000, function()
+  return kodyls.status() ~= nil and kodyls.status().state == 'ready'
+end, 20), vim.inspect(kodyls.status()))
+vim.cmd('KodyStatus')
+H.wait_message(':KodyStatus echoes ready', 'kodyls: ready')
+H.step('statusline', kodyls.statusline() == 'kody:ready', kodyls.statusline())
+
+-- Line 7 holds the loop; make it off by one, review the file on demand.
+vim.api.nvim_buf_set_lines(main, 6, 7, false, { '\tfor i := 0; i <= len(items); i++ {' })
+vim.cmd('KodyReview file')
+H.wait_message(':KodyReview file echoes the summary', 'kodyls: main.go: 1 finding(s), 1 hunk(s) reviewed', 20000)
+H.step('review diagnostic', vim.wait(10000, function()
+  for _, d in ipairs(vim.diagnostic.get(main)) do
+    if d.lnum == 6 and d.code == 'bug' then return true end
+  end
+  return false
+end, 20), vim.inspect(H.diagnostics(main)))
+
+vim.cmd('KodyReview workspace')
+H.wait_message(':KodyReview workspace echoes the summary', 'kodyls: reviewed 1 open file(s), 1 finding(s): main.go: 1 finding(s)', 20000)
+
+-- Explain the review finding under the cursor.
+vim.api.nvim_win_set_cursor(0, { 7, 1 })
+vim.cmd('KodyExplain')
+local float
+H.step(':KodyExplain opens a floating window', vim.wait(20000, function()
+  for _, w in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_config(w).relative ~= '' then float = w return true end
+  end
+  return false
+end, 20), H.messages())
+local fbuf = vim.api.nvim_win_get_buf(float)
+local text = table.concat(vim.api.nvim_buf_get_lines(fbuf, 0, -1, false), '\n')
+H.result.explanation = text
+H.step('explanation has the root cause', text:find('Root cause', 1, true) ~= nil
+  and text:find('reads one element past the end', 1, true) ~= nil, text)
+H.step('explanation is Markdown', vim.bo[fbuf].filetype == 'markdown', vim.bo[fbuf].filetype)
+H.step('the float has the focus', vim.api.nvim_get_current_win() == float, '')
+H.wait_message('progress of the explanation', 'kodyls: Explaining the error')
+vim.cmd('normal q')
+H.step('q closes the float', not vim.api.nvim_win_is_valid(float) and vim.api.nvim_get_current_buf() == main, '')
+
+local idle = client.request_sync('kodyls/awaitIdle', vim.empty_dict(), 15000, main)
+H.step('server idle', idle ~= nil and idle.err == nil, vim.inspect(idle))
+H.stop(client)

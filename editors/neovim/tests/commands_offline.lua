@@ -1,0 +1,82 @@
+-- Headless test of the plugin's commands without a model: :KodyStatus
+-- says offline, :KodyViolations fills the quickfix list and the list
+-- follows an edit through kodyls/ruleViolationsChanged, :KodyRule opens the
+-- rule file, :checkhealth kodyls shows the doctor's report. Results go to
+-- $KODYLS_OUT as JSON.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/harness.lua')
+local kodyls
+
+H.setup()
+kodyls = require('kodyls')
+vim.cmd('edit ' .. vim.fn.fnameescape(H.file))
+local main = vim.api.nvim_get_current_buf()
+local client = H.client()
+
+H.step('status offline', vim.wait(10000, function()
+  return kodyls.status() ~= nil and kodyls.status().state == 'offline'
+end, 20), vim.inspect(kodyls.status()))
+vim.cmd('KodyStatus')
+H.wait_message(':KodyStatus echoes offline', 'kodyls: offline')
+
+-- One violation, then the list.
+vim.api.nvim_buf_set_lines(main, 6, 6, false, { '\tfmt.Println("one")' })
+H.step('diagnostic on the new line', vim.wait(10000, function()
+  for _, d in ipairs(vim.diagnostic.get(main)) do
+    if d.lnum == 6 and d.source == 'kody' then return true end
+  end
+  return false
+end, 20), vim.inspect(H.diagnostics(main)))
+
+local function qf()
+  local items = {}
+  for _, it in ipairs(vim.fn.getqflist()) do
+    table.insert(items, { file = vim.api.nvim_buf_get_name(it.bufnr), lnum = it.lnum, col = it.col, type = it.type, text = it.text })
+  end
+  return items
+end
+
+vim.cmd('KodyViolations')
+H.step(':KodyViolations fills the quickfix list', vim.wait(10000, function()
+  return vim.fn.getqflist({ title = 0 }).title == 'Kody Rules violations' and #vim.fn.getqflist() == 1
+end, 20), vim.inspect({ title = vim.fn.getqflist({ title = 0 }).title, items = qf() }))
+local first = qf()[1]
+H.step('quickfix entry', first.file == H.file and first.lnum == 7 and first.col == 2 and first.type == 'W'
+  and first.text == '[high] No fmt.Println: fmt.Println(', vim.inspect(first))
+H.step('quickfix window open, cursor left in the buffer', vim.fn.getqflist({ winid = 0 }).winid ~= 0
+  and vim.api.nvim_get_current_buf() == main, vim.inspect(vim.fn.getqflist({ winid = 0 })))
+
+-- A second violation: the server notifies, the plugin refreshes the list.
+vim.api.nvim_buf_set_lines(main, 7, 7, false, { '\tfmt.Println("two")' })
+H.step('quickfix refreshed on kodyls/ruleViolationsChanged', vim.wait(10000, function()
+  return #vim.fn.getqflist() == 2
+end, 20), vim.inspect(qf()))
+H.step('still the Kody list', vim.fn.getqflist({ title = 0 }).title == 'Kody Rules violations', '')
+H.result.quickfix = qf()
+
+-- :KodyRule on the violation opens the rule file, once.
+local wins = #vim.api.nvim_list_wins()
+vim.api.nvim_win_set_cursor(0, { 7, 2 })
+vim.cmd('KodyRule')
+local rule_file = H.root .. '/.kody/rules/no-println.md'
+H.step(':KodyRule jumps to the rule file', vim.wait(10000, function()
+  return vim.api.nvim_buf_get_name(0) == rule_file
+end, 20), vim.api.nvim_buf_get_name(0))
+local opened = 0
+for _, b in ipairs(vim.api.nvim_list_bufs()) do
+  if vim.api.nvim_buf_get_name(b) == rule_file then opened = opened + 1 end
+end
+H.step('rule file opened once, in the same window', opened == 1 and #vim.api.nvim_list_wins() == wins
+  and vim.api.nvim_win_get_cursor(0)[1] == 1, vim.inspect({ opened = opened, wins = #vim.api.nvim_list_wins() }))
+vim.cmd('buffer ' .. main)
+
+-- :checkhealth kodyls runs kodyls doctor on the workspace of the buffer.
+vim.cmd('checkhealth kodyls')
+local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+H.result.health = health
+for _, want in ipairs({ H.bin .. ' is executable', 'kodyls doctor --workspace ' .. H.root, 'No fmt.Println', '1 loaded', 'kodyls doctor found no problems' }) do
+  H.step(':checkhealth kodyls shows ' .. want, health:find(want, 1, true) ~= nil, health)
+end
+H.step(':checkhealth kodyls has no error', health:find('ERROR', 1, true) == nil, health)
+vim.cmd('tabclose')
+
+H.stop(client)
