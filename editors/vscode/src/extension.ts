@@ -1,0 +1,538 @@
+// The kodyls VS Code extension: starts `kodyls serve`, sends the settings,
+// and adds the Kody Rules panel, "Explain this error" in a side panel, the
+// status bar item and the palette commands.
+import { execFile } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import {
+  ExecuteCommandParams,
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  State,
+  TransportKind,
+  WorkDoneProgress,
+  WorkDoneProgressReport,
+  WorkspaceEdit as LspWorkspaceEdit,
+} from 'vscode-languageclient/node';
+import { RulesTreeProvider } from './rulesTree';
+import { serverSettingKeys, serverSettings } from './settings';
+import { Status, statusView } from './status';
+import { Node, RuleRef, RuleViolationsResult } from './violations';
+
+const installURL = 'https://github.com/kodustech/kodyls#install';
+const installCommand = 'go install github.com/kodustech/kodyls/cmd/kodyls@latest';
+const explainScheme = 'kodyls-explain';
+
+let client: LanguageClient | undefined;
+let output: vscode.OutputChannel;
+let tree: RulesTreeProvider;
+let treeView: vscode.TreeView<Node>;
+let statusItem: vscode.StatusBarItem;
+let lastViolations: RuleViolationsResult | undefined;
+let settingKeys: string[] = [];
+const explanations = new Map<string, string>();
+const explainChanged = new vscode.EventEmitter<vscode.Uri>();
+let explainSeq = 0;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  output = vscode.window.createOutputChannel('Kody');
+  settingKeys = serverSettingKeys(context.extension.packageJSON?.contributes?.configuration);
+  tree = new RulesTreeProvider();
+  treeView = vscode.window.createTreeView('kodyls.rules', { treeDataProvider: tree, showCollapseAll: true });
+  statusItem = vscode.window.createStatusBarItem('kodyls.status', vscode.StatusBarAlignment.Left, 10);
+  statusItem.name = 'Kody';
+  statusItem.command = 'kodyls.showMenu';
+  showStatus(undefined);
+  statusItem.show();
+
+  context.subscriptions.push(
+    output,
+    treeView,
+    statusItem,
+    explainChanged,
+    vscode.workspace.registerTextDocumentContentProvider(explainScheme, {
+      onDidChange: explainChanged.event,
+      provideTextDocumentContent: (uri) => explanations.get(uri.toString()) ?? '',
+    }),
+    vscode.commands.registerCommand('kodyls.showMenu', showMenu),
+    vscode.commands.registerCommand('kodyls.showOutput', () => output.show(true)),
+    vscode.commands.registerCommand('kodyls.doctor', runDoctor),
+    vscode.commands.registerCommand('kodyls.restart', () => restart(context)),
+    vscode.commands.registerCommand('kodyls.refreshRuleViolations', refreshViolations),
+    vscode.commands.registerCommand('kodyls.panel.showRule', (n?: Node) => n?.rule && showRule(n.rule)),
+    vscode.commands.registerCommand('kodyls.panel.applyFix', (n?: Node) => n && applyFix(n)),
+    vscode.commands.registerCommand('kodyls.panel.dismiss', (n?: Node) => n && dismiss(n)),
+    vscode.commands.registerCommand('kodyls.panel.openRuleError', (n?: Node) => n && openRuleError(n)),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('kodyls.path')) void restart(context);
+    }),
+    { dispose: () => void client?.stop() },
+  );
+  await start();
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.stop();
+  client = undefined;
+}
+
+/** The kodyls executable: kodyls.path, resolved on PATH; undefined when missing. */
+function findServer(): { configured: string; resolved?: string } {
+  const configured = (vscode.workspace.getConfiguration('kodyls').get<string>('path') || 'kodyls').trim();
+  const expanded = configured.replace(/^~(?=$|[\\/])/, process.env.HOME ?? '~');
+  const isFile = (p: string) => {
+    try {
+      return fs.statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (expanded.includes('/') || expanded.includes('\\')) {
+    const abs = path.isAbsolute(expanded) ? expanded : path.resolve(vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '', expanded);
+    return { configured, resolved: isFile(abs) ? abs : undefined };
+  }
+  const exts = process.platform === 'win32' ? (process.env.PATHEXT ?? '.EXE;.CMD;.BAT').split(';').concat(['']) : [''];
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    for (const ext of exts) {
+      const p = path.join(dir, expanded + ext);
+      if (dir && isFile(p)) return { configured, resolved: p };
+    }
+  }
+  return { configured };
+}
+
+async function start(): Promise<void> {
+  const server = findServer();
+  if (!server.resolved) {
+    showStatus(undefined, `kodyls not found ("${server.configured}")`);
+    const pick = await vscode.window.showErrorMessage(
+      `Kody: the kodyls language server was not found ("${server.configured}"). Install it with \`${installCommand}\` or set kodyls.path.`,
+      'How to install',
+      'Copy install command',
+      'Open Settings',
+    );
+    if (pick === 'How to install') void vscode.env.openExternal(vscode.Uri.parse(installURL));
+    else if (pick === 'Copy install command') {
+      await vscode.env.clipboard.writeText(installCommand);
+      void vscode.window.showInformationMessage(`Copied: ${installCommand}`);
+    } else if (pick === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'kodyls.path');
+    return;
+  }
+  const serverOptions: ServerOptions = {
+    command: server.resolved,
+    args: ['serve'],
+    transport: TransportKind.stdio,
+    options: { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath },
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [{ scheme: 'file' }],
+    outputChannel: output,
+    initializationOptions: () => ({ kodyls: currentSettings() }),
+    synchronize: { configurationSection: 'kodyls' },
+    middleware: {
+      workspace: {
+        // Answer section kodyls with the user's server settings only: not
+        // kodyls.path or kodyls.trace, which the server would report as
+        // unknown, nor defaults, which would hide KODYLS_LLM_* variables.
+        configuration: async (params, token, next) => {
+          const answers = await next(params, token);
+          if (!Array.isArray(answers)) return answers;
+          return params.items.map((item, i) => (item.section === 'kodyls' ? currentSettings(item.scopeUri) : answers[i]));
+        },
+      },
+      executeCommand: (command, args, next) => paletteCommand(command, args, next),
+    },
+  };
+  const c = new LanguageClient('kodyls', 'Kody (kodyls)', serverOptions, clientOptions);
+  client = c;
+  c.onDidChangeState((e) => {
+    if (e.newState === State.Stopped) showStatus(undefined, 'kodyls stopped');
+  });
+  c.onNotification('kodyls/status', (s: Status) => showStatus(s));
+  let timer: NodeJS.Timeout | undefined;
+  c.onNotification('kodyls/ruleViolationsChanged', () => {
+    // Coalesce a burst (one notification per checked document).
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => void refreshViolations(), 100);
+  });
+  try {
+    await c.start();
+  } catch (err) {
+    output.appendLine(`kodyls failed to start: ${String(err)}`);
+    showStatus(undefined, 'kodyls failed to start: see the output');
+    void vscode.window.showErrorMessage(`Kody: kodyls failed to start: ${String(err)}`, 'Show Output').then((p) => p && output.show());
+    return;
+  }
+  await refreshViolations();
+}
+
+async function restart(context: vscode.ExtensionContext): Promise<void> {
+  void context;
+  const c = client;
+  client = undefined;
+  if (c) {
+    try {
+      await c.stop();
+    } catch (err) {
+      output.appendLine(`stopping kodyls: ${String(err)}`);
+    }
+  }
+  await start();
+}
+
+/** The user's server settings for a resource (see settings.ts). */
+function currentSettings(scopeUri?: string): Record<string, unknown> {
+  const cfg = vscode.workspace.getConfiguration('kodyls', scopeUri ? vscode.Uri.parse(scopeUri) : undefined);
+  return serverSettings(settingKeys, (k) => cfg.inspect(k));
+}
+
+function showStatus(s: Status | undefined, problem?: string): void {
+  const v = statusView(s);
+  statusItem.text = problem ? '$(error) Kody' : v.text;
+  statusItem.tooltip = problem ?? v.tooltip;
+  const alert = problem ? 'error' : v.alert;
+  statusItem.backgroundColor = alert ? new vscode.ThemeColor(`statusBarItem.${alert}Background`) : undefined;
+}
+
+function running(): LanguageClient | undefined {
+  if (client?.isRunning()) return client;
+  void vscode.window.showWarningMessage('Kody: the kodyls server is not running.', 'Show Output').then((p) => p && output.show());
+  return undefined;
+}
+
+function workspaceFolders(): string[] {
+  return (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.toString());
+}
+
+async function refreshViolations(): Promise<void> {
+  const c = client;
+  if (!c?.isRunning()) return;
+  try {
+    const result = await c.sendRequest(ExecuteCommandRequest.type, { command: 'kodyls.ruleViolations', arguments: [] });
+    lastViolations = result as RuleViolationsResult;
+  } catch (err) {
+    output.appendLine(`kodyls.ruleViolations: ${String(err)}`);
+    return;
+  }
+  tree.update(lastViolations, workspaceFolders());
+  const total = tree.total;
+  treeView.badge = total > 0 ? { value: total, tooltip: `${total} Kody Rules violations` } : undefined;
+  treeView.message = tree.roots.length === 0 ? 'No Kody Rules violations in the open files.' : undefined;
+}
+
+/** Runs a server command with a progress notification fed by the server's $/progress; cancellable. */
+async function withServerProgress<T>(title: string, command: string, args: unknown[]): Promise<T | undefined> {
+  const c = running();
+  if (!c) return undefined;
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+    async (progress, token) => {
+      const workDoneToken = `kodyls-vscode/${++explainSeq}`;
+      const sub = c.onProgress(WorkDoneProgress.type, workDoneToken, (p) => {
+        if (p.kind === 'report' && (p as WorkDoneProgressReport).message) progress.report({ message: (p as WorkDoneProgressReport).message });
+      });
+      try {
+        const params: ExecuteCommandParams = { command, arguments: args, workDoneToken };
+        return (await c.sendRequest(ExecuteCommandRequest.type, params, token)) as T;
+      } catch (err) {
+        if (token.isCancellationRequested) return undefined;
+        void vscode.window.showErrorMessage(`Kody: ${command} failed: ${errorMessage(err)}`);
+        return undefined;
+      } finally {
+        sub.dispose();
+      }
+    },
+  );
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+interface ReviewSummary {
+  uri: string;
+  findings: number;
+  hunks: number;
+  cachedHunks: number;
+  skipped?: string;
+  degraded?: string[] | null;
+  offline?: boolean;
+}
+
+/**
+ * The server's commands as languageclient registers them: from the palette
+ * (no arguments) they act on the active editor and report their result;
+ * from a code action (arguments given) they run as sent.
+ */
+async function paletteCommand(command: string, args: unknown[], next: (command: string, args: unknown[]) => unknown): Promise<unknown> {
+  const editor = vscode.window.activeTextEditor;
+  switch (command) {
+    case 'kodyls.explainError': {
+      const arg = args.length > 0 ? args[0] : await explainArgsAtCursor();
+      if (!arg) return undefined;
+      return explain(arg);
+    }
+    case 'kodyls.reviewFile': {
+      const arg = args[0] ?? (editor ? { uri: editor.document.uri.toString() } : undefined);
+      if (!arg) {
+        void vscode.window.showWarningMessage('Kody: open a file to review.');
+        return undefined;
+      }
+      if (editor?.document.isDirty && args.length === 0) await editor.document.save();
+      const r = await withServerProgress<ReviewSummary>('Kody: reviewing', command, [arg]);
+      if (r) void vscode.window.showInformationMessage(`Kody: ${reviewLine(r)}`);
+      return r;
+    }
+    case 'kodyls.reviewWorkspace': {
+      const rs = await withServerProgress<ReviewSummary[] | null>('Kody: reviewing the open files', command, args);
+      if (rs) {
+        const findings = rs.reduce((s, r) => s + (r.findings ?? 0), 0);
+        void vscode.window.showInformationMessage(`Kody: reviewed ${rs.length} open file(s): ${findings} finding(s).`);
+      }
+      return rs;
+    }
+    case 'kodyls.reloadRules': {
+      const r = await withServerProgress<{ rules: number; broken: number }>('Kody: reloading rules', command, args);
+      if (r) {
+        const msg = `Kody: ${r.rules} rule(s) loaded` + (r.broken ? `, ${r.broken} broken rule file(s): see the Kody Rules panel.` : '.');
+        void (r.broken ? vscode.window.showWarningMessage(msg) : vscode.window.showInformationMessage(msg));
+      }
+      await refreshViolations();
+      return r;
+    }
+    case 'kodyls.ruleViolations':
+      if (args.length === 0) {
+        await vscode.commands.executeCommand('kodyls.rules.focus');
+        await refreshViolations();
+        return lastViolations;
+      }
+      return next(command, args);
+    case 'kodyls.showRule':
+      if (args.length === 0) {
+        const rule = await pickRule();
+        return rule ? next(command, [{ uuid: rule.uuid }]) : undefined;
+      }
+      return next(command, args);
+    case 'kodyls.dismissSuggestion': {
+      if (args.length > 0) {
+        const r = await next(command, args);
+        await refreshViolations();
+        return r;
+      }
+      const d = editor && diagnosticsAtCursor(editor).find((x) => dataID(x));
+      if (!editor || !d) {
+        void vscode.window.showInformationMessage('Kody: no Kody suggestion at the cursor.');
+        return undefined;
+      }
+      const r = await next(command, [{ id: dataID(d), uri: editor.document.uri.toString() }]);
+      await refreshViolations();
+      return r;
+    }
+    default:
+      return next(command, args);
+  }
+}
+
+function reviewLine(r: ReviewSummary): string {
+  const name = path.basename(vscode.Uri.parse(r.uri).fsPath);
+  if (r.skipped) return `${name} not reviewed: ${r.skipped}`;
+  let s = `${name}: ${r.findings} finding(s) in ${r.hunks} changed hunk(s)`;
+  if (r.cachedHunks) s += `, ${r.cachedHunks} from the cache`;
+  if (r.offline) s += ' (offline: local checks only)';
+  if (r.degraded?.length) s += `; degraded: ${r.degraded.join(', ')}`;
+  return s;
+}
+
+function diagnosticsAtCursor(editor: vscode.TextEditor): vscode.Diagnostic[] {
+  const pos = editor.selection.active;
+  const all = vscode.languages.getDiagnostics(editor.document.uri);
+  const here = all.filter((d) => d.range.contains(pos));
+  return here.length > 0 ? here : all.filter((d) => d.range.start.line === pos.line);
+}
+
+function dataID(d: vscode.Diagnostic): string | undefined {
+  const data = (d as vscode.Diagnostic & { data?: { id?: unknown } }).data;
+  return typeof data?.id === 'string' ? data.id : undefined;
+}
+
+/** kodyls.explainError's arguments for the diagnostic at the cursor, or for the selected text. */
+async function explainArgsAtCursor(): Promise<unknown> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) {
+    void vscode.window.showInformationMessage('Kody: put the cursor on an error to explain it.');
+    return undefined;
+  }
+  const diags = diagnosticsAtCursor(editor);
+  let d = diags[0];
+  if (diags.length > 1) {
+    const pick = await vscode.window.showQuickPick(
+      diags.map((x) => ({ label: x.message.split('\n')[0], description: x.source, d: x })),
+      { placeHolder: 'Explain which error?' },
+    );
+    if (!pick) return undefined;
+    d = pick.d;
+  }
+  if (!d) {
+    const text = editor.document.getText(editor.selection);
+    if (text.trim()) return { text };
+    void vscode.window.showInformationMessage('Kody: no diagnostic at the cursor (select error output to explain it instead).');
+    return undefined;
+  }
+  const code = typeof d.code === 'object' ? d.code?.value : d.code;
+  const r = d.range;
+  return {
+    uri: editor.document.uri.toString(),
+    range: { start: { line: r.start.line, character: r.start.character }, end: { line: r.end.line, character: r.end.character } },
+    message: d.message,
+    code: code === undefined ? undefined : String(code),
+    source: d.source,
+  };
+}
+
+/** Runs kodyls.explainError and opens its markdown in a preview beside the editor. */
+async function explain(arg: unknown): Promise<unknown> {
+  const result = await withServerProgress<{ markdown: string }>('Kody: explaining the error', 'kodyls.explainError', [arg]);
+  if (!result?.markdown) return result;
+  const message = (arg as { message?: string; text?: string }).message ?? (arg as { text?: string }).text ?? 'error';
+  const title = message.split('\n')[0].replace(/[^\w .:-]+/g, ' ').trim().slice(0, 40) || 'error';
+  const uri = vscode.Uri.from({ scheme: explainScheme, path: `/Explain ${title} ${++explainSeq}.md` });
+  explanations.set(uri.toString(), result.markdown);
+  explainChanged.fire(uri);
+  try {
+    await vscode.commands.executeCommand('markdown.showPreviewToSide', uri);
+  } catch {
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+  }
+  return result;
+}
+
+async function pickRule(): Promise<RuleRef | undefined> {
+  await refreshViolations();
+  const rules = [...(lastViolations?.groups ?? []).map((g) => g.rule), ...(lastViolations?.notChecked ?? [])];
+  if (rules.length === 0) {
+    void vscode.window.showInformationMessage('Kody: no rule to show (rules with violations and rules not checked appear here).');
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(
+    rules.map((r) => ({ label: r.title, description: `${r.severity} · ${r.file}`, r })),
+    { placeHolder: 'Show which Kody Rule?' },
+  );
+  return pick?.r;
+}
+
+async function showRule(rule: RuleRef): Promise<void> {
+  const c = running();
+  if (!c) return;
+  try {
+    // The server opens the rule with window/showDocument.
+    await c.sendRequest(ExecuteCommandRequest.type, { command: 'kodyls.showRule', arguments: [{ uuid: rule.uuid }] });
+  } catch (err) {
+    void vscode.window.showErrorMessage(`Kody: cannot show the rule: ${errorMessage(err)}`);
+  }
+}
+
+/** Requests the code actions at the violation and applies its "Apply Kody fix" quick fix. */
+async function applyFix(n: Node): Promise<void> {
+  const c = running();
+  const v = n.violation;
+  if (!c || !v) return;
+  const uri = vscode.Uri.parse(v.uri);
+  const doc = await vscode.workspace.openTextDocument(uri);
+  const range = new vscode.Range(v.range.start.line, v.range.start.character, v.range.end.line, v.range.end.character);
+  const all = vscode.languages.getDiagnostics(uri);
+  const mine = all.filter((d) => dataID(d) === v.id);
+  const diagnostics = mine.length > 0 ? mine : all.filter((d) => d.range.intersection(range));
+  try {
+    const actions = await c.sendRequest('textDocument/codeAction', {
+      textDocument: { uri: doc.uri.toString() },
+      range: c.code2ProtocolConverter.asRange(range),
+      context: { diagnostics: await c.code2ProtocolConverter.asDiagnostics(diagnostics), only: ['quickfix'] },
+    });
+    type Action = { title: string; kind?: string; edit?: unknown; data?: unknown; command?: { command: string; arguments?: unknown[] } };
+    let fix = ((actions as Action[] | null) ?? []).find((a) => a.title?.startsWith('Apply Kody fix'));
+    if (!fix) {
+      void vscode.window.showInformationMessage('Kody: this violation has no fix.');
+      return;
+    }
+    if (!fix.edit && fix.data !== undefined) fix = (await c.sendRequest('codeAction/resolve', fix)) as Action;
+    if (fix.edit) {
+      const edit = await c.protocol2CodeConverter.asWorkspaceEdit(fix.edit as LspWorkspaceEdit);
+      if (!(await vscode.workspace.applyEdit(edit))) void vscode.window.showWarningMessage('Kody: the fix could not be applied.');
+    }
+    if (fix.command) await vscode.commands.executeCommand(fix.command.command, ...(fix.command.arguments ?? []));
+  } catch (err) {
+    void vscode.window.showErrorMessage(`Kody: cannot apply the fix: ${errorMessage(err)}`);
+  }
+}
+
+async function dismiss(n: Node): Promise<void> {
+  const c = running();
+  const v = n.violation;
+  if (!c || !v) return;
+  try {
+    await c.sendRequest(ExecuteCommandRequest.type, { command: 'kodyls.dismissSuggestion', arguments: [{ id: v.id, uri: v.uri }] });
+  } catch (err) {
+    void vscode.window.showErrorMessage(`Kody: cannot dismiss: ${errorMessage(err)}`);
+  }
+  await refreshViolations();
+}
+
+async function openRuleError(n: Node): Promise<void> {
+  const e = n.ruleError;
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  if (!e || !folder) return;
+  const uri = path.isAbsolute(e.file) ? vscode.Uri.file(e.file) : vscode.Uri.joinPath(folder.uri, e.file);
+  const line = Math.max(0, e.line - 1);
+  await vscode.window.showTextDocument(uri, { selection: new vscode.Range(line, 0, line, 0) });
+}
+
+async function showMenu(): Promise<void> {
+  const items: (vscode.QuickPickItem & { run: () => unknown })[] = [
+    { label: '$(file-code) Review this file', run: () => vscode.commands.executeCommand('kodyls.reviewFile') },
+    { label: '$(files) Review open files', run: () => vscode.commands.executeCommand('kodyls.reviewWorkspace') },
+    { label: '$(list-tree) Show rule violations', run: () => vscode.commands.executeCommand('kodyls.ruleViolations') },
+    { label: '$(output) Show output', run: () => output.show(true) },
+    { label: '$(pulse) Run doctor', description: 'kodyls doctor', run: runDoctor },
+    { label: '$(debug-restart) Restart server', run: () => vscode.commands.executeCommand('kodyls.restart') },
+  ];
+  const pick = await vscode.window.showQuickPick(items, { placeHolder: statusItem.tooltip?.toString() });
+  if (pick) await pick.run();
+}
+
+/** Runs `kodyls doctor` for the first workspace folder and shows its report in the output channel. */
+async function runDoctor(): Promise<void> {
+  const server = findServer();
+  if (!server.resolved) {
+    void vscode.window.showErrorMessage(`Kody: kodyls not found ("${server.configured}"): ${installCommand}`);
+    return;
+  }
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  const args = ['doctor', ...(folder ? ['--workspace', folder] : [])];
+  // The doctor reads the environment; pass the endpoint the editor's settings configure.
+  const s = currentSettings() as { llm?: { baseUrl?: string; apiKey?: string; model?: string } };
+  const env = { ...process.env };
+  if (s.llm?.baseUrl) env.KODYLS_LLM_BASE_URL = s.llm.baseUrl;
+  if (s.llm?.apiKey) env.KODYLS_LLM_API_KEY = s.llm.apiKey;
+  if (s.llm?.model) env.KODYLS_LLM_MODEL = s.llm.model;
+  output.show(true);
+  output.appendLine(`\n$ ${server.resolved} ${args.join(' ')}`);
+  await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Kody: running kodyls doctor' }, () =>
+    new Promise<void>((resolve) => {
+      execFile(server.resolved!, args, { cwd: folder, env, timeout: 120_000, maxBuffer: 4 << 20 }, (err, stdout, stderr) => {
+        output.append(stdout);
+        output.append(stderr);
+        if (err) {
+          output.appendLine(`kodyls doctor: ${err.message.split('\n')[0]}`);
+          void vscode.window.showWarningMessage('Kody: kodyls doctor found problems: see the output.');
+        } else {
+          void vscode.window.showInformationMessage('Kody: kodyls doctor found no problem.');
+        }
+        resolve();
+      });
+    }),
+  );
+}

@@ -1,0 +1,240 @@
+// The Kody Rules panel's model: the result of kodyls.ruleViolations turned
+// into a tree of plain nodes (rule → file → violation, rule files that
+// failed to load, rules not checked offline). No vscode import, so the
+// grouping, counts and order are unit-tested with node --test.
+
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+export interface RuleRef {
+  uuid: string;
+  title: string;
+  severity: string;
+  file: string;
+}
+
+export interface Violation {
+  uri: string;
+  range: Range;
+  match: string;
+  version: number;
+  checkedBy: string;
+  id: string;
+  message?: string;
+}
+
+export interface ViolationGroup {
+  rule: RuleRef;
+  violations: Violation[] | null;
+}
+
+export interface RuleError {
+  file: string;
+  line: number;
+  message: string;
+}
+
+/** The result of kodyls.ruleViolations (editors/shared/kodyls-api.json). */
+export interface RuleViolationsResult {
+  groups: ViolationGroup[] | null;
+  ruleErrors: RuleError[] | null;
+  notChecked?: RuleRef[] | null;
+}
+
+export type NodeKind = 'rule' | 'file' | 'violation' | 'ruleErrors' | 'ruleError' | 'notCheckedGroup' | 'notChecked';
+
+export interface Node {
+  kind: NodeKind;
+  /** Stable across refreshes, so the tree keeps its expansion state. */
+  id: string;
+  label: string;
+  description?: string;
+  tooltip?: string;
+  /** critical, high, medium, low, or error for a broken rule file. */
+  severity?: string;
+  /** Violations under the node (rule and file nodes). */
+  count?: number;
+  rule?: RuleRef;
+  violation?: Violation;
+  ruleError?: RuleError;
+  /** The document a file or violation node opens. */
+  uri?: string;
+  children: Node[];
+}
+
+export const severityOrder = ['critical', 'high', 'medium', 'low'];
+
+function severityRank(s: string): number {
+  const i = severityOrder.indexOf((s || '').toLowerCase());
+  return i < 0 ? severityOrder.length : i;
+}
+
+function plural(n: number, one: string, many = one + 's'): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * The path of uri relative to the workspace folder that contains it (the
+ * longest matching folder), else the path of the URI, decoded.
+ */
+export function relativePath(uri: string, folders: readonly string[]): string {
+  let best = '';
+  for (const f of folders) {
+    const dir = f.endsWith('/') ? f : f + '/';
+    if (uri.startsWith(dir) && dir.length > best.length) best = dir;
+  }
+  const rest = best ? uri.slice(best.length) : uri.replace(/^file:\/\//, '');
+  try {
+    return decodeURIComponent(rest);
+  } catch {
+    return rest;
+  }
+}
+
+function byPosition(a: Violation, b: Violation): number {
+  return a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.id.localeCompare(b.id);
+}
+
+function oneLine(s: string, max = 80): string {
+  const t = s.replace(/\s+/g, ' ').trim();
+  return t.length > max ? t.slice(0, max - 1) + '…' : t;
+}
+
+/**
+ * The panel's top-level nodes: one per rule with violations (most severe
+ * first, then most violations, then by title), its files sorted by path and
+ * their violations by position; then the broken rule files; then the rules
+ * not checked offline, greyed out by the view.
+ */
+export function buildTree(result: RuleViolationsResult | null | undefined, folders: readonly string[] = []): Node[] {
+  const nodes: Node[] = [];
+  const rules: Node[] = [];
+  for (const g of result?.groups ?? []) {
+    const violations = g.violations ?? [];
+    if (violations.length === 0) continue;
+    const byFile = new Map<string, Violation[]>();
+    for (const v of violations) {
+      const list = byFile.get(v.uri) ?? [];
+      list.push(v);
+      byFile.set(v.uri, list);
+    }
+    const files: Node[] = [...byFile.entries()]
+      .map(([uri, vs]) => ({ uri, path: relativePath(uri, folders), vs: vs.sort(byPosition) }))
+      .sort((a, b) => a.path.localeCompare(b.path))
+      .map(({ uri, path, vs }) => ({
+        kind: 'file' as const,
+        id: `file:${g.rule.uuid}:${uri}`,
+        label: path,
+        description: String(vs.length),
+        severity: g.rule.severity,
+        count: vs.length,
+        uri,
+        rule: g.rule,
+        children: vs.map((v) => violationNode(g.rule, v)),
+      }));
+    rules.push({
+      kind: 'rule',
+      id: `rule:${g.rule.uuid}`,
+      label: g.rule.title,
+      description: `${plural(violations.length, 'violation')} in ${plural(files.length, 'file')}`,
+      tooltip: `${g.rule.title}\n${g.rule.severity} · ${g.rule.file}`,
+      severity: g.rule.severity,
+      count: violations.length,
+      rule: g.rule,
+      children: files,
+    });
+  }
+  rules.sort(
+    (a, b) =>
+      severityRank(a.severity!) - severityRank(b.severity!) || b.count! - a.count! || a.label.localeCompare(b.label),
+  );
+  nodes.push(...rules);
+
+  const errors = result?.ruleErrors ?? [];
+  if (errors.length > 0) {
+    nodes.push({
+      kind: 'ruleErrors',
+      id: 'ruleErrors',
+      label: 'Broken rule files',
+      description: String(errors.length),
+      severity: 'error',
+      count: errors.length,
+      children: [...errors]
+        .sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line)
+        .map((e) => ({
+          kind: 'ruleError' as const,
+          id: `ruleError:${e.file}:${e.line}:${e.message}`,
+          label: e.line > 0 ? `${e.file}:${e.line}` : e.file,
+          description: oneLine(e.message),
+          tooltip: e.message,
+          severity: 'error',
+          ruleError: e,
+          children: [],
+        })),
+    });
+  }
+
+  const notChecked = result?.notChecked ?? [];
+  if (notChecked.length > 0) {
+    nodes.push({
+      kind: 'notCheckedGroup',
+      id: 'notChecked',
+      label: 'Not checked offline',
+      description: plural(notChecked.length, 'rule'),
+      tooltip: 'These rules have no local detector and no model is configured: set kodyls.llm.baseUrl to check them.',
+      count: notChecked.length,
+      children: [...notChecked]
+        .sort((a, b) => severityRank(a.severity) - severityRank(b.severity) || a.title.localeCompare(b.title))
+        .map((r) => ({
+          kind: 'notChecked' as const,
+          id: `notChecked:${r.uuid}`,
+          label: r.title,
+          description: 'not checked offline',
+          tooltip: `${r.title}\n${r.severity} · ${r.file}\nNo local detector and no model configured.`,
+          severity: r.severity,
+          rule: r,
+          children: [],
+        })),
+    });
+  }
+  return nodes;
+}
+
+function violationNode(rule: RuleRef, v: Violation): Node {
+  const where = `${v.range.start.line + 1}:${v.range.start.character + 1}`;
+  const text = v.message || v.match;
+  return {
+    kind: 'violation',
+    id: `violation:${rule.uuid}:${v.id}`,
+    label: `${where} ${oneLine(v.match || text)}`,
+    description: v.checkedBy === 'model' ? 'model' : undefined,
+    tooltip: [rule.title, text, `checked by ${v.checkedBy}`].filter(Boolean).join('\n'),
+    severity: rule.severity,
+    rule,
+    violation: v,
+    uri: v.uri,
+    children: [],
+  };
+}
+
+/** The number of violations of the tree, for the view's badge. */
+export function totalViolations(nodes: readonly Node[]): number {
+  return nodes.filter((n) => n.kind === 'rule').reduce((s, n) => s + (n.count ?? 0), 0);
+}
+
+/** The VS Code context value of a node: the context menus match on it. */
+export function contextValue(n: Node): string {
+  switch (n.kind) {
+    case 'violation':
+      return n.violation?.checkedBy === 'model' ? 'violation.model' : 'violation.detector';
+    default:
+      return n.kind;
+  }
+}

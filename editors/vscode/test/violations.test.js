@@ -1,0 +1,134 @@
+// Unit tests of the Kody Rules panel: the model (out/violations.js) and the
+// tree provider (out/rulesTree.js) against a fake vscode module.
+'use strict';
+require('./fake-vscode');
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { buildTree, relativePath, totalViolations, contextValue } = require('../out/violations');
+const { RulesTreeProvider } = require('../out/rulesTree');
+
+const ws = 'file:///home/u/proj';
+const rule = (uuid, title, severity) => ({ uuid, title, severity, file: `.kody/rules/${uuid}.md` });
+const v = (file, line, character, id, checkedBy = 'detector', extra = {}) => ({
+  uri: `${ws}/${file}`,
+  range: { start: { line, character }, end: { line, character: character + 3 } },
+  match: `m${line}`,
+  version: 1,
+  checkedBy,
+  id,
+  ...extra,
+});
+
+const result = {
+  groups: [
+    { rule: rule('low1', 'Prefer short names', 'low'), violations: [v('a.go', 1, 0, 'l1')] },
+    {
+      rule: rule('crit', 'No secrets', 'critical'),
+      violations: [v('z/b.go', 9, 2, 'c1'), v('a.go', 30, 0, 'c2'), v('a.go', 4, 7, 'c3', 'model', { message: 'a key' })],
+    },
+    { rule: rule('high2', 'B handle errors', 'high'), violations: [v('c.go', 0, 0, 'h1')] },
+    { rule: rule('high1', 'A wrap errors', 'high'), violations: [v('c.go', 0, 0, 'h2'), v('d.go', 2, 0, 'h3')] },
+    { rule: rule('high0', 'A log errors', 'high'), violations: [v('e.go', 0, 0, 'h4')] },
+    { rule: rule('empty', 'Nothing', 'critical'), violations: null },
+  ],
+  ruleErrors: [{ file: '.kody/rules/bad.md', line: 3, message: 'front matter: yaml: bad' }],
+  notChecked: [rule('nc2', 'Zeta', 'low'), rule('nc1', 'Alpha', 'critical')],
+};
+
+test('rules sorted by severity, then count, then title; empty groups dropped', () => {
+  const rules = buildTree(result, [ws]).filter((n) => n.kind === 'rule');
+  assert.deepEqual(
+    rules.map((n) => n.label),
+    ['No secrets', 'A wrap errors', 'A log errors', 'B handle errors', 'Prefer short names'],
+  );
+});
+
+test('grouping rule → file → violation with counts', () => {
+  const [crit] = buildTree(result, [ws]);
+  assert.equal(crit.count, 3);
+  assert.equal(crit.description, '3 violations in 2 files');
+  assert.deepEqual(
+    crit.children.map((f) => [f.label, f.count, f.description]),
+    [
+      ['a.go', 2, '2'],
+      ['z/b.go', 1, '1'],
+    ],
+  );
+  const a = crit.children[0];
+  assert.deepEqual(
+    a.children.map((n) => n.label),
+    ['5:8 m4', '31:1 m30'],
+  );
+  assert.equal(a.children[0].violation.id, 'c3');
+  assert.equal(contextValue(a.children[0]), 'violation.model');
+  assert.equal(contextValue(a.children[1]), 'violation.detector');
+  assert.match(a.children[0].tooltip, /a key/);
+  const low = buildTree(result, [ws]).find((n) => n.rule && n.rule.uuid === 'low1');
+  assert.equal(low.description, '1 violation in 1 file');
+  assert.equal(totalViolations(buildTree(result, [ws])), 8);
+});
+
+test('broken rule files and rules not checked offline follow the rules', () => {
+  const nodes = buildTree(result, [ws]);
+  const [errors, notChecked] = nodes.slice(-2);
+  assert.equal(errors.kind, 'ruleErrors');
+  assert.equal(errors.children[0].label, '.kody/rules/bad.md:3');
+  assert.equal(notChecked.kind, 'notCheckedGroup');
+  assert.equal(notChecked.description, '2 rules');
+  assert.deepEqual(
+    notChecked.children.map((n) => [n.label, n.kind, contextValue(n)]),
+    [
+      ['Alpha', 'notChecked', 'notChecked'],
+      ['Zeta', 'notChecked', 'notChecked'],
+    ],
+  );
+});
+
+test('empty and missing results', () => {
+  assert.deepEqual(buildTree(null), []);
+  assert.deepEqual(buildTree({ groups: null, ruleErrors: null, notChecked: null }), []);
+  assert.deepEqual(buildTree({ groups: [], ruleErrors: [] }), []);
+});
+
+test('relativePath picks the innermost workspace folder and decodes', () => {
+  assert.equal(relativePath('file:///w/a/b%20c.go', ['file:///w', 'file:///w/a']), 'b c.go');
+  assert.equal(relativePath('file:///elsewhere/x.go', ['file:///w']), '/elsewhere/x.go');
+});
+
+test('tree provider: items, icons, commands and parents', () => {
+  const p = new RulesTreeProvider();
+  let fired = 0;
+  p.onDidChangeTreeData(() => fired++);
+  p.update(result, [ws]);
+  assert.equal(fired, 1);
+  assert.equal(p.total, 8);
+  const roots = p.getChildren();
+  const crit = p.getTreeItem(roots[0]);
+  assert.equal(crit.label, 'No secrets');
+  assert.equal(crit.collapsibleState, 2);
+  assert.equal(crit.iconPath.id, 'error');
+  assert.equal(crit.contextValue, 'rule');
+  const file = p.getChildren(roots[0])[0];
+  assert.equal(p.getParent(file), roots[0]);
+  const fileItem = p.getTreeItem(file);
+  assert.equal(fileItem.collapsibleState, 1);
+  assert.equal(fileItem.resourceUri.toString(), `${ws}/a.go`);
+  const viol = p.getChildren(file)[0];
+  const vItem = p.getTreeItem(viol);
+  assert.equal(vItem.collapsibleState, 0);
+  assert.equal(vItem.command.command, 'vscode.open');
+  assert.equal(vItem.command.arguments[0].toString(), `${ws}/a.go`);
+  assert.deepEqual(vItem.command.arguments[1].selection.start, { line: 4, character: 7 });
+  assert.equal(vItem.contextValue, 'violation.model');
+  const nc = roots[roots.length - 1];
+  const ncItem = p.getTreeItem(nc);
+  assert.equal(ncItem.iconPath.color.id, 'disabledForeground');
+  const ncRule = p.getTreeItem(nc.children[0]);
+  assert.equal(ncRule.iconPath.color.id, 'disabledForeground');
+  assert.equal(ncRule.command.command, 'kodyls.panel.showRule');
+  const high = p.getTreeItem(roots.find((n) => n.severity === 'high'));
+  assert.equal(high.iconPath.id, 'warning');
+  p.update(null, []);
+  assert.equal(p.getChildren().length, 0);
+  assert.equal(fired, 2);
+});
