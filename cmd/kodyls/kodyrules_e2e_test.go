@@ -464,12 +464,7 @@ func TestKodyRulesComplete(t *testing.T) {
 		data := nvimScript(t, "kodyrules.lua", s.repo, "KODYLS_LLM_BASE_URL="+s.fake.URL, "KODYLS_LLM_MODEL=fake-model",
 			"KODYLS_FILES="+string(filesJSON), "KODYLS_EXPECT="+string(codesJSON))
 		var res struct {
-			OK    bool `json:"ok"`
-			Steps []struct {
-				Name   string `json:"name"`
-				OK     bool   `json:"ok"`
-				Detail string `json:"detail"`
-			} `json:"steps"`
+			nvimResult
 			Diagnostics []struct {
 				File    string `json:"file"`
 				Source  string `json:"source"`
@@ -481,7 +476,7 @@ func TestKodyRulesComplete(t *testing.T) {
 		if err := json.Unmarshal(data, &res); err != nil {
 			t.Fatalf("result %s: %v", data, err)
 		}
-		nvimResult{OK: res.OK, Steps: res.Steps}.check(t, data)
+		res.check(t, data)
 		s.checkCalls(t, before)
 		var got []string
 		for _, d := range res.Diagnostics {

@@ -13,12 +13,7 @@ import (
 // pluginResult is what the plugin's command tests write: their steps and
 // what the commands showed.
 type pluginResult struct {
-	OK    bool `json:"ok"`
-	Steps []struct {
-		Name   string `json:"name"`
-		OK     bool   `json:"ok"`
-		Detail string `json:"detail"`
-	} `json:"steps"`
+	nvimResult
 	Quickfix []struct {
 		File string `json:"file"`
 		Lnum int    `json:"lnum"`
@@ -35,7 +30,7 @@ func runPluginScript(t *testing.T, script string, repo *lsptest.Repo, env ...str
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatalf("result %s: %v", data, err)
 	}
-	nvimResult{OK: res.OK, Steps: res.Steps}.check(t, data)
+	res.check(t, data)
 	return res
 }
 

@@ -82,12 +82,7 @@ func TestNeovimEndToEnd(t *testing.T) {
 	repo := fixtureRepo(t)
 	data := nvimScript(t, "e2e.lua", repo)
 	var res struct {
-		OK    bool `json:"ok"`
-		Steps []struct {
-			Name   string `json:"name"`
-			OK     bool   `json:"ok"`
-			Detail string `json:"detail"`
-		} `json:"steps"`
+		nvimResult
 		AfterTyping []struct {
 			Lnum   int    `json:"lnum"`
 			Source string `json:"source"`
@@ -97,7 +92,7 @@ func TestNeovimEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatalf("result %s: %v", data, err)
 	}
-	nvimResult{OK: res.OK, Steps: res.Steps}.check(t, data)
+	res.check(t, data)
 	if len(res.AfterTyping) != 1 || res.AfterTyping[0].Lnum != 6 || res.AfterTyping[0].Code != printlnRule {
 		t.Fatalf("diagnostics after typing: %+v", res.AfterTyping)
 	}
