@@ -20,12 +20,13 @@ bash "$HERE/install.sh"
 t1=$(date +%s)
 
 (cd "$ROOT" && go build -o "$BUILD/kodyls" ./cmd/kodyls)
+(cd "$ROOT" && go build -o "$BUILD/fakellm" ./agents/llmtest/fakellm)
 (cd "$ROOT/editors/vscode" && npm ci --loglevel=error >/dev/null && npm run --silent package -- --out "$BUILD/kodyls.vsix" >/dev/null)
 t2=$(date +%s)
 
 for i in $(seq 1 "$RUNS"); do
   echo "ci.sh: run $i/$RUNS"
-  node "$HERE/run.mjs" --vsix "$BUILD/kodyls.vsix" --kodyls "$BUILD/kodyls" --artifacts "$ART/run-$i"
+  node "$HERE/run.mjs" --vsix "$BUILD/kodyls.vsix" --kodyls "$BUILD/kodyls" --fakellm "$BUILD/fakellm" --artifacts "$ART/run-$i"
 done
 t3=$(date +%s)
 echo "ci.sh: install $((t1 - t0))s, build $((t2 - t1))s, $RUNS run(s) $((t3 - t2))s; artifacts in $ART"

