@@ -203,7 +203,7 @@ func TestNewEditAbortsRunningReview(t *testing.T) {
 	e.OpenFile("main.go")
 	typeBug(e)
 	e.Save("main.go")
-	if !waitAnalyzeSent(fake, 5*time.Second) {
+	if !fake.WaitSchema(review.SchemaAnalyze, 1, 5*time.Second) {
 		t.Fatal("the analysis request never left")
 	}
 	e.Insert("main.go", protocol.Position{Line: 0, Character: 0}, "// more\n")
@@ -211,27 +211,6 @@ func TestNewEditAbortsRunningReview(t *testing.T) {
 		t.Fatal("the running review's HTTP request was not aborted by the new edit")
 	}
 	e.Shutdown()
-}
-
-// waitAnalyzeSent waits on the fake endpoint's own signal until the
-// analysis request has arrived, and reports whether it did within timeout.
-// It reads the schema name from the body, which is recorded with the
-// request's arrival (the parsed Chat is filled in a moment later).
-func waitAnalyzeSent(fake *llmtest.Server, timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for n := 1; fake.WaitRequests(n, time.Until(deadline)); n++ {
-		var body struct {
-			ResponseFormat struct {
-				JSONSchema struct {
-					Name string `json:"name"`
-				} `json:"json_schema"`
-			} `json:"response_format"`
-		}
-		if json.Unmarshal(fake.Requests()[n-1].Body, &body) == nil && body.ResponseFormat.JSONSchema.Name == review.SchemaAnalyze {
-			return true
-		}
-	}
-	return false
 }
 
 func TestDismissedFindingStaysGoneAfterRestart(t *testing.T) {

@@ -246,6 +246,29 @@ func (s *Server) WaitRequests(n int, timeout time.Duration) bool {
 	return s.waitFor(func() bool { return len(s.records) >= n }, timeout)
 }
 
+// WaitSchema waits until n chat requests asking for the structured output
+// schema name have arrived, and reports whether they did within timeout.
+// It reads the name from the raw body, which is recorded as the request
+// arrives (the parsed Chat is filled in a moment later).
+func (s *Server) WaitSchema(name string, n int, timeout time.Duration) bool {
+	return s.waitFor(func() bool {
+		seen := 0
+		for _, r := range s.records {
+			var body struct {
+				ResponseFormat struct {
+					JSONSchema struct {
+						Name string `json:"name"`
+					} `json:"json_schema"`
+				} `json:"response_format"`
+			}
+			if json.Unmarshal(r.Body, &body) == nil && body.ResponseFormat.JSONSchema.Name == name {
+				seen++
+			}
+		}
+		return seen >= n
+	}, timeout)
+}
+
 // WaitDisconnects waits until Disconnects() >= n, and reports whether that
 // happened within timeout.
 func (s *Server) WaitDisconnects(n int, timeout time.Duration) bool {

@@ -2,7 +2,6 @@ package workspace_test
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/llmtest"
 	"github.com/kodustech/kodyls/analysis/changes"
-	"github.com/kodustech/kodyls/analysis/review"
 	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/lsp/lsptest"
@@ -79,28 +77,4 @@ func baseline(t *testing.T, f *workspace.Folder, rel string) changes.Baseline {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// waitAnalyzeSent waits on the fake endpoint's own signal until n analysis
-// requests have arrived, and reports whether they did within timeout. It
-// reads the schema name from the body, which is recorded with the request's
-// arrival (the parsed Chat is filled in a moment later).
-func waitAnalyzeSent(fake *llmtest.Server, n int, timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	seen := 0
-	for i := 1; fake.WaitRequests(i, time.Until(deadline)); i++ {
-		var body struct {
-			ResponseFormat struct {
-				JSONSchema struct {
-					Name string `json:"name"`
-				} `json:"json_schema"`
-			} `json:"response_format"`
-		}
-		if json.Unmarshal(fake.Requests()[i-1].Body, &body) == nil && body.ResponseFormat.JSONSchema.Name == review.SchemaAnalyze {
-			if seen++; seen == n {
-				return true
-			}
-		}
-	}
-	return false
 }

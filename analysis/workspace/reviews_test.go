@@ -167,7 +167,7 @@ func TestNewerReviewCancelsOlder(t *testing.T) {
 	rs := workspace.NewReviews()
 	older := r.snapshot(t, 1, buggyGo)
 	first := runAsync(t.Context(), rs, older)
-	if !waitAnalyzeSent(r.fake, 1, wait) {
+	if !r.fake.WaitSchema(review.SchemaAnalyze, 1, wait) {
 		t.Fatal("the first review's analysis request never left")
 	}
 	if n := rs.Running(); n != 1 {
@@ -178,7 +178,7 @@ func TestNewerReviewCancelsOlder(t *testing.T) {
 	if err := await(t, first, "the first review"); !errors.Is(err, workspace.ErrStale) {
 		t.Fatalf("the first review returned %v, want ErrStale", err)
 	}
-	if !waitAnalyzeSent(r.fake, 2, wait) {
+	if !r.fake.WaitSchema(review.SchemaAnalyze, 2, wait) {
 		t.Fatal("the second review's analysis request never left")
 	}
 	// The caller's own cancellation is not a stale buffer.
@@ -196,7 +196,7 @@ func TestFollowCancelsOlderReview(t *testing.T) {
 	rs := workspace.NewReviews()
 	snap := r.snapshot(t, 1, buggyGo)
 	done := runAsync(t.Context(), rs, snap)
-	if !waitAnalyzeSent(r.fake, 1, wait) {
+	if !r.fake.WaitSchema(review.SchemaAnalyze, 1, wait) {
 		t.Fatal("the analysis request never left")
 	}
 	rs.Follow(snap.URI, 2, func(int32) ([]anchor.Edit, bool) { return nil, true })
@@ -279,7 +279,7 @@ func TestForgetCancelsRunningReview(t *testing.T) {
 	rs := workspace.NewReviews()
 	snap := r.snapshot(t, 1, buggyGo)
 	done := runAsync(t.Context(), rs, snap)
-	if !waitAnalyzeSent(r.fake, 1, wait) {
+	if !r.fake.WaitSchema(review.SchemaAnalyze, 1, wait) {
 		t.Fatal("the analysis request never left")
 	}
 	rs.Forget(snap.URI)
