@@ -38,12 +38,21 @@ const (
 	EventObservation = "observation"
 	EventGuard       = "guard"
 	EventDone        = "done" // the answer was accepted
+
+	// Plan events, from the strategies that plan (plan-execute, ReWoo,
+	// plan mode).
+	EventPlanCreated = "plan_created" // Text: the plan, one step per line
+	EventStepDone    = "step_done"    // Tool: the step's tool; Text: its status and result
+	EventReflected   = "reflected"    // Text: the assessment and its reason
+	EventAdjusted    = "adjusted"     // Text: the adjustments applied
+	EventEscalated   = "escalated"    // Text: why the fast path handed over
 )
 
 // Event reports the progress of a run, for streaming to the editor.
 type Event struct {
 	Kind      string // one of the Event* constants
 	Iteration int
+	Node      string // the graph node that emitted it, when a graph runs
 	Tool      string // action and observation events
 	Input     string // action events: the arguments as the model sent them
 	Text      string // thought, observation, guard (rule: reason) and done (a summary of the answer)
