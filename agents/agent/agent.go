@@ -101,6 +101,11 @@ type Task struct {
 	Class   llm.TaskClass // model selection; default llm.TaskAgent
 	Budget  Budget
 	Log     *slog.Logger // tool panics; nil discards
+	// Thread names the run for Checkpoints: a strategy that runs on the
+	// graph engine saves its state after every node under it and resumes
+	// an unfinished run of the same thread. Empty: no checkpoints.
+	Thread      string
+	Checkpoints Checkpointer
 }
 
 // Outcome is what a run ends with.
@@ -152,3 +157,23 @@ var (
 	// ErrTimeout means the run took longer than Budget.Timeout.
 	ErrTimeout = errors.New("agent: run timed out")
 )
+
+// Checkpoint is the saved state of a thread after a node ran.
+type Checkpoint struct {
+	Thread    string
+	Graph     string
+	Step      int    // node runs so far
+	Next      string // the node to run next; "__end__" (graph.End) when Done
+	State     json.RawMessage
+	Done      bool
+	UpdatedAt time.Time // set by the checkpointer
+}
+
+// Checkpointer keeps the latest checkpoint of each thread.
+type Checkpointer interface {
+	Put(ctx context.Context, c Checkpoint) error
+	// Get returns the thread's latest checkpoint; ok is false when there
+	// is none.
+	Get(ctx context.Context, thread string) (c Checkpoint, ok bool, err error)
+	Delete(ctx context.Context, thread string) error
+}

@@ -350,25 +350,12 @@ func (g *Graph[S]) save(ctx context.Context, cp Checkpointer, thread string, ste
 	return nil
 }
 
-// Checkpoint is the saved state of a thread after a node ran.
-type Checkpoint struct {
-	Thread    string
-	Graph     string
-	Step      int    // node runs so far
-	Next      string // the node to run next; End when Done
-	State     json.RawMessage
-	Done      bool
-	UpdatedAt time.Time // set by the checkpointer
-}
-
-// Checkpointer keeps the latest checkpoint of each thread.
-type Checkpointer interface {
-	Put(ctx context.Context, c Checkpoint) error
-	// Get returns the thread's latest checkpoint; ok is false when there
-	// is none.
-	Get(ctx context.Context, thread string) (c Checkpoint, ok bool, err error)
-	Delete(ctx context.Context, thread string) error
-}
+// Checkpoint and Checkpointer are the agent core's (package agent), so that
+// a strategy's task can carry one without importing the engine.
+type (
+	Checkpoint   = agent.Checkpoint
+	Checkpointer = agent.Checkpointer
+)
 
 // MemoryCheckpointer keeps checkpoints in memory, for tests and for runs
 // that need no resume across processes.
