@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -19,8 +20,9 @@ type pluginResult struct {
 		Lnum int    `json:"lnum"`
 		Text string `json:"text"`
 	} `json:"quickfix"`
-	Health      string `json:"health"`
-	Explanation string `json:"explanation"`
+	Health      string    `json:"health"`
+	Explanation string    `json:"explanation"`
+	LatencyMs   []float64 `json:"latency_ms"`
 }
 
 func runPluginScript(t *testing.T, script string, repo *lsptest.Repo, env ...string) pluginResult {
@@ -48,6 +50,11 @@ func TestNeovimPluginCommandsOffline(t *testing.T) {
 			t.Errorf("quickfix entry %+v", it)
 		}
 	}
+	if len(res.LatencyMs) != 5 {
+		t.Errorf("latency samples: %v", res.LatencyMs)
+	}
+	// Reported, not asserted: the README quotes it.
+	t.Logf("Neovim: edit → diagnostic %s ms", fmt.Sprint(res.LatencyMs))
 	if !strings.Contains(res.Health, repo.Dir) || !strings.Contains(res.Health, "schema v") {
 		t.Errorf("checkhealth lacks the doctor's report:\n%s", res.Health)
 	}

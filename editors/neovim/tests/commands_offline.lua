@@ -79,4 +79,23 @@ end
 H.step(':checkhealth kodyls has no error', health:find('ERROR', 1, true) == nil, health)
 vim.cmd('tabclose')
 
+-- How long a user waits from an edit that breaks a rule to its diagnostic:
+-- five new violating lines, each timed from the buffer change to the
+-- diagnostic on its line (this client has no debounce; Neovim's default
+-- adds up to 150 ms). Reported by the Go test, not asserted.
+H.result.latency_ms = {}
+for i = 1, 5 do
+  local lnum = vim.api.nvim_buf_line_count(main) - 1
+  local t0 = vim.loop.hrtime()
+  vim.api.nvim_buf_set_lines(main, lnum, lnum, false, { '\tfmt.Println("late' .. i .. '")' })
+  local seen = vim.wait(10000, function()
+    for _, d in ipairs(vim.diagnostic.get(main)) do
+      if d.lnum == lnum and d.source == 'kody' then return true end
+    end
+    return false
+  end, 1)
+  H.step('diagnostic for late violation ' .. i, seen, vim.inspect(H.diagnostics(main)))
+  table.insert(H.result.latency_ms, (vim.loop.hrtime() - t0) / 1e6)
+end
+
 H.stop(client)

@@ -67,7 +67,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('kodyls.panel.dismiss', (n?: Node) => n && dismiss(n)),
     vscode.commands.registerCommand('kodyls.panel.openRuleError', (n?: Node) => n && openRuleError(n)),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('kodyls.path')) void restart(context);
+      if (e.affectsConfiguration('kodyls.path')) {
+        output.appendLine('kodyls.path changed: restarting');
+        void restart(context);
+      }
     }),
     { dispose: () => void client?.stop() },
   );
@@ -104,9 +107,33 @@ function findServer(): { configured: string; resolved?: string } {
   return { configured };
 }
 
+/**
+ * findServer, retried for a moment when the executable is missing: at
+ * start-up a remote window (code-server, Remote-SSH) may deliver the user's
+ * settings after the extension activated, and reporting kodyls missing
+ * because kodyls.path still read its default would send the user looking
+ * for a problem they do not have.
+ */
+async function findServerSettled(): Promise<{ configured: string; resolved?: string }> {
+  let server = findServer();
+  for (let i = 0; !server.resolved && i < settleTries; i++) {
+    await new Promise((r) => setTimeout(r, settleDelayMs));
+    server = findServer();
+  }
+  return server;
+}
+
+let startSeq = 0;
+const settleTries = 12;
+const settleDelayMs = 250;
+
 async function start(): Promise<void> {
-  const server = findServer();
+  const seq = ++startSeq;
+  const server = await findServerSettled();
+  if (seq !== startSeq) return; // a restart while waiting superseded this start
   if (!server.resolved) {
+    const where = vscode.workspace.getConfiguration('kodyls').inspect<string>('path');
+    output.appendLine(`kodyls not found: kodyls.path is "${server.configured}" (user ${JSON.stringify(where?.globalValue)}, workspace ${JSON.stringify(where?.workspaceValue)}); PATH=${process.env.PATH ?? ''}`);
     showStatus(undefined, `kodyls not found ("${server.configured}")`);
     const pick = await vscode.window.showErrorMessage(
       `Kody: the kodyls language server was not found ("${server.configured}"). Install it with \`${installCommand}\` or set kodyls.path.`,
@@ -118,7 +145,12 @@ async function start(): Promise<void> {
     else if (pick === 'Copy install command') {
       await vscode.env.clipboard.writeText(installCommand);
       void vscode.window.showInformationMessage(`Copied: ${installCommand}`);
-    } else if (pick === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'kodyls.path');
+    } else if (pick === 'Open Settings') {
+      // In a remote window (code-server, Remote-SSH) VS Code applies a
+      // machine-overridable setting from the remote settings, not the user's.
+      if (vscode.env.remoteName) void vscode.commands.executeCommand('workbench.action.openRemoteSettings');
+      else void vscode.commands.executeCommand('workbench.action.openSettings', 'kodyls.path');
+    }
     return;
   }
   const serverOptions: ServerOptions = {
@@ -146,6 +178,7 @@ async function start(): Promise<void> {
       executeCommand: (command, args, next) => paletteCommand(command, args, next),
     },
   };
+  output.appendLine(`starting ${server.resolved} serve`);
   const c = new LanguageClient('kodyls', 'Kody (kodyls)', serverOptions, clientOptions);
   client = c;
   c.onDidChangeState((e) => {
