@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -86,7 +87,12 @@ func (g *Gateway) failed(a admission, now time.Time, err error) *Status {
 		return nil
 	}
 	b.failures++
-	if b.state == StateOK && b.failures < g.cfg.BreakerThreshold {
+	// A timeout opens the breaker at once: each further call would cost
+	// the user another whole timeout, so a dead endpoint may cost one per
+	// process, not one per stage and file.
+	var ce *callError
+	timedOut := errors.As(err, &ce) && ce.timedOut
+	if b.state == StateOK && b.failures < g.cfg.BreakerThreshold && !timedOut {
 		return nil
 	}
 	b.state, b.since, b.until = StateDown, now, now.Add(g.cfg.BreakerCooldown)

@@ -53,6 +53,9 @@ type callError struct {
 	formatRej  bool   // the endpoint rejected response_format
 	retryAfter time.Duration
 	err        error
+	// timedOut: the endpoint did not answer within the per-call timeout;
+	// one such call opens the breaker (see Gateway.failed).
+	timedOut bool
 }
 
 func (e *callError) Error() string { return e.err.Error() }
@@ -63,10 +66,13 @@ func (e *callError) Unwrap() error { return e.err }
 func (g *Gateway) classify(err error, info *respInfo, timedOut bool, model string) *callError {
 	status, ra := info.get()
 	if timedOut {
+		// Not retried: an endpoint that accepted the request and said
+		// nothing for a whole timeout is hung or far too slow, and a retry
+		// would make the user wait the timeout again for the same silence.
 		return &callError{
-			reason:    fmt.Sprintf("no answer within %s", g.cfg.Timeout),
-			retriable: true,
-			err:       fmt.Errorf("llm endpoint %s did not answer within %s: %w", g.endpoint, g.cfg.Timeout, err),
+			reason:   fmt.Sprintf("no answer within %s", g.cfg.Timeout),
+			timedOut: true,
+			err:      fmt.Errorf("llm endpoint %s did not answer within %s: %w", g.endpoint, g.cfg.Timeout, err),
 		}
 	}
 	if se := statusErrorOf(err, status); se != nil {
@@ -197,7 +203,7 @@ func shortReason(err error) string {
 // properly, which is what the breaker counts.
 func isEndpointFailure(err error) bool {
 	var ce *callError
-	return errors.As(err, &ce) && ce.retriable
+	return errors.As(err, &ce) && (ce.retriable || ce.timedOut)
 }
 
 func shorten(s string, n int) string {

@@ -141,6 +141,7 @@ func (g *Gateway) exchange(ctx context.Context, p *prepared, sch *schemaInfo, sc
 		u.Err = err.Error()
 		return nil, g.record(ctx, u), err
 	}
+	reportProgress(ctx, p.feature, schemaName)
 	resp, attempts, err := g.attempts(ctx, p, sch, schemaName)
 	u.Attempts = attempts
 	u.Latency = time.Since(start)

@@ -112,27 +112,36 @@ func TestUnauthorizedIsNotRetried(t *testing.T) {
 	}
 }
 
-func TestPerCallTimeoutRetriesThenFails(t *testing.T) {
+func TestPerCallTimeoutOpensTheBreakerAtOnce(t *testing.T) {
 	s := newServer(t)
 	s.On(llmtest.Any(), llmtest.Reply{Hang: true})
 	g := newGateway(t, s.URL, func(c *llm.Config) {
 		c.Timeout = 150 * time.Millisecond
-		c.MaxRetries = 1
+		c.MaxRetries = 3
+		c.BreakerThreshold = 3
 	})
 
-	start := time.Now()
 	_, err := g.Chat(context.Background(), chatRequest("hi"))
 	if err == nil || !strings.Contains(err.Error(), "did not answer within 150ms") {
 		t.Errorf("err = %v, want a timeout naming the limit", err)
 	}
-	if n := s.CountChat(); n != 2 {
-		t.Errorf("requests = %d, want 2 (timeout, retry)", n)
+	if n := s.CountChat(); n != 1 {
+		t.Errorf("requests = %d, want 1: a timed-out call is not retried", n)
 	}
-	if !s.WaitDisconnects(2, 2*time.Second) {
-		t.Errorf("disconnects = %d, want 2: each timed-out request must be aborted", s.Disconnects())
+	if !s.WaitDisconnects(1, 2*time.Second) {
+		t.Errorf("disconnects = %d, want 1: the timed-out request must be aborted", s.Disconnects())
 	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("took %s", d)
+	if st := g.Status(); st.State != llm.StateDown {
+		t.Fatalf("after one timeout the breaker is %+v, want down", st)
+	}
+	// The next calls fail at once, without reaching the endpoint.
+	for range 5 {
+		if _, err := g.Chat(context.Background(), chatRequest("again")); !errors.Is(err, llm.ErrUnavailable) {
+			t.Fatalf("err = %v, want ErrUnavailable", err)
+		}
+	}
+	if n := s.CountChat(); n != 1 {
+		t.Errorf("requests = %d after the breaker opened, want still 1", n)
 	}
 }
 

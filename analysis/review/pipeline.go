@@ -2,7 +2,9 @@ package review
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -32,7 +34,13 @@ func (r *run) degrade(stage string, err error, consequence string) {
 		msg += "; " + consequence
 	}
 	r.res.Degraded = append(r.res.Degraded, msg)
-	r.p.log.Warn("review stage degraded", "file", r.in.Path, "stage", stage, "err", err, "consequence", consequence)
+	level := slog.LevelWarn
+	if errors.Is(err, llm.ErrUnavailable) {
+		// The gateway already said, once, that the endpoint is down; a
+		// warning per stage and file would bury that line.
+		level = slog.LevelDebug
+	}
+	r.p.log.Log(context.Background(), level, "review stage degraded", "file", r.in.Path, "stage", stage, "err", err, "consequence", consequence)
 }
 
 func (r *run) discard(s Suggestion, stage, reason string) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -12,8 +13,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf16"
 
+	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/analysis/anchor"
 	"github.com/kodustech/kodyls/analysis/changes"
 	"github.com/kodustech/kodyls/analysis/errparse"
@@ -103,10 +106,13 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	var results []filereview.Result
 	texts := map[string]string{} // the reviewed text of each file, for columns
 	bases := map[string]string{} // and its baseline, for the change set
-	for _, rel := range files {
+	prog := newReviewProgress(stderr, len(files))
+	ctx = llm.WithProgress(ctx, prog.stage)
+	for i, rel := range files {
 		if ctx.Err() != nil {
 			break
 		}
+		prog.file(i+1, rel)
 		current, baseline, err := fileVersions(ctx, root, rel, *base, *staged)
 		if err != nil {
 			rep.Files = append(rep.Files, report.File{Path: rel, Skipped: err.Error()})
@@ -123,6 +129,10 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		if err != nil && !errors.Is(err, filereview.ErrOffline) {
 			fr.Degraded = append(fr.Degraded, "review: "+err.Error())
 		}
+		if g, _ := svc.Gateway(); g != nil {
+			prog.endpoint(g.Status())
+		}
+		fr.Degraded = prog.skipped(fr.Degraded)
 		file := report.File{Path: rel, Skipped: string(fr.Skipped), Hunks: fr.Hunks, CachedHunks: fr.CachedHunks, Degraded: fr.Degraded}
 		rep.Files = append(rep.Files, file)
 		results = append(results, fr)
@@ -134,6 +144,7 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		for _, fr := range results {
 			inputs = append(inputs, filereview.Input{Path: fr.Path, Language: errparse.LanguageOf(fr.Path), Base: bases[fr.Path], Current: texts[fr.Path]})
 		}
+		prog.file(0, "pull-request Kody Rules")
 		byFile, err := folder.CheckPullRequest(ctx, inputs)
 		if err != nil {
 			rep.Notes = append(rep.Notes, "pull-request Kody Rules not checked: "+err.Error())
@@ -147,6 +158,9 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		for _, f := range fr.Findings {
 			rep.Findings = append(rep.Findings, reviewFinding(fr.Path, texts[fr.Path], f, ruleTitles))
 		}
+	}
+	if prog.skippedFiles > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the model stages of %d file(s) were skipped: %s", prog.skippedFiles, prog.downMsg))
 	}
 	rep.Sort()
 	switch *format {
@@ -321,4 +335,77 @@ func colAt(text string, off int) int {
 func utf16Col(line string, byteOff int) int {
 	byteOff = min(max(byteOff, 0), len(line))
 	return len(utf16.Encode([]rune(line[:byteOff]))) + 1
+}
+
+// reviewProgress tells the user on stderr where a long review is: nothing
+// for a review that takes less than a second, then a line per file and per
+// model stage; and, once, that the endpoint is down and the model stages
+// of the remaining files are skipped.
+type reviewProgress struct {
+	w        io.Writer
+	total    int
+	start    time.Time
+	n        int
+	path     string
+	downSaid bool
+	downMsg  string
+	// skippedFiles counts the files whose model stages were refused
+	// because the endpoint was down; they get one note, not a line each.
+	skippedFiles int
+}
+
+// skipped drops the "endpoint unavailable" entries of a file's degraded
+// stages, counting the file once.
+func (p *reviewProgress) skipped(degraded []string) []string {
+	var kept []string
+	dropped := false
+	for _, d := range degraded {
+		if strings.Contains(d, llm.ErrUnavailable.Error()) {
+			dropped = true
+			continue
+		}
+		kept = append(kept, d)
+	}
+	if dropped {
+		p.skippedFiles++
+	}
+	return kept
+}
+
+func newReviewProgress(w io.Writer, total int) *reviewProgress {
+	return &reviewProgress{w: w, total: total, start: time.Now()}
+}
+
+// progressAfter is how long a review runs before it reports progress.
+const progressAfter = time.Second
+
+func (p *reviewProgress) file(n int, path string) {
+	p.n, p.path = n, path
+	p.say("")
+}
+
+func (p *reviewProgress) stage(feature, schema string) {
+	p.say(cmp.Or(schema, feature))
+}
+
+func (p *reviewProgress) say(stage string) {
+	if time.Since(p.start) < progressAfter {
+		return
+	}
+	where := p.path
+	if p.n > 0 {
+		where = fmt.Sprintf("file %d of %d: %s", p.n, p.total, p.path)
+	}
+	if stage != "" {
+		where += " (" + stage + ")"
+	}
+	fmt.Fprintf(p.w, "kodyls review: %s\n", where)
+}
+
+func (p *reviewProgress) endpoint(st llm.Status) {
+	if p.downSaid || st.State != llm.StateDown {
+		return
+	}
+	p.downSaid, p.downMsg = true, st.Message
+	fmt.Fprintf(p.w, "kodyls review: %s; the model stages of the remaining files are skipped (Kody Rules detectors still run)\n", st.Message)
 }

@@ -151,3 +151,36 @@ func TestReviewSARIFValidates(t *testing.T) {
 		t.Fatalf("results missing:\n%s", out)
 	}
 }
+
+// An endpoint that accepts connections and never answers costs one
+// timeout per process: the breaker opens on it, every later model stage
+// of every file is skipped at once, the user reads one line saying so
+// and, past a second, where the review is; the detectors' findings are
+// still reported.
+func TestReviewDeadEndpointCostsOneTimeout(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.Any(), llmtest.Reply{Hang: true})
+	repo := changedRepo(t)
+	repo.Write(map[string]string{"second.go": "package main\n\nfunc second() { fmt.Println(\"2\") }\n"})
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model",
+		`KODYLS_SETTINGS={"llm":{"timeoutMs":1000}}`)
+	out, errOut, code := runBin(t, env, repo.Dir, "review")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if n := fake.CountChat(); n != 1 {
+		t.Errorf("the endpoint received %d requests, want 1: a timeout opens the breaker", n)
+	}
+	if n := strings.Count(errOut, "is not answering (no answer within 1s)"); n != 1 {
+		t.Errorf("the endpoint-down line appears %d times, want once:\n%s", n, errOut)
+	}
+	if !strings.Contains(errOut, "kodyls review: file 4 of 4: second.go") {
+		t.Errorf("no progress line for the files after the first second:\n%s", errOut)
+	}
+	for _, want := range []string{"main.go:14:2: high kody_rules: No fmt.Println", "second.go:3:17: high kody_rules: No fmt.Println"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -112,11 +112,22 @@ func Resolve(getenv func(string) string, initOptions, clientConfig []byte) Resol
 		r.Origin[st.Key] = OriginDefault
 	}
 	r.applyEnv(getenv)
+	if getenv != nil {
+		if raw := strings.TrimSpace(getenv(SettingsEnv)); raw != "" {
+			r.applyJSON(OriginEnv+" "+SettingsEnv, unwrapSection([]byte(raw)))
+		}
+	}
 	r.applyJSON(OriginInit, unwrapSection(initOptions))
 	r.applyJSON(OriginClient, unwrapSection(clientConfig))
 	r.Problems = append(r.Problems, r.Settings.validate()...)
 	return r
 }
+
+// SettingsEnv names the environment variable that carries any settings as
+// JSON, in the shape of initializationOptions: how the CLI and CI, which
+// have no editor, set them (`KODYLS_SETTINGS='{"llm":{"timeoutMs":20000}}'`).
+// It applies after the single-key variables below.
+const SettingsEnv = "KODYLS_SETTINGS"
 
 // envVars maps environment variables to the dotted key they set. The
 // KODYLS_ names win over the OPENAI_ ones, which many tools already export.

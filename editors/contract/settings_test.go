@@ -78,3 +78,22 @@ func TestLLMTaskModels(t *testing.T) {
 		t.Fatalf("problems %v", r.Problems)
 	}
 }
+
+// KODYLS_SETTINGS carries any setting for the CLI and CI; the editor's
+// layers still win, and a broken value is a problem, not a crash.
+func TestSettingsEnv(t *testing.T) {
+	r := Resolve(env(map[string]string{
+		"KODYLS_LLM_MODEL": "single",
+		SettingsEnv:        `{"kodyls":{"llm":{"timeoutMs":2000,"model":"from-json"},"build":{"onSave":"go build ./..."}}}`,
+	}), []byte(`{"llm":{"model":"from-init"}}`), nil)
+	if r.Settings.LLM.TimeoutMS != 2000 || r.Origin["llm.timeoutMs"] != "env "+SettingsEnv {
+		t.Errorf("timeout %d from %q", r.Settings.LLM.TimeoutMS, r.Origin["llm.timeoutMs"])
+	}
+	if r.Settings.Build.OnSave != "go build ./..." || r.Settings.LLM.Model != "from-init" {
+		t.Errorf("build %q, model %q (initializationOptions must win)", r.Settings.Build.OnSave, r.Settings.LLM.Model)
+	}
+	bad := Resolve(env(map[string]string{SettingsEnv: `{"llm":{"timeoutMs":"soon"}`}), nil, nil)
+	if len(bad.Problems) != 1 || !strings.Contains(bad.Problems[0], SettingsEnv) || bad.Settings.LLM.TimeoutMS != 60000 {
+		t.Errorf("broken JSON: problems %q, timeout %d", bad.Problems, bad.Settings.LLM.TimeoutMS)
+	}
+}
