@@ -138,7 +138,9 @@ func TestNoThreadNoCheckpoint(t *testing.T) {
 // brokenCheckpointer fails every call, like a store that is locked or gone.
 type brokenCheckpointer struct{}
 
-func (brokenCheckpointer) Put(context.Context, agent.Checkpoint) error { return errors.New("disk full") }
+func (brokenCheckpointer) Put(context.Context, agent.Checkpoint) error {
+	return errors.New("disk full")
+}
 func (brokenCheckpointer) Get(context.Context, string) (agent.Checkpoint, bool, error) {
 	return agent.Checkpoint{}, false, errors.New("database is locked")
 }
