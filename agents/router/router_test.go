@@ -68,10 +68,10 @@ func TestRouting(t *testing.T) {
 		wantErr   bool
 	}{
 		{name: "quick confident answer stays on the fast path",
-			fast: scripted{events: calls("ok", "error: no such file"), out: confident},
+			fast:  scripted{events: calls("ok", "error: no such file"), out: confident},
 			cause: "fast cause", path: "react"},
 		{name: "two failed calls are tolerated",
-			fast: scripted{events: calls("error: a", "error: b", "ok"), out: confident},
+			fast:  scripted{events: calls("error: a", "error: b", "ok"), out: confident},
 			cause: "fast cause", path: "react"},
 		{name: "three failed calls escalate",
 			fast: scripted{events: calls("error: a", "error: b", "error: c"), out: confident}, planner: scripted{out: plan},
