@@ -572,7 +572,8 @@ func (h *LocalHistory) Forget(ctx context.Context, workspace string) (int, error
 }
 
 // Prune keeps the maxErrors most recently seen errors and deletes the rest,
-// returning how many it deleted. maxErrors must be positive: a zero from an
+// returning how many it deleted. It prunes the agents' checkpoints too
+// (see [Checkpoints.Prune]). maxErrors must be positive: a zero from an
 // unset option must not wipe the history; Forget does that on purpose.
 func (h *LocalHistory) Prune(ctx context.Context, maxErrors int) (int, error) {
 	if maxErrors <= 0 {
@@ -580,6 +581,11 @@ func (h *LocalHistory) Prune(ctx context.Context, maxErrors int) (int, error) {
 	}
 	n, err := h.deleteSelected(ctx, `SELECT id FROM errors ORDER BY last_seen DESC, id DESC LIMIT -1 OFFSET ?`, maxErrors)
 	if err != nil {
+		return n, fmt.Errorf("prune history: %w", err)
+	}
+	// The agents' checkpoints are the explanations in progress: they live
+	// as long as the history keeps errors, and no longer than CheckpointAge.
+	if _, err := h.st.Checkpoints().Prune(ctx, maxErrors, CheckpointAge); err != nil {
 		return n, fmt.Errorf("prune history: %w", err)
 	}
 	return n, nil

@@ -46,6 +46,9 @@ func helperMain(mode string) int {
 		fmt.Printf("queued=%d\n", queuedByWriter.Load())
 	case "hold":
 		err = runHold(dir)
+	case "checkpoints":
+		n, _ := strconv.Atoi(os.Getenv("KODYLS_INDEX_HELPER_N"))
+		err = runCheckpointWriter(ctx, dir, os.Getenv("KODYLS_INDEX_HELPER_PREFIX"), n)
 	default:
 		err = fmt.Errorf("unknown helper mode %q", mode)
 	}

@@ -114,6 +114,22 @@ var migrations = [][]string{
 		)`,
 		`CREATE INDEX explanations_error ON explanations (error_id, created_at)`,
 	},
+	// v5: the agents' checkpoints, the latest one of each thread, so that
+	// a run interrupted by a crash resumes where it stopped. state is the
+	// graph's JSON state; done marks a finished thread, pruned with the
+	// history.
+	{
+		`CREATE TABLE checkpoints (
+			thread     TEXT PRIMARY KEY,
+			graph      TEXT NOT NULL,
+			step       INTEGER NOT NULL,
+			next       TEXT NOT NULL,
+			state      BLOB NOT NULL,
+			done       INTEGER NOT NULL DEFAULT 0,
+			updated_at INTEGER NOT NULL
+		)`,
+		`CREATE INDEX checkpoints_updated ON checkpoints (updated_at)`,
+	},
 }
 
 // LatestSchemaVersion is the user_version this binary migrates to.

@@ -12,6 +12,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/kodustech/kodyls/agents/agent"
+	"github.com/kodustech/kodyls/agents/graph"
 	"github.com/kodustech/kodyls/agents/rca"
 	"github.com/kodustech/kodyls/analysis/errparse"
 	"github.com/kodustech/kodyls/editors/contract"
@@ -37,6 +38,10 @@ func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.Pr
 			prog.Report(fmt.Sprintf("step %d: %s %s", ev.Iteration, ev.Tool, shortText(ev.Input, 60)), 0)
 		case agent.EventThought:
 			prog.Report(fmt.Sprintf("step %d: %s", ev.Iteration, shortText(ev.Text, 80)), 0)
+		case graph.EventResumed:
+			prog.Report(fmt.Sprintf("resuming the interrupted explanation from step %d", ev.Iteration), 0)
+		case agent.EventEscalated:
+			prog.Report("planning a deeper investigation: "+shortText(ev.Text, 80), 0)
 		}
 	}
 	var rep *rca.Report

@@ -115,6 +115,9 @@ type Outcome[A any] struct {
 	ToolsUsed  []string // tools that ran, each once, in order of first use
 	Forced     bool     // a guard forced the answer
 	Guard      string   // the guard that fired, when Forced
+	// Path says which strategies ran, for the user: "react", or, when a
+	// router escalated, "react → plan-execute (3 failed tool calls)".
+	Path string
 }
 
 // Strategy is a way of working a task with tools to an answer of type A:

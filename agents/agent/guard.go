@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/kodustech/kodyls/agents/llm"
 )
@@ -24,13 +25,32 @@ const (
 // [NewGuards].
 type Guards struct {
 	maxCalls int
-	actions  []action
+	actions  []GuardAction
 }
 
-// action is one tool call as the loop detector sees it.
-type action struct {
-	key string // tool name and normalised arguments
-	ok  bool   // the call ran and did not fail
+// GuardAction is one tool call as the loop detector sees it.
+type GuardAction struct {
+	Key string `json:"key"` // tool name and normalised arguments
+	OK  bool   `json:"ok"`  // the call ran and did not fail
+}
+
+// GuardState is what the guards remember, in a form that survives a JSON
+// round trip: a strategy saves it in its checkpoints and a resumed run
+// restores it with [RestoreGuards], so a loop that began before an
+// interruption is still recognised after it.
+type GuardState struct {
+	MaxCalls int           `json:"maxCalls"`
+	Actions  []GuardAction `json:"actions"`
+}
+
+// State returns a copy of what the guards remember.
+func (g *Guards) State() GuardState {
+	return GuardState{MaxCalls: g.maxCalls, Actions: slices.Clone(g.actions)}
+}
+
+// RestoreGuards returns guards that continue from a saved state.
+func RestoreGuards(s GuardState) *Guards {
+	return &Guards{maxCalls: s.MaxCalls, actions: slices.Clone(s.Actions)}
 }
 
 // NewGuards returns the guards of a run that may make maxToolCalls tool
@@ -47,17 +67,17 @@ func (g *Guards) Check(c llm.ToolCall) (guard, why string) {
 	}
 	key := actionKey(c)
 	n := len(g.actions)
-	if n >= 2 && g.actions[n-1].key == key && g.actions[n-2].key == key {
+	if n >= 2 && g.actions[n-1].Key == key && g.actions[n-2].Key == key {
 		return GuardRepeatedAction, fmt.Sprintf("%s was called with the same arguments three times in a row", c.Name)
 	}
-	if n >= 2 && g.actions[n-2].key == key && g.actions[n-1].key != key {
+	if n >= 2 && g.actions[n-2].Key == key && g.actions[n-1].Key != key {
 		return GuardAlternation, fmt.Sprintf("the investigation alternates between the same two actions (%s again)", c.Name)
 	}
 	// A retry after a failure may succeed (a timeout, a typo fixed in a
 	// file meanwhile), so only a call that already succeeded is a
 	// duplicate: its answer is in the conversation.
 	for _, a := range g.actions {
-		if a.key == key && a.ok {
+		if a.Key == key && a.OK {
 			return GuardDuplicateCall, fmt.Sprintf("%s was already called with the same input and its result is above", c.Name)
 		}
 	}
@@ -66,7 +86,7 @@ func (g *Guards) Check(c llm.ToolCall) (guard, why string) {
 
 // Record notes that c ran; ok is false when it failed.
 func (g *Guards) Record(c llm.ToolCall, ok bool) {
-	g.actions = append(g.actions, action{key: actionKey(c), ok: ok})
+	g.actions = append(g.actions, GuardAction{Key: actionKey(c), OK: ok})
 }
 
 // Calls is the number of tool calls recorded.

@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/kodustech/kodyls/agents/agent"
+	"github.com/kodustech/kodyls/agents/graph"
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/react"
 	"github.com/kodustech/kodyls/agents/redact"
+	"github.com/kodustech/kodyls/agents/router"
 	"github.com/kodustech/kodyls/agents/tools"
 	"github.com/kodustech/kodyls/analysis/errparse"
 	"github.com/kodustech/kodyls/index"
@@ -48,6 +50,9 @@ type Answer struct {
 	Iterations    int      `json:"iterations"`
 	ToolsUsed     []string `json:"toolsUsed"`
 	Source        string   `json:"source"`
+	// Path says which agent strategies answered ("react", or "react →
+	// plan-execute (3 failed tool calls)" when the fast path escalated).
+	Path string `json:"path,omitempty"`
 }
 
 // ModelAnswer is what the model hands back through the agent's final
@@ -86,6 +91,10 @@ func (a *ModelAnswer) Check() error {
 // String is the root cause, what the agent's done event reports.
 func (a ModelAnswer) String() string { return a.RootCause }
 
+// ConfidenceScore implements router.Confident: an unsure answer of the
+// fast path is escalated to the planner.
+func (a ModelAnswer) ConfidenceScore() float64 { return a.Confidence }
+
 // agentPrompts word the ReAct loop for root-cause analysis.
 var agentPrompts = react.Prompts{
 	FinalAnswer: "Give the final answer: the root cause of the error, how to fix it, and your confidence. Call it as soon as you know; it ends the investigation.",
@@ -98,6 +107,14 @@ var agentPrompts = react.Prompts{
 // ReAct with prompts worded for root-cause analysis.
 func DefaultStrategy() agent.Strategy[ModelAnswer] {
 	return react.Strategy[ModelAnswer]{Prompts: agentPrompts}
+}
+
+// RoutedStrategy is ReAct worded for root-cause analysis that escalates,
+// at most once, to escalate when the investigation turns out harder than
+// it looked: too many steps, failing tool calls, a loop guard, or an
+// answer of low confidence (see package router).
+func RoutedStrategy(escalate agent.Strategy[ModelAnswer]) agent.Strategy[ModelAnswer] {
+	return router.Strategy[ModelAnswer]{Fast: DefaultStrategy(), Planner: escalate}
 }
 
 // Similar is a past error like this one.
@@ -138,7 +155,11 @@ type Explainer struct {
 	// (DefaultStrategy).
 	Strategy agent.Strategy[ModelAnswer]
 	Agent    agent.Budget // zero fields: the agent package's defaults
-	Log      *slog.Logger
+	// Checkpoints keeps the agent's progress after every step, so that an
+	// explanation interrupted by a crash resumes where it stopped when the
+	// same error in the same code is explained again; nil: none.
+	Checkpoints agent.Checkpointer
+	Log         *slog.Logger
 }
 
 // ErrNoError is returned when the output holds no error kodyls recognises.
@@ -193,7 +214,15 @@ func (x *Explainer) explain(ctx context.Context, errs []errparse.Error, primary 
 		rep.Docs = localDocs(ctx, e)
 		return rep, nil
 	}
-	ans, err := x.agent(ctx, e, output, rep.Similar, emit)
+	resumed := 0
+	ans, err := x.agent(ctx, e, output, hash, rep.Similar, func(ev agent.Event) {
+		if ev.Kind == graph.EventResumed {
+			resumed = max(ev.Iteration, 1)
+		}
+		if emit != nil {
+			emit(ev)
+		}
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return rep, ctx.Err()
@@ -204,6 +233,9 @@ func (x *Explainer) explain(ctx context.Context, errs []errparse.Error, primary 
 		return rep, nil
 	}
 	rep.RCA = ans
+	if resumed > 0 {
+		rep.Note = fmt.Sprintf("resumed from step %d of an interrupted explanation: the model calls made before the interruption were not repeated", resumed)
+	}
 	if x.History != nil && errID != 0 {
 		ex := index.Explanation{RootCause: ans.RootCause, Steps: ans.FixGuidelines, Confidence: ans.Confidence, Source: SourceModel, Model: x.Gateway.Model(llm.TaskAgent), ContentHash: hash}
 		if err := x.History.Explain(ctx, errID, ex); err != nil {
@@ -258,7 +290,7 @@ func (x *Explainer) similar(ctx context.Context, rec index.ErrorRecord) []Simila
 }
 
 // agent runs the agent's strategy with the workspace tools.
-func (x *Explainer) agent(ctx context.Context, e errparse.Error, output string, similar []Similar, emit func(agent.Event)) (*Answer, error) {
+func (x *Explainer) agent(ctx context.Context, e errparse.Error, output, hash string, similar []Similar, emit func(agent.Event)) (*Answer, error) {
 	ws := tools.Workspace{Root: x.Workspace, Ignore: x.Ignore}
 	ts := []agent.Tool{ws.ReadFile(), ws.SearchWorkspace(), ws.ListFiles(), ws.FindReferences(), x.similarErrorsTool(e), tools.LocalDocs()}
 	refs := make([]prompts.ToolRef, len(ts))
@@ -288,6 +320,9 @@ func (x *Explainer) agent(ctx context.Context, e errparse.Error, output string, 
 		strategy = DefaultStrategy()
 	}
 	task := agent.Task{Gateway: x.Gateway, System: sys.Text, User: user.Text, Feature: "rca", Class: llm.TaskAgent, Budget: budget, Log: x.log()}
+	if x.Checkpoints != nil {
+		task.Thread, task.Checkpoints = x.thread(e, hash), x.Checkpoints
+	}
 	res, err := strategy.Run(ctx, task, ts, emit)
 	if err != nil {
 		return nil, err
@@ -296,7 +331,16 @@ func (x *Explainer) agent(ctx context.Context, e errparse.Error, output string, 
 	if used == nil {
 		used = []string{}
 	}
-	return &Answer{RootCause: res.Answer.RootCause, FixGuidelines: res.Answer.FixGuidelines, Confidence: res.Answer.Confidence, Iterations: res.Iterations, ToolsUsed: used, Source: SourceModel}, nil
+	return &Answer{RootCause: res.Answer.RootCause, FixGuidelines: res.Answer.FixGuidelines, Confidence: res.Answer.Confidence, Iterations: res.Iterations, ToolsUsed: used, Source: SourceModel, Path: res.Path}, nil
+}
+
+// thread names the agent run of one error in one state of the code: the
+// same error explained again before the code changed continues an
+// interrupted run, and a change of the code starts a new one.
+func (x *Explainer) thread(e errparse.Error, contentHash string) string {
+	d := sha256.New()
+	fmt.Fprintf(d, "%s\x00%s\x00%s", x.Workspace, e.Fingerprint, contentHash)
+	return "rca/" + hex.EncodeToString(d.Sum(nil))[:24]
 }
 
 // codeContext reads the lines around the error, when the file lies in the
@@ -385,6 +429,9 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&b, "_Confidence %.0f%% · source: %s_", a.Confidence*100, a.Source)
 		if a.Iterations > 0 {
 			fmt.Fprintf(&b, " _· %d agent steps_", a.Iterations)
+		}
+		if a.Path != "" {
+			fmt.Fprintf(&b, " _· path: %s_", a.Path)
 		}
 		b.WriteString("\n")
 	}

@@ -307,10 +307,15 @@ func (s *Services) OpenHistory(ctx context.Context, requireIndex bool) (index.Hi
 // model, the history and the prompts.
 func (s *Services) Explainer(ctx context.Context, root string) *rca.Explainer {
 	g, _ := s.Gateway()
-	return &rca.Explainer{
+	x := &rca.Explainer{
 		Workspace: root, Gateway: g, History: s.History(ctx),
 		Prompts: s.Prompts, Ignore: rca.IgnoreList(), Log: s.log,
 	}
+	if s.Store != nil {
+		// An explanation cut short by a crash resumes from its last step.
+		x.Checkpoints = s.Store.Checkpoints()
+	}
+	return x
 }
 
 // Folder returns the workspace folder at root (absolute, symlink-free),

@@ -145,6 +145,9 @@ func writeExplainText(w io.Writer, rep *rca.Report) {
 	if a.Iterations > 0 {
 		fmt.Fprintf(w, "\n%d agent steps; tools used: %s\n", a.Iterations, strings.Join(a.ToolsUsed, ", "))
 	}
+	if a.Path != "" {
+		fmt.Fprintf(w, "Agent path: %s\n", a.Path)
+	}
 	if rep.Docs != "" {
 		lines := strings.Split(strings.TrimSpace(rep.Docs), "\n")
 		if len(lines) > 15 {

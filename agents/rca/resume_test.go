@@ -1,0 +1,118 @@
+package rca
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kodustech/kodyls/agents/agent"
+	"github.com/kodustech/kodyls/agents/graph"
+	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/prompts"
+)
+
+func toolMessages(n int) llmtest.Matcher {
+	return func(r *llmtest.ChatRequest) bool {
+		k := 0
+		for _, m := range r.Messages {
+			if m.Role == "tool" {
+				k++
+			}
+		}
+		return k == n
+	}
+}
+
+func gateway(t *testing.T, url string) *llm.Gateway {
+	t.Helper()
+	g, err := llm.New(llm.Config{BaseURL: url, Model: "fake-model", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+// TestExplanationResumesUntilTheCodeChanges: an explanation cut short
+// resumes when the same error is explained again in the same code, saying
+// so in its note; once the code changes the same error starts afresh.
+func TestExplanationResumesUntilTheCodeChanges(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	final := llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: `{"rootCause":"x is never read","fixGuidelines":["use x"],"confidence":0.9}`})
+	fake.On(toolMessages(0), llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{"path":"main.go"}`}))
+	fake.On(toolMessages(1), llmtest.Reply{Hang: true}, final)
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {\n\tx := 1\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cp := &graph.MemoryCheckpointer{}
+	x := &Explainer{Workspace: ws, Gateway: gateway(t, fake.URL), Prompts: prompts.Builtin(), Checkpoints: cp,
+		Agent: agent.Budget{StepTimeout: 300 * time.Millisecond}}
+
+	rep, err := x.Explain(context.Background(), goOutput, false, nil)
+	if err != nil || !strings.Contains(rep.Note, "the model could not answer") {
+		t.Fatalf("interrupted explanation: %v, note %q", err, rep.Note)
+	}
+	fake.WaitDisconnects(1, 2*time.Second)
+	if n := fake.CountChat(); n != 2 {
+		t.Fatalf("%d model calls before the interruption, want 2", n)
+	}
+	var events []string
+	rep, err = x.Explain(context.Background(), goOutput, false, func(e agent.Event) { events = append(events, e.Kind) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := fake.CountChat(); n != 3 {
+		t.Errorf("%d model calls in all, want the first again not repeated (3)", n)
+	}
+	if rep.RCA.RootCause != "x is never read" || rep.RCA.Path != "react" || !strings.Contains(rep.Note, "resumed from step 2") {
+		t.Errorf("resumed explanation %+v, note %q", rep.RCA, rep.Note)
+	}
+	if len(events) == 0 || events[0] != graph.EventResumed {
+		t.Errorf("events %v, want the resume first", events)
+	}
+	md := rep.Markdown()
+	if !strings.Contains(md, "path: react") || !strings.Contains(md, "resumed from step 2") {
+		t.Errorf("markdown lacks the path or the resume:\n%s", md)
+	}
+	data, _ := json.Marshal(rep)
+	if !strings.Contains(string(data), `"path":"react"`) {
+		t.Errorf("JSON lacks the path: %s", data)
+	}
+
+	// The same error in changed code is another thread.
+	hash := x.contentHash(rep.Errors[0])
+	if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {\n\tx := 2\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if x.thread(rep.Errors[0], hash) == x.thread(rep.Errors[0], x.contentHash(rep.Errors[0])) {
+		t.Error("the thread did not change with the code")
+	}
+}
+
+// TestRoutedStrategyEscalatesAnUnsureAnswer: with RoutedStrategy, an
+// unsure ReAct answer is handed to the escalation target, and the
+// explanation says which path answered.
+func TestRoutedStrategyEscalatesAnUnsureAnswer(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.Any(), llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: `{"rootCause":"maybe x","fixGuidelines":[],"confidence":0.2}`}))
+	planner := &fakeStrategy{}
+	x := &Explainer{Workspace: t.TempDir(), Gateway: gateway(t, fake.URL), Prompts: prompts.Builtin(), Strategy: RoutedStrategy(planner)}
+	rep, err := x.Explain(context.Background(), goOutput, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.RCA.RootCause != "x is never read" || rep.RCA.Path != "react → fake (low confidence 0.20)" {
+		t.Errorf("answer %+v", rep.RCA)
+	}
+	if !strings.Contains(planner.task.User, "maybe x") || !strings.Contains(rep.Markdown(), "path: react → fake (low confidence 0.20)") {
+		t.Errorf("the planner's task or the markdown lacks the hand-over:\n%s", planner.task.User)
+	}
+}

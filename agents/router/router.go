@@ -1,0 +1,216 @@
+// Package router is the adaptive routing of the agent core: a strategy
+// that works a task on a fast path (ReAct) first and hands it to a planner
+// only when the fast path shows that the task is harder than it looked.
+//
+// The fast path escalates when it runs past its step threshold, when its
+// tool calls keep failing, when one of its loop guards fires, when it
+// fails, or when its answer's confidence stays low. Escalation happens at
+// most once and only forward: the planner is told what the fast path found
+// and is never routed back, and when the planner fails the fast path's
+// answer stands. A quick, confident answer never pays for planning.
+package router
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/kodustech/kodyls/agents/agent"
+)
+
+// Defaults of the zero fields of [Strategy].
+const (
+	DefaultMaxSteps      = 8
+	DefaultMaxFailures   = 2
+	DefaultMinConfidence = 0.5
+)
+
+// Confident is implemented by answer types that carry the model's
+// confidence, from 0 to 1; the router escalates a low-confidence answer.
+type Confident interface {
+	ConfidenceScore() float64
+}
+
+// Strategy runs Fast and escalates to Planner. Fast and Planner are
+// required.
+type Strategy[A any] struct {
+	Fast    agent.Strategy[A]
+	Planner agent.Strategy[A]
+	// MaxSteps bounds the fast path's iterations (default DefaultMaxSteps,
+	// and never more than the task's budget); reaching it escalates.
+	MaxSteps int
+	// MaxFailures is how many failed tool calls the fast path may make
+	// (default DefaultMaxFailures); one more escalates.
+	MaxFailures int
+	// MinConfidence is the confidence below which a Confident answer is
+	// escalated (default DefaultMinConfidence; negative: never).
+	MinConfidence float64
+}
+
+var _ agent.Strategy[struct{}] = Strategy[struct{}]{}
+
+// Name implements agent.Strategy.
+func (s Strategy[A]) Name() string { return "adaptive" }
+
+// Observation limits of the hand-over to the planner.
+const (
+	handoverObservations = 8
+	handoverChars        = 400
+)
+
+// Run implements agent.Strategy. The outcome's Path says which path
+// answered and why the task was escalated.
+func (s Strategy[A]) Run(ctx context.Context, task agent.Task, tools []agent.Tool, emit func(agent.Event)) (agent.Outcome[A], error) {
+	if s.Fast == nil || s.Planner == nil {
+		return agent.Outcome[A]{}, errors.New("router: a fast path and a planner are both required")
+	}
+	if emit == nil {
+		emit = func(agent.Event) {}
+	}
+	maxSteps := cmp.Or(s.MaxSteps, DefaultMaxSteps)
+	fastTask := task
+	fastTask.Budget = task.Budget.WithDefaults()
+	fastTask.Budget.MaxIterations = min(fastTask.Budget.MaxIterations, maxSteps)
+
+	var seen trail
+	out, err := s.Fast.Run(ctx, fastTask, tools, func(e agent.Event) {
+		seen.see(e)
+		emit(e)
+	})
+	fastPath := cmp.Or(out.Path, s.Fast.Name())
+	if ctx.Err() != nil {
+		// The caller gave up: nothing is escalated.
+		if err == nil {
+			err = ctx.Err()
+		}
+		return out, err
+	}
+	reason := s.reason(out, err, seen.failures, fastTask.Budget.MaxIterations)
+	if reason == "" {
+		out.Path = fastPath
+		return out, nil
+	}
+	emit(agent.Event{Kind: agent.EventEscalated, Iteration: out.Iterations, Text: reason})
+
+	planTask := task
+	planTask.User = task.User + "\n\n" + handover(&seen, reason, out, err)
+	if task.Thread != "" {
+		// The planner's checkpoints must not overwrite the fast path's.
+		planTask.Thread = task.Thread + "/" + s.Planner.Name()
+	}
+	pout, perr := s.Planner.Run(ctx, planTask, tools, emit)
+	planPath := cmp.Or(pout.Path, s.Planner.Name())
+	if perr != nil {
+		if err != nil || ctx.Err() != nil {
+			return out, fmt.Errorf("router: %s: %w; then %s: %w", fastPath, err, planPath, perr)
+		}
+		// Never worse than the fast path alone: its answer stands.
+		out.Path = fmt.Sprintf("%s → %s (%s; it failed, the first answer stands)", fastPath, planPath, reason)
+		return out, nil
+	}
+	pout.Iterations += out.Iterations
+	used := slices.Clone(out.ToolsUsed)
+	for _, t := range pout.ToolsUsed {
+		if !slices.Contains(used, t) {
+			used = append(used, t)
+		}
+	}
+	pout.ToolsUsed = used
+	pout.Path = fmt.Sprintf("%s → %s (%s)", fastPath, planPath, reason)
+	return pout, nil
+}
+
+// reason says why the fast path's outcome is escalated, or "" when it
+// stands.
+func (s Strategy[A]) reason(out agent.Outcome[A], err error, failures, steps int) string {
+	switch {
+	case err != nil:
+		return "the first path failed: " + err.Error()
+	case out.Forced && out.Guard == agent.GuardMaxIterations:
+		return fmt.Sprintf("ran past %d steps", steps)
+	case out.Forced:
+		return "loop guard " + out.Guard
+	case failures > cmp.Or(s.MaxFailures, DefaultMaxFailures):
+		return fmt.Sprintf("%d failed tool calls", failures)
+	}
+	floor := s.MinConfidence
+	if floor == 0 {
+		floor = DefaultMinConfidence
+	}
+	if c, ok := any(out.Answer).(Confident); ok && c.ConfidenceScore() < floor {
+		return fmt.Sprintf("low confidence %.2f", c.ConfidenceScore())
+	}
+	return ""
+}
+
+// trail is what the router saw of the fast path: its tool calls and their
+// observations, and how many failed.
+type trail struct {
+	steps    []step
+	failures int
+}
+
+type step struct{ tool, input, obs string }
+
+func (t *trail) see(e agent.Event) {
+	switch e.Kind {
+	case agent.EventAction:
+		t.steps = append(t.steps, step{tool: e.Tool, input: e.Input})
+	case agent.EventObservation:
+		// The executor reports every failure of a call, whatever its
+		// cause, as an observation starting with "error: ".
+		if strings.HasPrefix(e.Text, "error: ") {
+			t.failures++
+		}
+		if n := len(t.steps); n > 0 && t.steps[n-1].obs == "" {
+			t.steps[n-1].obs = e.Text
+		}
+	}
+}
+
+// handover tells the planner what the fast path found, so that it starts
+// from there instead of repeating the same calls.
+func handover[A any](t *trail, reason string, out agent.Outcome[A], err error) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "A quick first investigation handed this task over (%s).", reason)
+	steps := t.steps
+	if len(steps) > handoverObservations {
+		fmt.Fprintf(&b, " It made %d tool calls; the last %d are below.", len(steps), handoverObservations)
+		steps = steps[len(steps)-handoverObservations:]
+	}
+	if len(steps) > 0 {
+		b.WriteString(" What it found (build on it; calls that failed may need other arguments):\n")
+		for _, st := range steps {
+			fmt.Fprintf(&b, "- %s %s → %s\n", st.tool, clip(st.input, 120), clip(st.obs, handoverChars))
+		}
+	} else {
+		b.WriteString(" It made no tool calls.\n")
+	}
+	if err == nil {
+		fmt.Fprintf(&b, "Its tentative answer")
+		if c, ok := any(out.Answer).(Confident); ok {
+			fmt.Fprintf(&b, " (confidence %.2f)", c.ConfidenceScore())
+		}
+		if str, ok := any(out.Answer).(fmt.Stringer); ok && str.String() != "" {
+			fmt.Fprintf(&b, ": %s", clip(str.String(), handoverChars))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// clip shortens s to n bytes on one line, at a rune boundary.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
