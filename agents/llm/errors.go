@@ -65,6 +65,13 @@ func (e *callError) Unwrap() error { return e.err }
 // the per-attempt timeout (not the caller) ended the attempt.
 func (g *Gateway) classify(err error, info *respInfo, timedOut bool, model string) *callError {
 	status, ra := info.get()
+	if info.isTooLarge() {
+		// Not retried: the same request would bring the same flood.
+		return &callError{
+			reason: "response too large",
+			err:    fmt.Errorf("llm endpoint %s sent a response larger than %d MB; kodyls stopped reading it (is the base URL an OpenAI-compatible API?): %w", g.endpoint, MaxResponseBytes>>20, err),
+		}
+	}
 	if timedOut {
 		// Not retried: an endpoint that accepted the request and said
 		// nothing for a whole timeout is hung or far too slow, and a retry

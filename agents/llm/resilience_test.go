@@ -338,3 +338,30 @@ func TestSemaphoreWaitHonoursContext(t *testing.T) {
 		t.Errorf("requests = %d, want 1", s.CountChat())
 	}
 }
+
+// A response past MaxResponseBytes is refused with a clear error and not
+// retried, whether its length is announced or not; a body cut off
+// half-way is a malformed response, retried, then reported.
+func TestOversizedAndCutBodies(t *testing.T) {
+	s := newServer(t)
+	s.On(llmtest.Any(), llmtest.Reply{HugeBody: 50 << 20})
+	g := newGateway(t, s.URL, func(c *llm.Config) { c.Timeout = 10 * time.Second; c.MaxRetries = 2 })
+	_, err := g.Chat(context.Background(), chatRequest("hi"))
+	if err == nil || !strings.Contains(err.Error(), "larger than 8 MB") {
+		t.Fatalf("err = %v, want the size limit named", err)
+	}
+	if n := s.CountChat(); n != 1 {
+		t.Errorf("requests = %d, want 1: an oversized answer is not retried", n)
+	}
+
+	cut := newServer(t)
+	cut.On(llmtest.Any(), llmtest.Reply{CutBody: true, Content: "an answer long enough to be cut in half"})
+	g = newGateway(t, cut.URL, func(c *llm.Config) { c.Timeout = 10 * time.Second; c.MaxRetries = 1 })
+	_, err = g.Chat(context.Background(), chatRequest("hi"))
+	if err == nil || !strings.Contains(err.Error(), "malformed response") {
+		t.Fatalf("err = %v, want a malformed response", err)
+	}
+	if n := cut.CountChat(); n != 2 {
+		t.Errorf("requests = %d, want 2 (one retry)", n)
+	}
+}

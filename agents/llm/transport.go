@@ -2,6 +2,8 @@ package llm
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,6 +18,49 @@ type respInfo struct {
 	mu         sync.Mutex
 	status     int
 	retryAfter string
+	tooLarge   bool // the body passed MaxResponseBytes
+}
+
+func (r *respInfo) setTooLarge() {
+	r.mu.Lock()
+	r.tooLarge = true
+	r.mu.Unlock()
+}
+
+func (r *respInfo) isTooLarge() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.tooLarge
+}
+
+// MaxResponseBytes bounds the body of one response. A completion is a few
+// kilobytes; a server that sends megabytes is broken, and reading it all
+// would cost the editor's process its memory.
+const MaxResponseBytes = 8 << 20
+
+// errTooLarge ends the read of a body past MaxResponseBytes.
+var errTooLarge = fmt.Errorf("response body larger than %d MB", MaxResponseBytes>>20)
+
+// limitedBody reads at most MaxResponseBytes of a response body.
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+	info *respInfo
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		if b.info != nil {
+			b.info.setTooLarge()
+		}
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 func (r *respInfo) set(status int, retryAfter string) {
@@ -45,9 +90,19 @@ type headerTransport struct {
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
 	if resp != nil {
-		if info, ok := req.Context().Value(respInfoKey{}).(*respInfo); ok {
+		info, ok := req.Context().Value(respInfoKey{}).(*respInfo)
+		if ok {
 			info.set(resp.StatusCode, resp.Header.Get("Retry-After"))
 		}
+		if resp.ContentLength > MaxResponseBytes {
+			// Refuse at once what is announced too large.
+			resp.Body.Close()
+			if ok {
+				info.setTooLarge()
+			}
+			return nil, errTooLarge
+		}
+		resp.Body = &limitedBody{ReadCloser: resp.Body, left: MaxResponseBytes, info: info}
 	}
 	return resp, err
 }

@@ -52,6 +52,15 @@ type Reply struct {
 	// Hang never answers; the handler returns once the client disconnects
 	// or the server is closed.
 	Hang bool
+	// CutBody announces the whole completion's length, sends half of it
+	// and closes the connection, as a crashing server or a dropped proxy
+	// connection does.
+	CutBody bool
+	// HugeBody, when > 0, answers 200 with a JSON body of that many bytes
+	// (a completion whose content is padded), streamed without buffering
+	// it, as a misbehaving server that sends far more than any model
+	// would. The handler stops when the client disconnects.
+	HugeBody int
 	// ChunkSize is how many characters each streamed delta carries
 	// (default 5, roughly a token or two).
 	ChunkSize int

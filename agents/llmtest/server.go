@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -598,6 +600,10 @@ func (ex *exchange) answer(req *ChatRequest, reply Reply) {
 			return
 		}
 		ex.writeError(reply.apiError())
+	case reply.CutBody:
+		ex.cutBody(completionBody("chatcmpl-"+randomID(24), time.Now().Unix(), req, reply, reply.toolCallsWithIDs()))
+	case reply.HugeBody > 0:
+		ex.hugeBody(reply.HugeBody)
 	case reply.RawBody != "":
 		ct := reply.ContentType
 		if ct == "" {
@@ -746,4 +752,44 @@ func randomID(n int) string {
 		b[i] = idAlphabet[int(b[i])%len(idAlphabet)]
 	}
 	return string(b)
+}
+
+// cutBody sends the headers of v's JSON with its full Content-Length, then
+// half the body, then drops the connection.
+func (ex *exchange) cutBody(v any) {
+	b, _ := json.Marshal(v)
+	h := ex.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	ex.writeHeader(http.StatusOK)
+	ex.write(b[:len(b)/2])
+	if f, ok := ex.w.(http.Flusher); ok {
+		f.Flush()
+	}
+	if hj, ok := ex.w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			conn.Close()
+		}
+	}
+}
+
+// hugeBody streams a JSON completion of n bytes whose content is padding.
+func (ex *exchange) hugeBody(n int) {
+	head := `{"id":"chatcmpl-huge","object":"chat.completion","created":0,"model":"fake","choices":[{"index":0,"message":{"role":"assistant","content":"`
+	tail := `"},"finish_reason":"stop"}]}`
+	h := ex.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(n))
+	ex.writeHeader(http.StatusOK)
+	if !ex.write([]byte(head)) {
+		return
+	}
+	pad := bytes.Repeat([]byte("x"), 64<<10)
+	for left := n - len(head) - len(tail); left > 0; left -= len(pad) {
+		if !ex.write(pad[:min(left, len(pad))]) {
+			ex.gone = true
+			return
+		}
+	}
+	ex.write([]byte(tail))
 }
