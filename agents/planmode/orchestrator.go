@@ -145,6 +145,12 @@ func (o *Orchestrator) Run(ctx context.Context, goal string, emit func(agent.Eve
 				return s, nil
 			}
 			next, err := Adjust(s.Plan, r.Adjustments, r.Reasoning)
+			if err == nil {
+				next = normalize(next)
+				if verr := next.Validate(o.Executor.Has); verr != nil {
+					err = fmt.Errorf("the adjusted plan is invalid: %w", verr)
+				}
+			}
 			if err != nil {
 				// The seed's rule: a bad adjustment is skipped and the run
 				// continues; the next reflection sees the same results.
@@ -153,7 +159,6 @@ func (o *Orchestrator) Run(ctx context.Context, goal string, emit func(agent.Eve
 				emit(agent.Event{Kind: agent.EventAdjusted, Iteration: s.Plan.Version, Text: note})
 				return s, nil
 			}
-			next = normalize(next)
 			s.record(next)
 			emit(agent.Event{Kind: agent.EventAdjusted, Iteration: next.Version, Text: describe(r.Adjustments) + "\n" + next.String()})
 			return s, nil
