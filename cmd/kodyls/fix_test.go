@@ -247,3 +247,66 @@ func TestFixNeedsAModel(t *testing.T) {
 		t.Fatalf("code %d stderr %q", code, errOut)
 	}
 }
+
+// tscPath finds TypeScript's compiler on PATH or in the prefix .ci/run
+// installs it into. On CI it must be there.
+func tscPath(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("tsc"); err == nil {
+		return p
+	}
+	home, _ := os.UserHomeDir()
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		cache = filepath.Join(home, ".cache")
+	}
+	p := filepath.Join(cache, "kodyls-ci", "typescript", "node_modules", ".bin", "tsc")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("tsc is not installed (npm install --prefix %s typescript@5; .ci/run does it)", filepath.Dir(filepath.Dir(filepath.Dir(p))))
+	}
+	t.Skip("tsc not installed: npm install --prefix ~/.cache/kodyls-ci/typescript typescript@5")
+	return ""
+}
+
+// TestFixTypeScriptError: the same flow on the real TypeScript compiler.
+func TestFixTypeScriptError(t *testing.T) {
+	tsc := tscPath(t)
+	const src = "export function total(prices: number[]): number {\n  let sum: number = \"0\";\n  for (const p of prices) sum += p;\n  return sum;\n}\n"
+	repo := lsptest.NewRepo(t, map[string]string{
+		"tsconfig.json": `{"compilerOptions":{"strict":true,"noEmit":true,"target":"es2020"},"files":["index.ts"]}`,
+		"index.ts":      src,
+	})
+	build := tsc + " -p . --pretty false"
+	cmd := exec.Command("sh", "-c", build)
+	cmd.Dir = repo.Dir
+	outb, err := cmd.CombinedOutput()
+	output := string(outb)
+	if err == nil || !strings.Contains(output, "TS2322") {
+		t.Fatalf("tsc must report TS2322:\n%s", output)
+	}
+	edits, _ := json.Marshal(map[string]any{"edits": []map[string]string{{"file": "index.ts", "oldText": `let sum: number = "0";`, "newText": "let sum: number = 0;"}}})
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.SchemaName("plan"), llmtest.Text(`{"steps":[{"id":"edit","description":"start the sum at the number 0","tool":"propose_edits","input":`+string(edits)+`,"dependsOn":[]}]}`))
+	fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"unexpected","adjustments":[]}`))
+	out, errOut, code := runBinStdin(t, fakeEnv(t, fake), repo.Dir, output, "fix", "--apply", "--json", "--build", build)
+	if code != 0 {
+		t.Fatalf("code %d\n%s\n%s", code, out, errOut)
+	}
+	var res fixJSON
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if !res.Verified || len(res.Applied) != 1 || res.Applied[0] != "index.ts" {
+		t.Fatalf("result %+v", res)
+	}
+	// The fixed workspace compiles.
+	cmd = exec.Command("sh", "-c", build)
+	cmd.Dir = repo.Dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("tsc still fails after the fix:\n%s", out)
+	}
+}
