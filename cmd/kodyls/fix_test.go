@@ -63,8 +63,15 @@ type fixJSON struct {
 	Applied     []string `json:"applied"`
 }
 
+// fakeEnv is testEnv with the fake endpoint, and Go's build cache of the
+// machine: the private HOME would otherwise make every build compile the
+// standard library from scratch.
 func fakeEnv(t *testing.T, fake *llmtest.Server) []string {
-	return append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
+		env = append(env, "GOCACHE="+strings.TrimSpace(string(out)))
+	}
+	return env
 }
 
 // TestFixGoTypeError: `kodyls fix --apply` on real `go build` output fixes
