@@ -199,4 +199,3 @@ func writeFixText(w io.Writer, e errparse.Error, res *fix.Result, apply bool, ap
 		fmt.Fprintln(w, "Run again with --apply to write the files.")
 	}
 }
-
