@@ -18,6 +18,9 @@ func (s *Server) codeAction(_ context.Context, p *protocol.CodeActionParams) ([]
 	for _, d := range p.Context.Diagnostics {
 		// Every diagnostic, kodyls's or another server's, can be explained.
 		actions = append(actions, explainAction(p.TextDocument.URI, d))
+		if fa, ok := fixAction(p.TextDocument.URI, d); ok {
+			actions = append(actions, fa)
+		}
 		if len(d.Data) == 0 {
 			continue
 		}

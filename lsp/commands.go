@@ -41,6 +41,8 @@ func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandP
 		return s.dismissSuggestion(ctx, arg0)
 	case contract.CommandExplainError:
 		return s.explainError(ctx, arg0, p.WorkDoneToken)
+	case contract.CommandFixError:
+		return s.fixError(ctx, arg0, p.WorkDoneToken)
 	}
 	if fn, ok := s.opts.Commands[p.Command]; ok {
 		return fn(ctx, arg0)

@@ -262,3 +262,36 @@ type PastError struct {
 	FixGuidelines []string
 	Confidence    float64
 }
+
+// FixSystemData is the data of fix_system, the system prompt of "Fix this
+// error" (plan generation and reflection).
+type FixSystemData struct {
+	// Tools are the read-only workspace tools a step may call, besides
+	// propose_edits, which the prompt always describes.
+	Tools []ToolRef
+	// Build is the command that verifies the fix; empty when none is
+	// configured.
+	Build            string
+	ResponseLanguage string
+}
+
+// FixPlanData is the data of fix_plan, the error to fix.
+type FixPlanData struct {
+	Error ParsedError
+	// Code is the source around the error line; Text empty when the file
+	// could not be read.
+	Code CodeContext
+}
+
+// FixReflectData is the data of fix_reflect, sent after a plan version ran.
+type FixReflectData struct {
+	Error ParsedError
+	// Version is the plan version that ran.
+	Version int
+	// Plan is that version with each step's status and result.
+	Plan string
+	// BuildOutput is the verifying build's output when it ran and failed.
+	BuildOutput string
+	// Round counts the reflections, MaxRounds is their budget.
+	Round, MaxRounds int
+}

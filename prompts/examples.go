@@ -132,6 +132,36 @@ var examples = map[string]func() any{
 			}},
 		}
 	},
+	"fix_system": func() any {
+		return FixSystemData{
+			Tools: []ToolRef{
+				{Name: "read_file", Description: "read lines of a workspace file around a line number"},
+				{Name: "search_workspace", Description: "search the workspace for a regular expression"},
+			},
+			Build:            "go build ./...",
+			ResponseLanguage: "en-US",
+		}
+	},
+	"fix_plan": func() any {
+		return FixPlanData{
+			Error: ParsedError{Tool: "go", Language: "go", File: "internal/billing/charge.go", Line: 43, Column: 9, Severity: "error",
+				Message: "cannot use amount (variable of type int) as string value in argument to s.debit",
+				Raw:     "# example.com/shop/internal/billing\ninternal/billing/charge.go:43:9: cannot use amount (variable of type int) as string value in argument to s.debit"},
+			Code: CodeContext{File: "internal/billing/charge.go", Language: "go", StartLine: 37, Text: lines(exampleContent, 37, 50)},
+		}
+	},
+	"fix_reflect": func() any {
+		return FixReflectData{
+			Error:   ParsedError{Tool: "go", Language: "go", File: "main.go", Line: 6, Column: 14, Severity: "error", Message: "cannot use n (variable of type int) as string value in return statement"},
+			Version: 1,
+			Plan: "plan v1 (failed)\n  1. [done] read: read main.go around line 6 (read_file)\n" +
+				"  2. [done] edit: return the number as a string (propose_edits) after read\n" +
+				"  3. [failed] verify: run go build ./... with the edits (verify_build) after edit",
+			BuildOutput: "# example.com/app\n./main.go:6:9: undefined: strconv",
+			Round:       1,
+			MaxRounds:   3,
+		}
+	},
 	"rca_final": func() any {
 		return RCAFinalData{Reason: "the step limit (10) was reached"}
 	},

@@ -14,6 +14,9 @@ import (
 // callers' expectations in step.
 var builtinNames = []string{
 	"doctor_ping",
+	"fix_plan",
+	"fix_reflect",
+	"fix_system",
 	"json_object_fallback",
 	"json_repair",
 	"kodyrules_check",

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kodustech/kodyls/agents/fix"
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/rca"
 	"github.com/kodustech/kodyls/agents/redact"
@@ -316,6 +317,14 @@ func (s *Services) Explainer(ctx context.Context, root string) *rca.Explainer {
 		x.Checkpoints = s.Store.Checkpoints()
 	}
 	return x
+}
+
+// Fixer returns the "Fix this error" feature of a workspace root with the
+// current model and the prompts; its Gateway is nil when no model is
+// configured, and Fix then says so.
+func (s *Services) Fixer(root string) *fix.Fixer {
+	g, _ := s.Gateway()
+	return &fix.Fixer{Workspace: root, Gateway: g, Prompts: s.Prompts, Ignore: rca.IgnoreList(), Log: s.log}
 }
 
 // Folder returns the workspace folder at root (absolute, symlink-free),

@@ -47,6 +47,7 @@ Commands:
   serve     speak the Language Server Protocol on stdin/stdout (default)
   review    review the working tree's changes (text, json or sarif); see kodyls review -h
   explain   explain the primary error of compiler or test output (FILE or stdin)
+  fix       fix the primary error of compiler output, verified by the build; see kodyls fix -h
   history   search, summarise or forget remembered build errors; see kodyls history -h
   rules     list, check or test the workspace's Kody Rules; see kodyls rules -h
   eval rca  measure the RCA agent on canonical error cases with the configured endpoint
@@ -103,6 +104,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return reviewCmd(ctx, rest, stdout, stderr, logger)
 	case "explain":
 		return explainCmd(ctx, rest, stdin, stdout, stderr, logger)
+	case "fix":
+		return fixCmd(ctx, rest, stdin, stdout, stderr, logger)
 	case "history":
 		return historyCmd(ctx, rest, stdout, stderr)
 	case "rules":

@@ -17,6 +17,7 @@ const (
 	CommandReviewWorkspace   = "kodyls.reviewWorkspace"
 	CommandDismissSuggestion = "kodyls.dismissSuggestion"
 	CommandExplainError      = "kodyls.explainError"
+	CommandFixError          = "kodyls.fixError"
 )
 
 // Command describes one workspace/executeCommand command.
@@ -87,6 +88,15 @@ var Commands = []Command{
 		Args:        reflect.TypeFor[ExplainArgs](),
 		ArgsRequire: [][]string{{"uri", "message"}, {"text"}},
 		Result:      reflect.TypeFor[ExplainResult](),
+		Progress:    true,
+	},
+	{
+		Name:        CommandFixError,
+		Title:       "Kody: Fix This Error",
+		Description: "Fixes a diagnostic ({uri, range, message, code, source}) in plan mode: the model investigates and proposes edits, which are checked by running build.onSave on a scratch copy of the workspace and adjusted while it fails. The edits reach the editor as a workspace/applyEdit whose edits need confirmation; kodyls never writes the files. Offered as \"Fix this error\" on error diagnostics.",
+		Args:        reflect.TypeFor[FixArgs](),
+		ArgsRequire: [][]string{{"uri", "message"}},
+		Result:      reflect.TypeFor[FixResult](),
 		Progress:    true,
 	},
 }
@@ -209,4 +219,28 @@ type ExplainArgs struct {
 type ExplainResult struct {
 	Markdown string `json:"markdown" jsonschema:"the explanation, ready to show"`
 	RCA      any    `json:"rca" jsonschema:"the kodyls explain --json document"`
+}
+
+// FixArgs is the argument of kodyls.fixError: a diagnostic.
+type FixArgs struct {
+	URI     uri.URI         `json:"uri"`
+	Range   *protocol.Range `json:"range,omitempty"`
+	Message string          `json:"message"`
+	Code    string          `json:"code,omitempty"`
+	Source  string          `json:"source,omitempty" jsonschema:"the diagnostic's source, e.g. build or another server's name"`
+}
+
+// FixResult is the result of kodyls.fixError.
+type FixResult struct {
+	// Applied is whether the editor applied the workspace edit.
+	Applied bool `json:"applied" jsonschema:"the editor accepted and applied the edits"`
+	// Verified is true when the build passed with the edits applied.
+	Verified bool `json:"verified" jsonschema:"build.onSave passed on a scratch copy with the edits"`
+	// Verification is passed, failed or skipped (no build.onSave).
+	Verification string   `json:"verification" jsonschema:"passed, failed, or skipped when build.onSave is not set"`
+	Rounds       int      `json:"rounds" jsonschema:"plan versions tried"`
+	Files        []string `json:"files" jsonschema:"the files the edits change, relative to the workspace"`
+	Diff         string   `json:"diff" jsonschema:"the edits as a unified diff"`
+	Markdown     string   `json:"markdown" jsonschema:"a summary ready to show: verification, plan versions and diff"`
+	Note         string   `json:"note,omitempty"`
 }

@@ -54,6 +54,7 @@ type Editor struct {
 	messages []string
 	statuses []contract.StatusParams
 	vchanged []contract.RuleViolationsChangedParams
+	applied  []AppliedEdit
 	// configHold, when set, holds the answers to workspace/configuration
 	// until it is closed.
 	configHold chan struct{}
@@ -166,6 +167,22 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		e.vchanged = append(e.vchanged, p)
 		e.mu.Unlock()
 		return nil, nil
+	case protocol.MethodWorkspaceApplyEdit:
+		// The editor applies the edit to its buffers at once, as if the
+		// user confirmed the preview; the test saves them when it wants.
+		ae := AppliedEdit{Raw: append(json.RawMessage(nil), req.Params()...)}
+		err := e.applyWorkspaceEdit(json.RawMessage(req.Params()))
+		if err != nil {
+			ae.Failure = err.Error()
+		}
+		e.mu.Lock()
+		e.applied = append(e.applied, ae)
+		e.mu.Unlock()
+		if err != nil {
+			raw, _ := json.Marshal(map[string]any{"applied": false, "failureReason": err.Error()})
+			return jsonrpc2.RawMessage(raw), nil
+		}
+		return jsonrpc2.RawMessage(`{"applied":true}`), nil
 	case protocol.MethodWindowShowDocument:
 		var p protocol.ShowDocumentParams
 		_ = protocol.Unmarshal(req.Params(), &p)
@@ -673,4 +690,89 @@ func (e *Editor) Messages() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]string(nil), e.messages...)
+}
+
+// AppliedEdit is a workspace/applyEdit request the editor received.
+type AppliedEdit struct {
+	Raw     json.RawMessage // the request's params as sent
+	Failure string          // why it was not applied; "" when it was
+}
+
+// AppliedEdits returns the workspace/applyEdit requests received.
+func (e *Editor) AppliedEdits() []AppliedEdit {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]AppliedEdit(nil), e.applied...)
+}
+
+// applyWorkspaceEdit applies the documentChanges of a workspace/applyEdit
+// to open buffers, checking each document's version, and sends one
+// didChange per buffer. It runs on the connection's goroutine, so it
+// reports problems instead of failing the test.
+func (e *Editor) applyWorkspaceEdit(params json.RawMessage) error {
+	var p struct {
+		Edit struct {
+			DocumentChanges []struct {
+				TextDocument struct {
+					URI     uri.URI `json:"uri"`
+					Version *int32  `json:"version"`
+				} `json:"textDocument"`
+				Edits []struct {
+					Range   protocol.Range `json:"range"`
+					NewText string         `json:"newText"`
+				} `json:"edits"`
+			} `json:"documentChanges"`
+		} `json:"edit"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return err
+	}
+	for _, dc := range p.Edit.DocumentChanges {
+		e.mu.Lock()
+		name := ""
+		for n := range e.buffers {
+			if e.URI(n) == dc.TextDocument.URI {
+				name = n
+			}
+		}
+		if name == "" {
+			e.mu.Unlock()
+			return fmt.Errorf("%s is not open", dc.TextDocument.URI)
+		}
+		b := e.buffers[name]
+		if v := dc.TextDocument.Version; v != nil && *v != b.version {
+			e.mu.Unlock()
+			return fmt.Errorf("%s is at version %d, the edit is for version %d", name, b.version, *v)
+		}
+		sorted := dc.Edits
+		sort.Slice(sorted, func(i, j int) bool {
+			a, c := sorted[i].Range.Start, sorted[j].Range.Start
+			return a.Line > c.Line || (a.Line == c.Line && a.Character > c.Character)
+		})
+		text := b.text
+		changes := make([]protocol.TextDocumentContentChangeEvent, 0, len(sorted))
+		for _, te := range sorted {
+			next, err := applyUTF16(text, te.Range, te.NewText)
+			if err != nil {
+				e.mu.Unlock()
+				return err
+			}
+			text = next
+			changes = append(changes, &protocol.TextDocumentContentChangePartial{Range: te.Range, Text: te.NewText})
+		}
+		b.text = text
+		b.version++
+		v := b.version
+		e.mu.Unlock()
+		ctx, cancel := e.ctx()
+		err := e.conn.Notify(ctx, protocol.MethodTextDocumentDidChange, &protocol.DidChangeTextDocumentParams{
+			TextDocument:   protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: dc.TextDocument.URI}, Version: v},
+			ContentChanges: changes,
+		})
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,0 +1,444 @@
+// Package fix is "Fix this error": plan mode (package planmode) applied to
+// one build error. The plan investigates the code with the read-only
+// workspace tools and proposes search/replace edits; every edit is
+// validated (inside the workspace, not on the privacy list, its old text
+// found exactly once); the edits are verified by running the configured
+// build on a scratch copy of the workspace, and a failing build makes the
+// reflection adjust the plan, up to a number of rounds. Nothing here
+// writes the user's files: the caller applies the result (Apply, or the
+// editor through a workspace edit).
+package fix
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kodustech/kodyls/agents/agent"
+	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/agents/planmode"
+	"github.com/kodustech/kodyls/agents/rca"
+	"github.com/kodustech/kodyls/agents/tools"
+	"github.com/kodustech/kodyls/analysis/errparse"
+	"github.com/kodustech/kodyls/prompts"
+)
+
+// Tool and step names of a fix plan.
+const (
+	ToolProposeEdits = "propose_edits"
+	ToolVerifyBuild  = "verify_build"
+	verifyStepID     = "verify"
+)
+
+// DefaultRounds is how many plan versions a fix may try.
+const DefaultRounds = 3
+
+// ErrNoModel is returned when no model is configured.
+var ErrNoModel = errors.New("Fix this error needs a model; configure KODYLS_LLM_BASE_URL (and KODYLS_LLM_MODEL), or the llm settings of your editor")
+
+// Verification outcomes.
+const (
+	VerifyPassed  = "passed"
+	VerifyFailed  = "failed"
+	VerifySkipped = "skipped"
+)
+
+// Request is one error to fix.
+type Request struct {
+	Error errparse.Error
+	// Output is the compiler output the error came from, shown to the
+	// model.
+	Output string
+	// Build is the command that verifies a fix (run with sh in a scratch
+	// copy of the workspace); empty: the fix is not verified.
+	Build        string
+	BuildTimeout time.Duration
+}
+
+// Result is the outcome of a fix.
+type Result struct {
+	// Edits are the edits of the final plan version that were validated.
+	Edits []Edit `json:"edits"`
+	// Diff is Edits as a unified diff against the workspace.
+	Diff string `json:"diff"`
+	// Verified is true when the build passed with the edits applied.
+	Verified bool `json:"verified"`
+	// Verification is passed, failed or skipped (no build command).
+	Verification string `json:"verification"`
+	Build        string `json:"build,omitempty"`
+	// Rounds counts the plan versions that ran.
+	Rounds int `json:"rounds"`
+	// Status is the final plan version's status.
+	Status planmode.PlanStatus `json:"status"`
+	// Plans holds every plan version, as each ended.
+	Plans       []planmode.Plan       `json:"plans"`
+	Reflections []planmode.Reflection `json:"reflections"`
+	// Trail lists the plan-mode nodes run, in order.
+	Trail []string `json:"trail"`
+	// BuildOutput is the last verifying build's output.
+	BuildOutput string `json:"buildOutput,omitempty"`
+	Note        string `json:"note,omitempty"`
+}
+
+// Fixer fixes errors in one workspace.
+type Fixer struct {
+	Workspace string
+	Gateway   *llm.Gateway // nil: no model, Fix fails with ErrNoModel
+	Prompts   *prompts.Set
+	// Ignore lists the files never read into a prompt nor edited; nil:
+	// the default privacy list (rca.IgnoreList).
+	Ignore func(rel string) bool
+	// Rounds bounds the plan versions tried (default DefaultRounds).
+	Rounds int
+	Log    *slog.Logger
+	// Thread and Checkpoints make a fix resumable (see planmode).
+	Thread      string
+	Checkpoints agent.Checkpointer
+}
+
+func (f *Fixer) ignore() func(string) bool {
+	if f.Ignore == nil {
+		return rca.IgnoreList()
+	}
+	return f.Ignore
+}
+
+func (f *Fixer) log() *slog.Logger {
+	if f.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return f.Log
+}
+
+// Fix plans, validates and verifies a fix of req.Error. emit receives the
+// plan events; it may be nil.
+func (f *Fixer) Fix(ctx context.Context, req Request, emit func(agent.Event)) (*Result, error) {
+	if f.Gateway == nil {
+		return nil, ErrNoModel
+	}
+	rounds := f.Rounds
+	if rounds <= 0 {
+		rounds = DefaultRounds
+	}
+	e := req.Error
+	ws := tools.Workspace{Root: f.Workspace, Ignore: f.ignore()}
+	read := []agent.Tool{ws.ReadFile(), ws.SearchWorkspace(), ws.ListFiles(), ws.FindReferences()}
+	planTools := map[string]planmode.StepFunc{ToolProposeEdits: f.proposeStep}
+	if req.Build != "" {
+		planTools[ToolVerifyBuild] = f.verifyStep(req.Build, req.BuildTimeout)
+	}
+	x, err := planmode.NewExecutor(read, planTools, f.log())
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]prompts.ToolRef, len(read))
+	names := make([]string, 0, len(read)+1)
+	for i, t := range read {
+		refs[i] = prompts.ToolRef{Name: t.Name, Description: t.Description}
+		names = append(names, t.Name)
+	}
+	names = append(names, ToolProposeEdits)
+	sys, err := f.Prompts.Render("fix_system", prompts.FixSystemData{Tools: refs, Build: req.Build})
+	if err != nil {
+		return nil, err
+	}
+	perr := prompts.ParsedError{Tool: e.Tool, Language: e.Language, File: e.File, Line: e.Line, Column: e.Column, Severity: e.Severity, Code: e.Code, Message: e.Message, Raw: excerpt(req.Output, 4000)}
+	user, err := f.Prompts.Render("fix_plan", prompts.FixPlanData{Error: perr, Code: f.codeContext(e)})
+	if err != nil {
+		return nil, err
+	}
+	gen := &planmode.ModelGenerator{
+		Gateway: f.Gateway, Feature: "fix", System: sys.Text, User: user.Text, Tools: names,
+		Fallback: func(error) planmode.Plan { return f.fallbackPlan(e) },
+	}
+	model := &planmode.ModelReflector{Gateway: f.Gateway, Feature: "fix", Prompt: func(s planmode.State) (string, string, error) {
+		r, err := f.Prompts.Render("fix_reflect", prompts.FixReflectData{
+			Error: perr, Version: s.Plan.Version, Plan: describePlan(s.Plan), BuildOutput: buildOutput(s.Plan),
+			Round: s.Cycles + 1, MaxRounds: rounds,
+		})
+		return sys.Text, r.Text, err
+	}}
+	o := &planmode.Orchestrator{
+		Name:        "fix",
+		Generator:   gen,
+		Executor:    x,
+		Reflector:   reflector{model: model, build: req.Build != ""},
+		Normalize:   func(p planmode.Plan) planmode.Plan { return normalize(p, req.Build) },
+		MaxCycles:   rounds,
+		Thread:      f.Thread,
+		Checkpoints: f.Checkpoints,
+	}
+	goal := fmt.Sprintf("fix %s", location(e))
+	st, err := o.Run(ctx, goal, emit)
+	if err != nil {
+		return nil, err
+	}
+	return f.result(st, req), nil
+}
+
+// result reads the outcome off the final plan version.
+func (f *Fixer) result(st planmode.State, req Request) *Result {
+	p := st.Plan
+	res := &Result{
+		Edits: []Edit{}, Status: p.Status, Plans: st.Versions, Reflections: st.Reflections, Trail: st.Trail,
+		Build: req.Build, Rounds: len(st.Versions),
+	}
+	if res.Reflections == nil {
+		res.Reflections = []planmode.Reflection{}
+	}
+	edits, err := planEdits(f.Workspace, f.ignore(), p, "")
+	if err == nil {
+		res.Edits = edits
+		res.Diff, _ = Diff(f.Workspace, f.ignore(), edits)
+	}
+	if s, ok := p.Step(verifyStepID); ok {
+		res.Rounds = s.Attempts
+		res.BuildOutput = buildOutput(p)
+		if s.Status == planmode.StepDone {
+			res.BuildOutput = strings.TrimPrefix(s.Result, "the build passed\n")
+		}
+	}
+	switch {
+	case req.Build == "":
+		res.Verification = VerifySkipped
+		res.Note = "no build command is configured (build.onSave, or --build), so the fix was not verified"
+	case p.Status == planmode.PlanCompleted && stepDone(p, verifyStepID):
+		res.Verification, res.Verified = VerifyPassed, true
+	default:
+		res.Verification = VerifyFailed
+	}
+	if len(res.Edits) == 0 {
+		res.Note = strings.TrimSpace("no valid edit was proposed. " + p.Reason)
+	} else if p.Status == planmode.PlanFailed && req.Build != "" {
+		res.Note = fmt.Sprintf("the build still fails with the last edits after %d rounds: %s", res.Rounds, p.Reason)
+	}
+	return res
+}
+
+func stepDone(p planmode.Plan, id string) bool {
+	s, ok := p.Step(id)
+	return ok && s.Status == planmode.StepDone
+}
+
+// planEdits validates the edits of p's done propose_edits steps that come
+// before the step upTo (all when upTo is ""), in plan order.
+func planEdits(root string, ignore func(string) bool, p planmode.Plan, upTo string) ([]Edit, error) {
+	var all []Edit
+	for _, s := range p.Steps {
+		if s.ID == upTo {
+			break
+		}
+		if s.Tool != ToolProposeEdits || s.Status != planmode.StepDone {
+			continue
+		}
+		es, err := decodeEdits(s.Input)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, es...)
+	}
+	if len(all) == 0 {
+		return nil, errors.New("the plan has no validated edits")
+	}
+	return Check(root, ignore, all)
+}
+
+// proposeStep validates a propose_edits step's edits on top of those of
+// the earlier edit steps. Nothing is written.
+func (f *Fixer) proposeStep(_ context.Context, p planmode.Plan, s planmode.Step) (string, error) {
+	edits, err := decodeEdits(s.Input)
+	if err != nil {
+		return "", err
+	}
+	var before []Edit
+	if prev, err := planEdits(f.Workspace, f.ignore(), p, s.ID); err == nil {
+		before = prev
+	}
+	c := newChecker(f.Workspace, f.ignore())
+	if _, err := c.applyAll(before); err != nil && len(before) > 0 {
+		return "", err
+	}
+	ok, err := c.applyAll(edits)
+	if err != nil {
+		return "", err
+	}
+	files := map[string]bool{}
+	var names []string
+	for _, e := range ok {
+		if !files[e.File] {
+			files[e.File] = true
+			names = append(names, e.File)
+		}
+	}
+	return fmt.Sprintf("%d edit(s) validated in %s", len(ok), strings.Join(names, ", ")), nil
+}
+
+// verifyStep runs the configured build on a scratch copy with the plan's
+// edits. A failing build fails the step, its output as the result.
+func (f *Fixer) verifyStep(command string, timeout time.Duration) planmode.StepFunc {
+	return func(ctx context.Context, p planmode.Plan, s planmode.Step) (string, error) {
+		edits, err := planEdits(f.Workspace, f.ignore(), p, s.ID)
+		if err != nil {
+			return "", fmt.Errorf("nothing to verify: %w", err)
+		}
+		run, err := f.verify(ctx, command, timeout, edits)
+		if err != nil {
+			return "", err
+		}
+		if run.passed {
+			return "the build passed\n" + excerpt(run.output, 4000), nil
+		}
+		return "", fmt.Errorf("the build still fails (exit status %d):\n%s", run.exit, excerpt(run.output, 4000))
+	}
+}
+
+// buildOutput is the failing build's output recorded in p's verify step.
+func buildOutput(p planmode.Plan) string {
+	s, ok := p.Step(verifyStepID)
+	if !ok || s.Status != planmode.StepFailed {
+		return ""
+	}
+	out := strings.TrimPrefix(s.Result, "error: ")
+	if i := strings.Index(out, ":\n"); i >= 0 && strings.HasPrefix(out, "the build still fails") {
+		out = out[i+2:]
+	}
+	return out
+}
+
+// normalize makes every plan version end with the verify step when a
+// build is configured: it depends on every edit step, and runs again when
+// that set changed.
+func normalize(p planmode.Plan, build string) planmode.Plan {
+	var editIDs []string
+	for _, s := range p.Steps {
+		if s.Tool == ToolProposeEdits {
+			editIDs = append(editIDs, s.ID)
+		}
+	}
+	v, has := p.Step(verifyStepID)
+	if build == "" || len(editIDs) == 0 {
+		if has && v.Status == planmode.StepPending {
+			v.Status, v.Result = planmode.StepSkipped, "skipped: nothing to verify"
+			return p.WithStep(v)
+		}
+		return p
+	}
+	if !has {
+		p.Steps = append(p.Steps[:len(p.Steps):len(p.Steps)], planmode.Step{
+			ID: verifyStepID, Tool: ToolVerifyBuild, DependsOn: editIDs, Status: planmode.StepPending,
+			Description: fmt.Sprintf("run %s on a scratch copy of the workspace with the edits applied", build),
+		})
+		return p
+	}
+	if strings.Join(v.DependsOn, ",") != strings.Join(editIDs, ",") || v.Tool != ToolVerifyBuild {
+		v.Tool, v.DependsOn, v.Input = ToolVerifyBuild, editIDs, nil
+		v.Status, v.Result = planmode.StepPending, ""
+		return p.WithStep(v)
+	}
+	return p
+}
+
+// reflector completes a plan whose edits the build accepted, or whose
+// edits validated when there is no build, without asking the model; the
+// model reflects on everything else.
+type reflector struct {
+	model planmode.Reflector
+	build bool
+}
+
+func (r reflector) Reflect(ctx context.Context, s planmode.State) (planmode.Reflection, error) {
+	p := s.Plan
+	if r.build && stepDone(p, verifyStepID) {
+		return planmode.Reflection{Version: p.Version, Assessment: planmode.AssessComplete, Reasoning: "the build passes with the edits"}, nil
+	}
+	if !r.build && p.AllDone() && hasDoneEdits(p) {
+		return planmode.Reflection{Version: p.Version, Assessment: planmode.AssessComplete, Reasoning: "the edits are valid; no build command verifies them"}, nil
+	}
+	return r.model.Reflect(ctx, s)
+}
+
+func hasDoneEdits(p planmode.Plan) bool {
+	for _, s := range p.Steps {
+		if s.Tool == ToolProposeEdits && s.Status == planmode.StepDone {
+			return true
+		}
+	}
+	return false
+}
+
+// fallbackPlan reads the code at the error when the model gave no usable
+// plan; the reflection then adds the edit.
+func (f *Fixer) fallbackPlan(e errparse.Error) planmode.Plan {
+	args, _ := json.Marshal(tools.ReadFileArgs{Path: e.File, Line: e.Line})
+	return planmode.Plan{Steps: []planmode.Step{{
+		ID: "read", Tool: "read_file", Input: args, Description: "read the code around " + location(e),
+	}}}
+}
+
+// describePlan renders a plan version with each step's input and result,
+// for the reflection.
+func describePlan(p planmode.Plan) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "plan v%d (%s)", p.Version, p.Status)
+	for i, s := range p.Steps {
+		fmt.Fprintf(&b, "\n%d. [%s] %s: %s", i+1, s.Status, s.ID, s.Description)
+		if s.Tool != "" {
+			fmt.Fprintf(&b, "\n   tool: %s", s.Tool)
+		}
+		if len(s.Input) > 0 {
+			fmt.Fprintf(&b, "\n   input: %s", excerpt(string(s.Input), 3000))
+		}
+		if s.Result != "" && s.ID != verifyStepID {
+			fmt.Fprintf(&b, "\n   result: %s", strings.ReplaceAll(excerpt(s.Result, 2000), "\n", "\n   "))
+		}
+	}
+	return b.String()
+}
+
+// codeContext reads the lines around the error when the file is in the
+// workspace and not on the privacy list.
+func (f *Fixer) codeContext(e errparse.Error) prompts.CodeContext {
+	cc := prompts.CodeContext{File: e.File, Language: e.Language}
+	rel := strings.TrimPrefix(filepath.ToSlash(e.File), "./")
+	if rel == "" || filepath.IsAbs(rel) || f.ignore()(rel) {
+		return cc
+	}
+	root, err := os.OpenRoot(f.Workspace)
+	if err != nil {
+		return cc
+	}
+	defer root.Close()
+	data, err := root.ReadFile(filepath.FromSlash(rel))
+	if err != nil {
+		return cc
+	}
+	lines := strings.Split(string(data), "\n")
+	from, to := max(e.Line-15, 1), min(e.Line+15, len(lines))
+	if e.Line <= 0 {
+		from, to = 1, min(60, len(lines))
+	}
+	cc.StartLine = from
+	cc.Text = strings.Join(lines[from-1:to], "\n")
+	return cc
+}
+
+func location(e errparse.Error) string {
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", loc, e.Line)
+	}
+	return loc + ": " + e.Message
+}
+
+func excerpt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "\n…(truncated)"
+}

@@ -1,0 +1,121 @@
+package planmode
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/kodustech/kodyls/agents/agent"
+	"github.com/kodustech/kodyls/agents/llm"
+)
+
+// StepFunc runs a step that needs to see the plan, such as one that
+// builds on what earlier steps produced. A returned error fails the step
+// with the error's text as its result.
+type StepFunc func(ctx context.Context, p Plan, s Step) (string, error)
+
+// Executor runs a plan's steps through tools, one at a time, in plan order
+// as their dependencies allow.
+type Executor struct {
+	tools *agent.Executor
+	plan  map[string]StepFunc
+}
+
+// NewExecutor returns the executor of tools (run with their arguments
+// checked against their schemas, see agent.Executor) and planTools (run
+// with the plan). A name may not be both.
+func NewExecutor(tools []agent.Tool, planTools map[string]StepFunc, log *slog.Logger) (*Executor, error) {
+	var reserved []string
+	for name := range planTools {
+		reserved = append(reserved, name)
+	}
+	x, err := agent.NewExecutor(tools, log, reserved...)
+	if err != nil {
+		return nil, fmt.Errorf("planmode: %w", err)
+	}
+	return &Executor{tools: x, plan: planTools}, nil
+}
+
+// Has reports whether the executor knows a tool.
+func (x *Executor) Has(name string) bool {
+	_, ok := x.plan[name]
+	return ok || x.tools.Has(name)
+}
+
+// Execute runs every step that can run and returns the plan after them:
+// completed when every step is done or skipped, failed otherwise. A step
+// whose dependency failed does not run; it stays pending, so that an
+// adjustment can still let it run. When ctx ends the plan is returned as
+// far as it got, with ctx's error.
+func (x *Executor) Execute(ctx context.Context, p Plan, emit func(agent.Event)) (Plan, error) {
+	p = p.Start()
+	for {
+		ready := p.Ready()
+		if len(ready) == 0 {
+			break
+		}
+		for _, s := range ready {
+			if err := ctx.Err(); err != nil {
+				return p, err
+			}
+			s.Status = StepRunning
+			s.Attempts++
+			p = p.WithStep(s)
+			res, ok := x.run(ctx, p, s)
+			if ctx.Err() != nil {
+				s.Status = StepPending
+				p = p.WithStep(s)
+				return p, ctx.Err()
+			}
+			s.Result = res
+			s.Status = StepDone
+			if !ok {
+				s.Status = StepFailed
+			}
+			p = p.WithStep(s)
+			emit(agent.Event{Kind: agent.EventStepDone, Tool: s.Tool, Input: string(s.Input), Text: fmt.Sprintf("%s %s: %s", s.ID, s.Status, oneLine(res, 200))})
+		}
+	}
+	if p.AllDone() {
+		return p.Complete(), nil
+	}
+	var failed []string
+	for _, s := range p.Steps {
+		if s.Status == StepFailed {
+			failed = append(failed, s.ID)
+		}
+	}
+	reason := "some steps could not run"
+	if len(failed) > 0 {
+		reason = "failed steps: " + strings.Join(failed, ", ")
+	}
+	return p.withStatus(PlanFailed, reason), nil
+}
+
+func (x *Executor) run(ctx context.Context, p Plan, s Step) (string, bool) {
+	if s.Tool == "" {
+		return "noted", true
+	}
+	if fn, ok := x.plan[s.Tool]; ok {
+		out, err := fn(ctx, p, s)
+		if err != nil {
+			return "error: " + err.Error(), false
+		}
+		return out, true
+	}
+	args := s.Input
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	return x.tools.Run(ctx, llm.ToolCall{ID: s.ID, Name: s.Tool, Arguments: args})
+}
+
+// oneLine shortens s to one line of at most n bytes, for events.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kodustech/kodyls/agents/agent"
+	"github.com/kodustech/kodyls/agents/fix"
+	"github.com/kodustech/kodyls/agents/rca"
+	"github.com/kodustech/kodyls/analysis/errparse"
+	"github.com/kodustech/kodyls/analysis/workspace"
+	"github.com/kodustech/kodyls/editors/contract"
+)
+
+const fixUsage = `Usage: kodyls fix [--apply] [--build CMD] [--json] [--verbose] [--workspace DIR] [FILE|-]
+
+Fixes the primary error of compiler output (read from FILE, or stdin with
+"-" or no argument) in plan mode: the model plans an investigation with
+read-only workspace tools and proposes search/replace edits; each edit must
+stay inside the workspace, avoid the privacy ignore list and match the file
+exactly once. The build command (--build, else the build.onSave setting) then
+runs on a scratch copy of the workspace with the edits applied; while it
+fails, the plan is adjusted and tried again, up to --rounds times. Only the
+build command ever runs. The plan versions, the diff and the verification
+are printed; the files are written only with --apply, and only when the
+build passed or no build command is configured.
+
+Needs a model (KODYLS_LLM_BASE_URL, KODYLS_LLM_MODEL).
+
+Exit status:
+  0  a fix was found (verified by the build, or unverified when no build
+     command is configured); written with --apply
+  1  no error recognised in the output
+  2  usage or configuration error (e.g. no model configured)
+  3  no fix: no valid edit was proposed, or the build still fails after the
+     last round; nothing was written
+`
+
+func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, logger *slog.Logger) int {
+	fs := flag.NewFlagSet("fix", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, fixUsage); fs.PrintDefaults() }
+	apply := fs.Bool("apply", false, "write the edits to the workspace")
+	build := fs.String("build", "", "the command that verifies the fix (default: the build.onSave setting)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	verbose := fs.Bool("verbose", false, "print the plan events to stderr as they happen")
+	wsFlag := fs.String("workspace", "", "the workspace the output refers to (default: the git root of the current directory, else the current directory)")
+	rounds := fs.Int("rounds", fix.DefaultRounds, "plan versions to try")
+	timeout := fs.Duration("timeout", 0, "time limit of one verifying build (default: build.timeoutMs, else 2m)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 1 {
+		fmt.Fprintln(stderr, "kodyls fix: give at most one FILE (or - for stdin)")
+		return 2
+	}
+	var in io.Reader = stdin
+	if name := fs.Arg(0); name != "" && name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "kodyls fix: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		in = f
+	}
+	data, err := io.ReadAll(io.LimitReader(in, 8<<20))
+	if err != nil {
+		fmt.Fprintf(stderr, "kodyls fix: read the output: %v\n", err)
+		return 2
+	}
+	ws := *wsFlag
+	if ws == "" {
+		cwd, _ := os.Getwd()
+		ws = cwd
+		if top, err := gitOutput(ctx, cwd, "rev-parse", "--show-toplevel"); err == nil {
+			ws = strings.TrimSpace(top)
+		}
+	}
+	if abs, err := filepath.Abs(ws); err == nil {
+		ws = abs
+	}
+	if real, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = real
+	}
+
+	settings := contract.Resolve(os.Getenv, nil, nil).Settings
+	svc := workspace.Open(ctx, workspace.Config{Settings: settings, Getenv: os.Getenv, Log: logger, NoStore: true})
+	defer svc.Close()
+	if _, err := svc.Gateway(); err != nil {
+		fmt.Fprintf(stderr, "kodyls fix: %v\n", err)
+		return 2
+	}
+	errs := errparse.Parse(string(data), errparse.Options{Workspace: ws})
+	p := errparse.Primary(errs)
+	if p < 0 {
+		fmt.Fprintf(stderr, "kodyls fix: %v\n", rca.ErrNoError)
+		return 1
+	}
+	req := fix.Request{Error: errs[p], Output: string(data), Build: *build, BuildTimeout: *timeout}
+	if req.Build == "" {
+		req.Build = settings.Build.OnSave
+	}
+	if req.BuildTimeout == 0 && settings.Build.TimeoutMS > 0 {
+		req.BuildTimeout = time.Duration(settings.Build.TimeoutMS) * time.Millisecond
+	}
+	fx := svc.Fixer(ws)
+	fx.Rounds = *rounds
+	var emit func(agent.Event)
+	if *verbose {
+		emit = func(e agent.Event) {
+			switch e.Kind {
+			case agent.EventPlanCreated, agent.EventStepDone, agent.EventReflected, agent.EventAdjusted:
+				fmt.Fprintf(stderr, "[%s] %s: %s\n", e.Node, e.Kind, e.Text)
+			}
+		}
+	}
+	res, err := fx.Fix(ctx, req, emit)
+	if err != nil {
+		fmt.Fprintf(stderr, "kodyls fix: %v\n", err)
+		return 2
+	}
+	found := len(res.Edits) > 0 && (res.Verified || res.Verification == fix.VerifySkipped)
+	var applied []string
+	if *apply && found {
+		if applied, err = fix.Apply(ws, fx.Ignore, res.Edits); err != nil {
+			fmt.Fprintf(stderr, "kodyls fix: nothing written: %v\n", err)
+			return 3
+		}
+	}
+	if *asJSON {
+		writeFixJSON(stdout, errs[p], res, applied)
+	} else {
+		writeFixText(stdout, errs[p], res, *apply, applied)
+	}
+	if !found {
+		return 3
+	}
+	return 0
+}
+
+func writeFixJSON(w io.Writer, e errparse.Error, res *fix.Result, applied []string) {
+	if applied == nil {
+		applied = []string{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(struct {
+		Error errparse.Error `json:"error"`
+		*fix.Result
+		Applied []string `json:"applied"`
+	}{e, res, applied})
+}
+
+func writeFixText(w io.Writer, e errparse.Error, res *fix.Result, apply bool, applied []string) {
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", loc, e.Line)
+	}
+	fmt.Fprintf(w, "Fixing %s error at %s: %s\n", e.Tool, loc, e.Message)
+	for _, p := range res.Plans {
+		fmt.Fprintf(w, "\n%s\n", p)
+	}
+	if res.Diff != "" {
+		fmt.Fprintf(w, "\n%s", res.Diff)
+		if !strings.HasSuffix(res.Diff, "\n") {
+			fmt.Fprintln(w)
+		}
+	}
+	fmt.Fprintln(w)
+	switch res.Verification {
+	case fix.VerifyPassed:
+		fmt.Fprintf(w, "Verification: passed: %s succeeds with the edits (%d rounds)\n", res.Build, res.Rounds)
+	case fix.VerifyFailed:
+		fmt.Fprintf(w, "Verification: failed: %s still fails after %d rounds\n", res.Build, res.Rounds)
+		if out := strings.TrimSpace(res.BuildOutput); out != "" {
+			fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(out, "\n", "\n  "))
+		}
+	default:
+		fmt.Fprintln(w, "Verification: skipped")
+	}
+	if res.Note != "" {
+		fmt.Fprintf(w, "Note: %s\n", res.Note)
+	}
+	switch {
+	case len(applied) > 0:
+		fmt.Fprintf(w, "Applied to: %s\n", strings.Join(applied, ", "))
+	case apply:
+		fmt.Fprintln(w, "Nothing was written.")
+	case len(res.Edits) > 0:
+		fmt.Fprintln(w, "Run again with --apply to write the files.")
+	}
+}

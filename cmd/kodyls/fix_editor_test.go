@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/editors/contract"
+	"github.com/kodustech/kodyls/lsp/lsptest"
+)
+
+// TestFixThisErrorInTheEditor: a build-on-save error offers "Fix this
+// error"; running it makes the server send a workspace/applyEdit whose
+// edits need confirmation, for the buffer's version; the editor applies
+// and saves it, the build passes and the diagnostic goes away. The server
+// never writes the file.
+func TestFixThisErrorInTheEditor(t *testing.T) {
+	repo := typeErrorRepo(t)
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.SchemaName("plan"), llmtest.Text(editPlan("\treturn 42\n", "\treturn \"42\"\n")))
+	fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"unexpected","adjustments":[]}`))
+	s := lsptest.StartBinary(t, lsptest.BuildBinary(t), repo.Dir, fakeEnv(t, fake))
+	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{
+		"build":  map[string]any{"onSave": "go build ./..."},
+		"review": map[string]any{"trigger": "manual"},
+	}})
+	s.OpenFile("main.go")
+	s.Save("main.go")
+	ds := s.AwaitDiagnostics("main.go", func(ds []protocol.Diagnostic) bool {
+		for _, d := range ds {
+			if src, _ := d.Source.Get(); src == "build" && d.Range.Start.Line == 5 {
+				return true
+			}
+		}
+		return false
+	})
+	var action *protocol.CodeAction
+	for _, a := range s.CodeActions("main.go", ds[0].Range, ds) {
+		if a.Title == "Fix this error" {
+			action = &a
+		}
+	}
+	if action == nil || action.Command.Command != contract.CommandFixError {
+		t.Fatalf("a build error must offer Fix this error: %+v", action)
+	}
+	version := s.Version("main.go")
+	var res contract.FixResult
+	if err := s.ExecuteCommand(action.Command.Command, json.RawMessage(action.Command.Arguments[0]), &res); err != nil {
+		t.Fatalf("kodyls.fixError: %v", err)
+	}
+	if !res.Verified || !res.Applied || res.Verification != "passed" || res.Rounds != 1 || len(res.Files) != 1 || res.Files[0] != "main.go" {
+		t.Fatalf("result %+v", res)
+	}
+	// The server did not write the file: the editor holds the change.
+	if data, _ := os.ReadFile(filepath.Join(repo.Dir, "main.go")); string(data) != typeErrorGo {
+		t.Fatalf("the server wrote main.go:\n%s", data)
+	}
+	edits := s.AppliedEdits()
+	if len(edits) != 1 || edits[0].Failure != "" {
+		t.Fatalf("applyEdit requests %+v", edits)
+	}
+	var p struct {
+		Edit struct {
+			DocumentChanges []struct {
+				TextDocument struct {
+					Version *int32 `json:"version"`
+				} `json:"textDocument"`
+				Edits []struct {
+					AnnotationID string `json:"annotationId"`
+				} `json:"edits"`
+			} `json:"documentChanges"`
+			ChangeAnnotations map[string]struct {
+				NeedsConfirmation bool `json:"needsConfirmation"`
+			} `json:"changeAnnotations"`
+		} `json:"edit"`
+	}
+	if err := json.Unmarshal(edits[0].Raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	dc := p.Edit.DocumentChanges
+	if len(dc) != 1 || dc[0].TextDocument.Version == nil || *dc[0].TextDocument.Version != version || len(dc[0].Edits) != 1 ||
+		!p.Edit.ChangeAnnotations[dc[0].Edits[0].AnnotationID].NeedsConfirmation {
+		t.Fatalf("workspace edit %s", edits[0].Raw)
+	}
+	if !strings.Contains(s.Text("main.go"), "\treturn \"42\"\n") {
+		t.Fatalf("buffer after the edit:\n%s", s.Text("main.go"))
+	}
+	var progress []string
+	for _, pr := range s.Progress() {
+		progress = append(progress, pr.Value.Title+pr.Value.Message)
+	}
+	if all := strings.Join(progress, "\n"); !strings.Contains(all, "Fixing the error") || !strings.Contains(all, "plan created") || !strings.Contains(all, "fix passed") {
+		t.Errorf("progress:\n%s", all)
+	}
+	s.Save("main.go")
+	s.AwaitDiagnostics("main.go", lsptest.Empty)
+	s.Shutdown()
+}

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/lsp/lsptest"
+)
+
+// The Go program of the fix tests: greet returns an int where a string is
+// declared, a type error `go build` reports at main.go:6.
+const typeErrorGo = "package main\n\nimport \"fmt\"\n\nfunc greet() string {\n\treturn 42\n}\n\nfunc main() { fmt.Println(greet()) }\n"
+
+func typeErrorRepo(t *testing.T) *lsptest.Repo {
+	return lsptest.NewRepo(t, map[string]string{"go.mod": "module example.com/greet\n\ngo 1.22\n", "main.go": typeErrorGo})
+}
+
+// goBuild runs the real compiler in dir and returns its output and
+// whether it passed.
+func goBuild(t *testing.T, dir string) (string, bool) {
+	t.Helper()
+	cmd := exec.Command("go", "build", "./...")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err == nil
+}
+
+// editPlan is a plan that reads the code and proposes one edit of main.go.
+func editPlan(oldText, newText string) string {
+	edits, _ := json.Marshal(map[string]any{"edits": []map[string]string{{"file": "main.go", "oldText": oldText, "newText": newText}}})
+	return `{"steps":[
+ {"id":"read","description":"read greet","tool":"read_file","input":{"path":"main.go","line":6},"dependsOn":[]},
+ {"id":"edit","description":"return a string","tool":"propose_edits","input":` + string(edits) + `,"dependsOn":["read"]}]}`
+}
+
+type fixJSON struct {
+	Edits []struct {
+		File, OldText, NewText string
+	} `json:"edits"`
+	Diff         string `json:"diff"`
+	Verified     bool   `json:"verified"`
+	Verification string `json:"verification"`
+	Rounds       int    `json:"rounds"`
+	Status       string `json:"status"`
+	Plans        []struct {
+		Version int    `json:"version"`
+		Status  string `json:"status"`
+		Steps   []struct {
+			ID, Tool, Status, Result string
+		} `json:"steps"`
+	} `json:"plans"`
+	Reflections []struct {
+		Assessment string `json:"assessment"`
+	} `json:"reflections"`
+	Trail       []string `json:"trail"`
+	BuildOutput string   `json:"buildOutput"`
+	Note        string   `json:"note"`
+	Applied     []string `json:"applied"`
+}
+
+// fakeEnv is testEnv with the fake endpoint, and Go's build cache of the
+// machine: the private HOME would otherwise make every build compile the
+// standard library from scratch.
+func fakeEnv(t *testing.T, fake *llmtest.Server) []string {
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
+		env = append(env, "GOCACHE="+strings.TrimSpace(string(out)))
+	}
+	return env
+}
+
+// TestFixGoTypeError: `kodyls fix --apply` on real `go build` output fixes
+// the file and the build passes.
+func TestFixGoTypeError(t *testing.T) {
+	repo := typeErrorRepo(t)
+	output, ok := goBuild(t, repo.Dir)
+	if ok || !strings.Contains(output, "main.go:6") {
+		t.Fatalf("the fixture must fail to build at main.go:6:\n%s", output)
+	}
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	plan := fake.On(llmtest.SchemaName("plan"), llmtest.Text(editPlan("\treturn 42\n", "\treturn \"42\"\n")))
+	reflect := fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"unexpected","adjustments":[]}`))
+	out, errOut, code := runBinStdin(t, fakeEnv(t, fake), repo.Dir, output, "fix", "--apply", "--build", "go build ./...")
+	if code != 0 {
+		t.Fatalf("code %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"Fixing go error at ./main.go:6", "plan v1 (completed)", "-\treturn 42", "+\treturn \"42\"", "Verification: passed: go build ./... succeeds with the edits (1 rounds)", "Applied to: main.go"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if data, _ := os.ReadFile(filepath.Join(repo.Dir, "main.go")); !strings.Contains(string(data), "\treturn \"42\"\n") {
+		t.Errorf("main.go was not fixed:\n%s", data)
+	}
+	if out, ok := goBuild(t, repo.Dir); !ok {
+		t.Errorf("the build still fails after the fix:\n%s", out)
+	}
+	// The plan saw the code around the error; a passing build needs no
+	// reflection from the model.
+	if plan.Times() != 1 || reflect.Times() != 0 || !strings.Contains(fake.ChatRequests()[0].Chat.Text(), "return 42") {
+		t.Errorf("plans %d reflections %d", plan.Times(), reflect.Times())
+	}
+}
+
+// TestFixAdjustsAfterAFailedBuild: the first edit does not compile, the
+// reflection sees the new build output and modifies the edit, and plan
+// version 2 passes.
+func TestFixAdjustsAfterAFailedBuild(t *testing.T) {
+	repo := typeErrorRepo(t)
+	output, _ := goBuild(t, repo.Dir)
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.SchemaName("plan"), llmtest.Text(editPlan("\treturn 42\n", "\treturn strconv.Itoa(42)\n")))
+	reflect := fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"needs_adjustment","reasoning":"strconv is not imported; return a string literal instead","adjustments":[
+		{"type":"MODIFY","stepId":"edit","input":{"edits":[{"file":"main.go","oldText":"\treturn 42\n","newText":"\treturn \"42\"\n"}]},"reason":"no new import needed"}]}`))
+	out, errOut, code := runBinStdin(t, fakeEnv(t, fake), repo.Dir, output, "fix", "--json", "--verbose", "--build", "go build ./...")
+	if code != 0 {
+		t.Fatalf("code %d\n%s\n%s", code, out, errOut)
+	}
+	var res fixJSON
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if got := strings.Join(res.Trail, " "); got != "plan execute reflect adjust execute reflect" {
+		t.Errorf("trail %s", got)
+	}
+	if len(res.Plans) != 2 || res.Plans[0].Version != 1 || res.Plans[0].Status != "failed" || res.Plans[1].Version != 2 || res.Plans[1].Status != "completed" {
+		t.Fatalf("plan versions %+v", res.Plans)
+	}
+	verify1 := res.Plans[0].Steps[len(res.Plans[0].Steps)-1]
+	if verify1.Tool != "verify_build" || verify1.Status != "failed" || !strings.Contains(verify1.Result, "undefined: strconv") {
+		t.Errorf("version 1's verification %+v", verify1)
+	}
+	if !res.Verified || res.Verification != "passed" || res.Rounds != 2 || res.Status != "completed" || len(res.Reflections) != 2 ||
+		res.Reflections[0].Assessment != "needs_adjustment" || res.Reflections[1].Assessment != "complete" {
+		t.Errorf("result %+v", res)
+	}
+	if len(res.Edits) != 1 || res.Edits[0].NewText != "\treturn \"42\"\n" || !strings.Contains(res.Diff, "+\treturn \"42\"") {
+		t.Errorf("edits %+v diff %q", res.Edits, res.Diff)
+	}
+	// The reflection was shown the new build output.
+	if reflect.Times() != 1 {
+		t.Fatalf("reflections asked: %d", reflect.Times())
+	}
+	for _, r := range fake.ChatRequests() {
+		if r.Chat.SchemaName() == "reflection" && !strings.Contains(r.Chat.Text(), "undefined: strconv") {
+			t.Error("the reflection did not see the failing build's output")
+		}
+	}
+	// The events walked the same way, in order.
+	var kinds []string
+	for _, line := range strings.Split(errOut, "\n") {
+		if strings.HasPrefix(line, "[") {
+			kinds = append(kinds, strings.SplitN(strings.SplitN(line, "] ", 2)[1], ":", 2)[0])
+		}
+	}
+	want := "plan_created step_done step_done step_done reflected adjusted step_done step_done reflected"
+	if got := strings.Join(kinds, " "); got != want {
+		t.Errorf("events\n got %s\nwant %s\n%s", got, want, errOut)
+	}
+	// Without --apply nothing is written.
+	if data, _ := os.ReadFile(filepath.Join(repo.Dir, "main.go")); string(data) != typeErrorGo {
+		t.Errorf("main.go changed without --apply:\n%s", data)
+	}
+}
+
+// TestFixRejectsHostileEdits: edits outside the workspace, to a secret, or
+// of text that is not there are rejected with their reasons; steps that
+// would run other commands never run; nothing is written and the build is
+// never started.
+func TestFixRejectsHostileEdits(t *testing.T) {
+	repo := typeErrorRepo(t)
+	repo.Write(map[string]string{".env": "TOKEN=secret\n"})
+	outsideDir := t.TempDir()
+	outside := filepath.Join(outsideDir, "outside.go")
+	if err := os.WriteFile(outside, []byte("package outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rel, _ := filepath.Rel(repo.Dir, outside)
+	output, _ := goBuild(t, repo.Dir)
+	marker := filepath.Join(outsideDir, "PWNED")
+	buildLog := filepath.Join(outsideDir, "builds.log")
+	edits, _ := json.Marshal(map[string]any{"edits": []map[string]string{
+		{"file": rel, "oldText": "package outside", "newText": "package owned"},
+		{"file": "/etc/passwd", "oldText": "root", "newText": "toor"},
+		{"file": ".env", "oldText": "TOKEN=secret", "newText": "TOKEN=stolen"},
+		{"file": "main.go", "oldText": "return 43", "newText": "return \"43\""},
+	}})
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.SchemaName("plan"), llmtest.Text(`{"steps":[
+		{"id":"pwn","description":"run a command","tool":"run_command","input":{"command":"touch `+marker+`"},"dependsOn":[]},
+		{"id":"edit","description":"edit","tool":"propose_edits","input":`+string(edits)+`,"dependsOn":[]}]}`))
+	fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"needs_adjustment","reasoning":"try a shell","adjustments":[
+		{"type":"ADD_AFTER","stepId":"edit","step":{"id":"sh","description":"shell","tool":"shell","input":{"command":"touch `+marker+`"},"dependsOn":[]},"reason":"x"}]}`))
+	out, errOut, code := runBinStdin(t, fakeEnv(t, fake), repo.Dir, output, "fix", "--apply", "--json", "--build", "echo ran >> "+buildLog+" && go build ./...")
+	if code != 3 {
+		t.Fatalf("code %d, want 3\n%s\n%s", code, out, errOut)
+	}
+	var res fixJSON
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	var edit string
+	for _, s := range res.Plans[0].Steps {
+		if s.Tool == "run_command" {
+			t.Errorf("a step with a tool that does not exist was kept: %+v", s)
+		}
+		if s.ID == "edit" {
+			if s.Status != "failed" {
+				t.Errorf("edit step %+v", s)
+			}
+			edit = s.Result
+		}
+	}
+	for _, want := range []string{"edit 1: " + rel + " leaves the workspace", "edit 2: /etc/passwd is outside the workspace", "edit 3: .env is on the privacy ignore list", "edit 4: main.go: oldText is not in the file"} {
+		if !strings.Contains(edit, want) {
+			t.Errorf("the rejection lacks %q:\n%s", want, edit)
+		}
+	}
+	if res.Verified || len(res.Edits) != 0 || len(res.Applied) != 0 || !strings.Contains(res.Note, "no valid edit") {
+		t.Errorf("result %+v", res)
+	}
+	for _, f := range []string{marker, buildLog} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("%s exists: a command other than a verifying build of valid edits ran", f)
+		}
+	}
+	if data, _ := os.ReadFile(outside); string(data) != "package outside\n" {
+		t.Errorf("the file outside changed: %q", data)
+	}
+	if data, _ := os.ReadFile(filepath.Join(repo.Dir, ".env")); string(data) != "TOKEN=secret\n" {
+		t.Errorf(".env changed: %q", data)
+	}
+	if data, _ := os.ReadFile(filepath.Join(repo.Dir, "main.go")); string(data) != typeErrorGo {
+		t.Errorf("main.go changed: %q", data)
+	}
+	if st := repo.Git("status", "--porcelain"); strings.TrimSpace(st) != "?? .env" && strings.TrimSpace(st) != "" {
+		t.Errorf("the repository changed:\n%s", st)
+	}
+}
+
+func TestFixNeedsAModel(t *testing.T) {
+	repo := typeErrorRepo(t)
+	output, _ := goBuild(t, repo.Dir)
+	_, errOut, code := runBinStdin(t, testEnv(t), repo.Dir, output, "fix", "--build", "go build ./...")
+	if code != 2 || !strings.Contains(errOut, "Fix this error needs a model; configure KODYLS_LLM_BASE_URL") {
+		t.Fatalf("code %d stderr %q", code, errOut)
+	}
+}
+
+// tscPath finds TypeScript's compiler on PATH or in the prefix .ci/run
+// installs it into. On CI it must be there.
+func tscPath(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("tsc"); err == nil {
+		return p
+	}
+	home, _ := os.UserHomeDir()
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		cache = filepath.Join(home, ".cache")
+	}
+	p := filepath.Join(cache, "kodyls-ci", "typescript", "node_modules", ".bin", "tsc")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("tsc is not installed (npm install --prefix %s typescript@5; .ci/run does it)", filepath.Dir(filepath.Dir(filepath.Dir(p))))
+	}
+	t.Skip("tsc not installed: npm install --prefix ~/.cache/kodyls-ci/typescript typescript@5")
+	return ""
+}
+
+// TestFixTypeScriptError: the same flow on the real TypeScript compiler.
+func TestFixTypeScriptError(t *testing.T) {
+	tsc := tscPath(t)
+	const src = "export function total(prices: number[]): number {\n  let sum: number = \"0\";\n  for (const p of prices) sum += p;\n  return sum;\n}\n"
+	repo := lsptest.NewRepo(t, map[string]string{
+		"tsconfig.json": `{"compilerOptions":{"strict":true,"noEmit":true,"target":"es2020"},"files":["index.ts"]}`,
+		"index.ts":      src,
+	})
+	build := tsc + " -p . --pretty false"
+	cmd := exec.Command("sh", "-c", build)
+	cmd.Dir = repo.Dir
+	outb, err := cmd.CombinedOutput()
+	output := string(outb)
+	if err == nil || !strings.Contains(output, "TS2322") {
+		t.Fatalf("tsc must report TS2322:\n%s", output)
+	}
+	edits, _ := json.Marshal(map[string]any{"edits": []map[string]string{{"file": "index.ts", "oldText": `let sum: number = "0";`, "newText": "let sum: number = 0;"}}})
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.SchemaName("plan"), llmtest.Text(`{"steps":[{"id":"edit","description":"start the sum at the number 0","tool":"propose_edits","input":`+string(edits)+`,"dependsOn":[]}]}`))
+	fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"unexpected","adjustments":[]}`))
+	out, errOut, code := runBinStdin(t, fakeEnv(t, fake), repo.Dir, output, "fix", "--apply", "--json", "--build", build)
+	if code != 0 {
+		t.Fatalf("code %d\n%s\n%s", code, out, errOut)
+	}
+	var res fixJSON
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if !res.Verified || len(res.Applied) != 1 || res.Applied[0] != "index.ts" {
+		t.Fatalf("result %+v", res)
+	}
+	// The fixed workspace compiles.
+	cmd = exec.Command("sh", "-c", build)
+	cmd.Dir = repo.Dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("tsc still fails after the fix:\n%s", out)
+	}
+}

@@ -1,0 +1,239 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/kodustech/kodyls/agents/agent"
+	"github.com/kodustech/kodyls/agents/fix"
+	"github.com/kodustech/kodyls/editors/contract"
+	"github.com/kodustech/kodyls/lsp/textdoc"
+)
+
+// fixAnnotation is the change annotation of a fix's edits: the editor asks
+// the user to confirm them, showing a preview.
+const fixAnnotation = "kodyls.fix"
+
+// fixError runs "Fix this error" on a diagnostic and hands the edits to the
+// editor as a workspace/applyEdit that needs confirmation; kodyls never
+// writes the files itself.
+func (s *Server) fixError(ctx context.Context, arg []byte, token protocol.ProgressToken) (any, error) {
+	var a contract.FixArgs
+	if err := json.Unmarshal(arg, &a); err != nil || a.URI == "" || a.Message == "" {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, `kodyls.fixError expects {"uri", "range", "message"}`)
+	}
+	done := s.work.add(string(a.URI))
+	defer done()
+	root := s.rootFor(a.URI)
+	fx := s.svc.Fixer(root)
+	if fx.Gateway == nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fix.ErrNoModel.Error())
+	}
+	s.modelWorkStarted()
+	defer s.modelWorkEnded()
+	e := s.diagnosticError(root, contract.ExplainArgs{URI: a.URI, Range: a.Range, Message: a.Message, Code: a.Code, Source: a.Source})
+	cfg := s.settings().Build
+	req := fix.Request{Error: e, Output: fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, a.Message), Build: cfg.OnSave}
+	if cfg.TimeoutMS > 0 {
+		req.BuildTimeout = time.Duration(cfg.TimeoutMS) * time.Millisecond
+	}
+	prog := s.beginProgress(ctx, token, "Fixing the error")
+	res, err := fx.Fix(ctx, req, func(ev agent.Event) {
+		switch ev.Kind {
+		case agent.EventPlanCreated, agent.EventStepDone, agent.EventReflected, agent.EventAdjusted:
+			prog.Report(fmt.Sprintf("%s: %s", strings.ReplaceAll(ev.Kind, "_", " "), shortText(ev.Text, 100)), 0)
+		}
+	})
+	if err != nil {
+		prog.End("no fix")
+		if ctx.Err() != nil {
+			return nil, protocol.ErrRequestCancelled
+		}
+		return nil, fmt.Errorf("fix: %w", err)
+	}
+	out := &contract.FixResult{Verified: res.Verified, Verification: res.Verification, Rounds: res.Rounds, Diff: res.Diff, Note: res.Note, Files: []string{}}
+	for _, ed := range res.Edits {
+		if !containsString(out.Files, ed.File) {
+			out.Files = append(out.Files, ed.File)
+		}
+	}
+	out.Markdown = fixMarkdown(res)
+	if len(res.Edits) == 0 || res.Verification == fix.VerifyFailed {
+		prog.End("no fix found")
+		return out, nil
+	}
+	edit, err := s.fixWorkspaceEdit(root, res)
+	if err != nil {
+		prog.End("the fix no longer applies")
+		return nil, fmt.Errorf("fix: %w", err)
+	}
+	var applied struct {
+		Applied       bool   `json:"applied"`
+		FailureReason string `json:"failureReason,omitempty"`
+	}
+	if err := protocol.Call(ctx, s.conn, protocol.MethodWorkspaceApplyEdit, edit, &applied); err != nil {
+		prog.End("the editor did not apply the fix")
+		if ctx.Err() != nil {
+			return nil, protocol.ErrRequestCancelled
+		}
+		return nil, fmt.Errorf("fix: workspace/applyEdit: %w", err)
+	}
+	out.Applied = applied.Applied
+	if !applied.Applied && applied.FailureReason != "" {
+		out.Note = strings.TrimSpace(out.Note + " The editor did not apply the edits: " + applied.FailureReason)
+	}
+	prog.End(fmt.Sprintf("fix %s after %d rounds", res.Verification, res.Rounds))
+	return out, nil
+}
+
+// The workspace edit, on the wire: documentChanges of versioned documents
+// with annotated edits. It is written out here because the protocol
+// package's unions make these types awkward to build.
+type (
+	applyEditParams struct {
+		Label string        `json:"label"`
+		Edit  workspaceEdit `json:"edit"`
+	}
+	workspaceEdit struct {
+		DocumentChanges   []documentEdit                       `json:"documentChanges"`
+		ChangeAnnotations map[string]protocol.ChangeAnnotation `json:"changeAnnotations"`
+	}
+	documentEdit struct {
+		TextDocument versionedDoc    `json:"textDocument"`
+		Edits        []annotatedEdit `json:"edits"`
+	}
+	versionedDoc struct {
+		URI     uri.URI `json:"uri"`
+		Version *int32  `json:"version"`
+	}
+	annotatedEdit struct {
+		Range        protocol.Range `json:"range"`
+		NewText      string         `json:"newText"`
+		AnnotationID string         `json:"annotationId"`
+	}
+)
+
+// fixWorkspaceEdit turns a fix into one edit per file, against the open
+// buffer's current version when the file is open, else the file on disk.
+func (s *Server) fixWorkspaceEdit(root string, res *fix.Result) (jsonrpc2.RawMessage, error) {
+	byFile := map[string][]fix.Edit{}
+	var order []string
+	for _, e := range res.Edits {
+		if _, ok := byFile[e.File]; !ok {
+			order = append(order, e.File)
+		}
+		byFile[e.File] = append(byFile[e.File], e)
+	}
+	yes := true
+	desc := fmt.Sprintf("verification: %s", res.Verification)
+	we := workspaceEdit{ChangeAnnotations: map[string]protocol.ChangeAnnotation{
+		fixAnnotation: {Label: "Fix this error", NeedsConfirmation: &yes, Description: &desc},
+	}}
+	for _, rel := range order {
+		path := filepath.Join(root, filepath.FromSlash(rel))
+		u := fileURI(path)
+		doc, open := s.docs.Get(string(u))
+		var version *int32
+		if open {
+			v := doc.Version()
+			version = &v
+		} else {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return nil, err
+			}
+			doc = textdoc.New(string(u), 0, string(data))
+		}
+		text := doc.Text()
+		next := text
+		for _, e := range byFile[rel] {
+			start, end, err := fix.Locate(next, e)
+			if err != nil {
+				return nil, err
+			}
+			next = next[:start] + e.NewText + next[end:]
+		}
+		// One edit covering what differs keeps the edits of one file from
+		// overlapping, whatever order they were made in.
+		pre := 0
+		for pre < len(text) && pre < len(next) && text[pre] == next[pre] {
+			pre++
+		}
+		suf := 0
+		for suf < len(text)-pre && suf < len(next)-pre && text[len(text)-1-suf] == next[len(next)-1-suf] {
+			suf++
+		}
+		a, b := doc.PositionAt(pre, s.encoding), doc.PositionAt(len(text)-suf, s.encoding)
+		we.DocumentChanges = append(we.DocumentChanges, documentEdit{
+			TextDocument: versionedDoc{URI: u, Version: version},
+			Edits: []annotatedEdit{{
+				Range:        protocol.Range{Start: protocol.Position{Line: a.Line, Character: a.Character}, End: protocol.Position{Line: b.Line, Character: b.Character}},
+				NewText:      next[pre : len(next)-suf],
+				AnnotationID: fixAnnotation,
+			}},
+		})
+	}
+	if len(we.DocumentChanges) == 0 {
+		return nil, errors.New("the fix has no edits")
+	}
+	raw, err := json.Marshal(applyEditParams{Label: "Fix this error", Edit: we})
+	return jsonrpc2.RawMessage(raw), err
+}
+
+// fixAction offers "Fix this error" for an error diagnostic.
+func fixAction(u uri.URI, d protocol.Diagnostic) (protocol.CodeAction, bool) {
+	if d.Severity != protocol.DiagnosticSeverityError {
+		return protocol.CodeAction{}, false
+	}
+	ex := explainAction(u, d)
+	var a contract.FixArgs
+	if len(ex.Command.Arguments) > 0 {
+		_ = json.Unmarshal(ex.Command.Arguments[0], &a)
+	}
+	arg, _ := json.Marshal(a)
+	kind := protocol.CodeActionKindQuickFix
+	return protocol.CodeAction{
+		Title:       "Fix this error",
+		Kind:        &kind,
+		Diagnostics: []protocol.Diagnostic{d},
+		Command:     protocol.Command{Title: "Fix this error", Command: contract.CommandFixError, Arguments: []protocol.LSPAny{arg}},
+	}, true
+}
+
+func fixMarkdown(res *fix.Result) string {
+	var b strings.Builder
+	switch res.Verification {
+	case fix.VerifyPassed:
+		fmt.Fprintf(&b, "**Fix verified**: `%s` passes with the edits (%d rounds).\n\n", res.Build, res.Rounds)
+	case fix.VerifyFailed:
+		fmt.Fprintf(&b, "**No verified fix**: `%s` still fails after %d rounds.\n\n", res.Build, res.Rounds)
+	default:
+		b.WriteString("**Fix not verified**: set `build.onSave` to have kodyls build it first.\n\n")
+	}
+	if res.Diff != "" {
+		fmt.Fprintf(&b, "```diff\n%s```\n", res.Diff)
+	}
+	if res.Note != "" {
+		fmt.Fprintf(&b, "\n> %s\n", res.Note)
+	}
+	return b.String()
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
