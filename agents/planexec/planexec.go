@@ -244,7 +244,7 @@ func (r *run[A]) planTools() []prompts.PlanTool { return turns.PlanTools(r.tools
 // askPlan makes the plan or replan call after msgs.
 func (r *run[A]) askPlan(ctx context.Context, msgs []llm.Message, attempts, maxSteps int) ([]Step, error) {
 	allowed := map[string][]any{"steps.tool": turns.Names(r.tools)}
-	p, err := turns.Plan(ctx, r.task, SchemaPlan, allowed, msgs, attempts, func(p *plan) error { return r.check(p, maxSteps) })
+	p, err := turns.Plan(ctx, r.task, SchemaPlan, allowed, msgs, attempts, false, func(p *plan) error { return r.check(p, maxSteps) })
 	if err != nil {
 		return nil, err
 	}

@@ -89,6 +89,10 @@ type Strategy[A any] struct {
 	Wording Wording
 	// Fallback works the task when no usable plan can be had; nil: ReAct.
 	Fallback agent.Strategy[A]
+	// CachePlan lets the gateway's response cache answer the plan call:
+	// for tasks whose plan depends on their text alone, such as a review
+	// of an unchanged change set. The evidence is gathered anew each run.
+	CachePlan bool
 }
 
 var _ agent.Strategy[struct{}] = Strategy[struct{}]{}
@@ -312,7 +316,7 @@ func (r *run[A]) plan(ctx context.Context, s State[A], emit func(agent.Event)) (
 	}
 	msgs := append(turns.Base(r.task), llm.Message{Role: "user", Content: text.Text})
 	allowed := map[string][]any{"steps.tool": turns.Names(r.tools)}
-	p, err := turns.Plan(ctx, r.task, SchemaPlan, allowed, msgs, 2, r.check)
+	p, err := turns.Plan(ctx, r.task, SchemaPlan, allowed, msgs, 2, r.s.CachePlan, r.check)
 	if errors.Is(err, turns.ErrUnusablePlan) {
 		s.Fallback = err.Error()
 		emit(agent.Event{Kind: agent.EventGuard, Node: graph.NodePlan, Text: "plan_unusable: " + err.Error() + "; handing the task to " + r.s.Fallback.Name()})

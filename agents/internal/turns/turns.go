@@ -65,7 +65,9 @@ func Base(task agent.Task) []llm.Message {
 // is told what was wrong. It returns the first plan check accepts or,
 // when every attempt failed, ErrUnusablePlan with the last problem; an
 // endpoint failure is returned as it is.
-func Plan[T any](ctx context.Context, task agent.Task, schema string, allowed map[string][]any, msgs []llm.Message, attempts int, check func(*T) error) (T, error) {
+// cache lets the gateway's response cache answer the first attempt, for
+// plans that depend on their prompt alone.
+func Plan[T any](ctx context.Context, task agent.Task, schema string, allowed map[string][]any, msgs []llm.Message, attempts int, cache bool, check func(*T) error) (T, error) {
 	var zero T
 	var problem error
 	for try := 0; try < max(attempts, 1); try++ {
@@ -74,7 +76,7 @@ func Plan[T any](ctx context.Context, task agent.Task, schema string, allowed ma
 			conv = append(conv, llm.Message{Role: "user", Content: "The previous plan was not usable: " + problem.Error() + ". Write the plan again and fix that."})
 		}
 		req := llm.StructuredRequest{
-			ChatRequest: llm.ChatRequest{Feature: task.Feature, Task: task.Class, Messages: conv, NoCache: true},
+			ChatRequest: llm.ChatRequest{Feature: task.Feature, Task: task.Class, Messages: conv, NoCache: !cache || problem != nil},
 			SchemaName:  schema,
 			Allowed:     allowed,
 		}
