@@ -42,7 +42,7 @@ func (a answer) String() string { return a.RootCause }
 
 const goodAnswer = `{"rootCause":"the map m is nil when main writes to it","fixGuidelines":["initialise m with make"],"confidence":0.9}`
 
-func setup(t *testing.T) (*llmtest.Server, *llm.Gateway) {
+func setup(t testing.TB) (*llmtest.Server, *llm.Gateway) {
 	t.Helper()
 	s := llmtest.NewServer()
 	t.Cleanup(s.Close)

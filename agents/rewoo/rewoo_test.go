@@ -37,7 +37,7 @@ func (a *answer) Check() error {
 
 func (a answer) String() string { return a.RootCause }
 
-func setup(t *testing.T) (*llmtest.Server, *llm.Gateway) {
+func setup(t testing.TB) (*llmtest.Server, *llm.Gateway) {
 	t.Helper()
 	s := llmtest.NewServer()
 	t.Cleanup(s.Close)
