@@ -336,7 +336,7 @@ func (p *Pipeline) pullRequestEvidence(ctx context.Context, files []string, diff
 	for _, e := range ev {
 		r := e.Ref()
 		if len(r.Text) > PullRequestEvidenceChars {
-			r.Text = r.Text[:PullRequestEvidenceChars] + "\n…(truncated)"
+			r.Text = strings.ToValidUTF8(r.Text[:PullRequestEvidenceChars], "") + "\n…(truncated)"
 		}
 		out = append(out, r)
 	}
