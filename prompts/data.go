@@ -117,6 +117,9 @@ type PullRequestRulesData struct {
 	Rules []RuleRef
 	// ResponseLanguage is the language of reasons and suggestion text.
 	ResponseLanguage string
+	// Evidence is what was gathered across the workspace before the
+	// check (tests, callers, related files); empty when nothing was.
+	Evidence []EvidenceRef
 }
 
 // GuardianData is the data of kodyrules_guardian, which removes standard
@@ -294,4 +297,80 @@ type FixReflectData struct {
 	BuildOutput string
 	// Round counts the reflections, MaxRounds is their budget.
 	Round, MaxRounds int
+}
+
+// PlanTool is a tool a planning strategy may put in its plan, with the
+// JSON Schema of its arguments.
+type PlanTool struct {
+	Name        string
+	Description string
+	Parameters  string // JSON Schema, compact
+}
+
+// PlanStepResult is one step of a plan-and-execute plan with what came of
+// it, for the replan and answer prompts.
+type PlanStepResult struct {
+	ID          string
+	Description string
+	Tool        string
+	Args        string // JSON
+	Status      string // pending, done, failed or skipped
+	Result      string // the tool's output or error; empty while pending
+}
+
+// PlanExecutePlanData is the data of plan_execute_plan, which asks for the
+// plan of a plan-and-execute run after the task's own messages.
+type PlanExecutePlanData struct {
+	Tools    []PlanTool
+	MaxSteps int
+}
+
+// PlanExecuteReplanData is the data of plan_execute_replan, sent after a
+// step failed: the steps so far with their results, and the failed one.
+type PlanExecuteReplanData struct {
+	Tools    []PlanTool
+	Steps    []PlanStepResult
+	Failed   PlanStepResult
+	MaxSteps int
+}
+
+// PlanExecuteAnswerData is the data of plan_execute_answer, which asks for
+// the final answer from the steps' results.
+type PlanExecuteAnswerData struct {
+	Steps []PlanStepResult
+	// Note says why the plan stopped early, when it did.
+	Note string
+}
+
+// EvidenceRef is one piece of ReWoo evidence: the call that produced it
+// and its text.
+type EvidenceRef struct {
+	ID     string // "E1"
+	Tool   string
+	Args   string // JSON, with the #E references as planned
+	Reason string
+	Text   string
+	Failed bool
+}
+
+// ReWooPlanData is the data of rewoo_plan, which asks for every tool call
+// of a ReWoo run up front, after the task's own messages.
+type ReWooPlanData struct {
+	Tools    []PlanTool
+	MaxSteps int
+}
+
+// ReWooSolveData is the data of rewoo_solve, which asks for the answer
+// from the evidence gathered.
+type ReWooSolveData struct {
+	Evidence []EvidenceRef
+}
+
+// PullRequestEvidenceData is the data of kodyrules_pr_evidence: the task
+// of gathering, across the workspace, what the pull-request rules need
+// beyond the diff (tests, callers, related files).
+type PullRequestEvidenceData struct {
+	Files []string
+	Patch string
+	Rules []RuleRef
 }

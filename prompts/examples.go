@@ -82,10 +82,39 @@ var examples = map[string]func() any{
 				Instructions: "A change to an HTTP handler under internal/api must come with a change to that handler's tests in the same pull request.",
 			}},
 			ResponseLanguage: "en-US",
+			Evidence:         exampleEvidence()[:1],
 		}
 	},
 	"kodyrules_guardian": func() any {
 		return GuardianData{Rules: exampleRules(), Suggestions: exampleSuggestions()}
+	},
+	"plan_execute_plan": func() any {
+		return PlanExecutePlanData{Tools: examplePlanTools(), MaxSteps: 6}
+	},
+	"plan_execute_replan": func() any {
+		steps := examplePlanSteps()
+		return PlanExecuteReplanData{Tools: examplePlanTools(), Steps: steps, Failed: steps[1], MaxSteps: 5}
+	},
+	"plan_execute_answer": func() any {
+		return PlanExecuteAnswerData{Steps: examplePlanSteps(), Note: "step 2 failed and the plan could not be revised"}
+	},
+	"rewoo_plan": func() any {
+		return ReWooPlanData{Tools: examplePlanTools(), MaxSteps: 6}
+	},
+	"rewoo_solve": func() any {
+		return ReWooSolveData{Evidence: exampleEvidence()}
+	},
+	"kodyrules_pr_evidence": func() any {
+		return PullRequestEvidenceData{
+			Files: []string{exampleFile},
+			Patch: examplePatch,
+			Rules: []RuleRef{{
+				UUID:         "8d3c2f4e-1a5b-4c6d-9e7f-0a1b2c3d4e5f",
+				Title:        "Handlers change with their tests",
+				Severity:     "high",
+				Instructions: "A change to an HTTP handler under internal/api must come with a change to that handler's tests in the same pull request.",
+			}},
+		}
 	},
 	"rca_system": func() any {
 		return RCASystemData{
@@ -392,4 +421,29 @@ func exampleSuggestions() []Suggestion {
 func lines(s string, from, to int) string {
 	all := strings.Split(s, "\n")
 	return strings.Join(all[from-1:to], "\n") + "\n"
+}
+
+func examplePlanTools() []PlanTool {
+	return []PlanTool{
+		{Name: "read_file", Description: "read lines of a workspace file around a line number", Parameters: `{"type":"object","required":["path"],"properties":{"path":{"type":"string"},"line":{"type":"integer"}}}`},
+		{Name: "search_workspace", Description: "search the workspace for a regular expression", Parameters: `{"type":"object","required":["pattern"],"properties":{"pattern":{"type":"string"}}}`},
+		{Name: "list_files", Description: "list the files under a directory", Parameters: `{"type":"object","properties":{"dir":{"type":"string"}}}`},
+	}
+}
+
+func examplePlanSteps() []PlanStepResult {
+	return []PlanStepResult{
+		{ID: "1", Description: "read the refund handler around the error", Tool: "read_file", Args: `{"line":42,"path":"internal/billing/refund.go"}`, Status: "done",
+			Result: "41\tfunc Refund(w http.ResponseWriter, r *http.Request) {\n42\t\tamount := r.URL.Query().Get(\"amount\")"},
+		{ID: "2", Description: "read the refund tests", Tool: "read_file", Args: `{"path":"internal/billing/refund_tests.go"}`, Status: "failed",
+			Result: "error: internal/billing/refund_tests.go does not exist"},
+		{ID: "3", Description: "find the callers of Refund", Tool: "search_workspace", Args: `{"pattern":"Refund\\("}`, Status: "pending"},
+	}
+}
+
+func exampleEvidence() []EvidenceRef {
+	return []EvidenceRef{
+		{ID: "E1", Tool: "list_files", Args: `{"dir":"internal/billing"}`, Reason: "the tests beside the handler", Text: "internal/billing/refund.go\ninternal/billing/refund_test.go"},
+		{ID: "E2", Tool: "read_file", Args: `{"path":"#E1"}`, Reason: "what the tests cover", Text: "error: path is outside the workspace", Failed: true},
+	}
 }

@@ -22,6 +22,10 @@ var builtinNames = []string{
 	"kodyrules_check",
 	"kodyrules_guardian",
 	"kodyrules_pr_check",
+	"kodyrules_pr_evidence",
+	"plan_execute_answer",
+	"plan_execute_plan",
+	"plan_execute_replan",
 	"rca_final",
 	"rca_system",
 	"rca_user",
@@ -32,6 +36,8 @@ var builtinNames = []string{
 	"review_safeguard",
 	"review_severity",
 	"review_validate_implemented",
+	"rewoo_plan",
+	"rewoo_solve",
 }
 
 func TestBuiltinLoads(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/agents/redact"
 	"github.com/kodustech/kodyls/analysis/gate"
 	"github.com/kodustech/kodyls/analysis/kodusconfig"
 	"github.com/kodustech/kodyls/analysis/review"
@@ -56,7 +57,13 @@ func ForWorkspace(w Workspace) (*Reviewer, []string) {
 			// checks again.
 			r.RulesKey += "@" + w.Gateway.Model(llm.TaskRules)
 		}
-		r.Pipeline = review.New(w.Gateway, review.Options{Prompts: set, Config: cfg, Logger: w.Log, KodyRules: true})
+		o := review.Options{Prompts: set, Config: cfg, Logger: w.Log, KodyRules: true, Workspace: w.Root}
+		if ig, err := redact.NewIgnore(cfg.IgnorePaths); err == nil {
+			o.Ignore = ig.Match
+		} else {
+			o.Workspace = "" // no evidence rather than a read of a private file
+		}
+		r.Pipeline = review.New(w.Gateway, o)
 	}
 	return r, problems
 }

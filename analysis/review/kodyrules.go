@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/kodustech/kodyls/agents/agent"
 	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/agents/rewoo"
+	"github.com/kodustech/kodyls/agents/tools"
 	"github.com/kodustech/kodyls/prompts"
 )
 
@@ -233,6 +237,13 @@ type prViolations struct {
 // the set, batched like the file check. Each violation becomes a rule
 // suggestion on the changed file it names; one naming a rule outside the
 // list or a file outside the set is dropped.
+//
+// Such rules often depend on files the diff does not show, so when the
+// pipeline knows its workspace the model first plans, ReWoo-style, the
+// evidence to gather with the read-only workspace tools (the tests of a
+// changed handler, the callers of a changed function), the calls run
+// concurrently, and the judging call receives what they found. A model
+// that gives no usable plan costs the evidence, not the check.
 func (p *Pipeline) CheckPullRequest(ctx context.Context, files []ChangedFile, rules []prompts.RuleRef) ([]Suggestion, error) {
 	if len(files) == 0 || len(rules) == 0 || !p.cfg.Enabled(LabelKodyRules) {
 		return nil, nil
@@ -246,10 +257,15 @@ func (p *Pipeline) CheckPullRequest(ctx context.Context, files []ChangedFile, ru
 		patch.WriteString(strings.TrimRight(f.Patch, "\n"))
 		patch.WriteString("\n\n")
 	}
+	diff := strings.TrimRight(patch.String(), "\n")
+	evidence, err := p.pullRequestEvidence(ctx, names, diff, rules)
+	if err != nil {
+		return nil, err
+	}
 	var out []Suggestion
 	for _, batch := range batchRules(rules, p.g.Model(llm.TaskRules), RuleBatchTokens) {
 		msg, err := p.prompts.Render("kodyrules_pr_check", prompts.PullRequestRulesData{
-			Files: names, Patch: strings.TrimRight(patch.String(), "\n"), Rules: batch, ResponseLanguage: p.lang,
+			Files: names, Patch: diff, Rules: batch, ResponseLanguage: p.lang, Evidence: evidence,
 		})
 		if err != nil {
 			return nil, err
@@ -270,6 +286,59 @@ func (p *Pipeline) CheckPullRequest(ctx context.Context, files []ChangedFile, ru
 			r := batch[v.Rule-1]
 			out = append(out, ruleSuggestion(f.Path, f.Language, r, v.ruleViolation))
 		}
+	}
+	return out, nil
+}
+
+// Bounds of the evidence gathered for the pull-request rules.
+const (
+	// PullRequestEvidenceSteps is the most tool calls the plan may make.
+	PullRequestEvidenceSteps = 6
+	// PullRequestEvidenceChars caps each piece of evidence in the check's
+	// prompt.
+	PullRequestEvidenceChars = 4000
+	// pullRequestEvidenceTimeout bounds the whole gathering.
+	pullRequestEvidenceTimeout = 90 * time.Second
+)
+
+// pullRequestEvidence gathers, across the workspace, what the rules need
+// beyond the diff. It returns nothing, and no error, when the pipeline has
+// no workspace or the model gives no usable plan: the check then runs on
+// the diff alone. Only the end of ctx is an error.
+func (p *Pipeline) pullRequestEvidence(ctx context.Context, files []string, diff string, rules []prompts.RuleRef) ([]prompts.EvidenceRef, error) {
+	if p.ws == "" {
+		return nil, nil
+	}
+	msg, err := p.prompts.Render("kodyrules_pr_evidence", prompts.PullRequestEvidenceData{Files: files, Patch: diff, Rules: rules})
+	if err != nil {
+		return nil, err
+	}
+	ws := tools.Workspace{Root: p.ws, Ignore: p.ignore}
+	ts := []agent.Tool{ws.ListFiles(), ws.ReadFile(), ws.SearchWorkspace(), ws.FindReferences()}
+	task := agent.Task{
+		Gateway: p.g, User: msg.Text, Feature: feature, Class: llm.TaskRules, Log: p.log,
+		Budget: agent.Budget{MaxToolCalls: PullRequestEvidenceSteps, Timeout: pullRequestEvidenceTimeout},
+	}
+	gather := rewoo.Strategy[struct{}]{Prompts: p.prompts, MaxSteps: PullRequestEvidenceSteps, CachePlan: true}
+	ev, err := gather.Gather(ctx, task, ts, func(e agent.Event) {
+		if e.Kind == agent.EventPlanCreated || e.Kind == agent.EventStepDone || e.Kind == agent.EventGuard {
+			p.log.Debug("pull-request rules evidence", "event", e.Kind, "tool", e.Tool, "text", e.Text)
+		}
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		p.log.Warn("no evidence gathered for the pull-request rules; checking the diff alone", "error", err)
+		return nil, nil
+	}
+	out := make([]prompts.EvidenceRef, 0, len(ev))
+	for _, e := range ev {
+		r := e.Ref()
+		if len(r.Text) > PullRequestEvidenceChars {
+			r.Text = strings.ToValidUTF8(r.Text[:PullRequestEvidenceChars], "") + "\n…(truncated)"
+		}
+		out = append(out, r)
 	}
 	return out, nil
 }

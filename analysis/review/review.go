@@ -177,6 +177,12 @@ type Options struct {
 	// Language is the natural language of the suggestions' text, e.g.
 	// "en-US" (the default) or "pt-BR".
 	Language string
+	// Workspace is the root the pull-request rules check gathers evidence
+	// under (tests, callers, related files) before judging; empty: the
+	// check sees the diff alone. Ignore lists the files never read into a
+	// prompt (slash-separated, relative to Workspace).
+	Workspace string
+	Ignore    func(rel string) bool
 }
 
 // RulesHook is where the LLM checks of Kody Rules plug into the pipeline.
@@ -199,11 +205,13 @@ type Pipeline struct {
 	rules   RulesHook
 	log     *slog.Logger
 	lang    string
+	ws      string
+	ignore  func(rel string) bool
 }
 
 // New returns a pipeline that calls the model through g.
 func New(g *llm.Gateway, o Options) *Pipeline {
-	p := &Pipeline{g: g, prompts: o.Prompts, cfg: o.Config, rules: o.Rules, log: o.Logger, lang: o.Language}
+	p := &Pipeline{g: g, prompts: o.Prompts, cfg: o.Config, rules: o.Rules, log: o.Logger, lang: o.Language, ws: o.Workspace, ignore: o.Ignore}
 	if p.rules == nil && o.KodyRules {
 		p.rules = kodyRules{p}
 	}

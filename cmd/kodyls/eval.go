@@ -8,19 +8,40 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
+	"time"
 
+	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/rca"
+	"github.com/kodustech/kodyls/agents/strategies"
 	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
 )
 
-const evalUsage = `Usage: kodyls eval rca [--json]
+const evalUsage = `Usage: kodyls eval rca [--json] [--strategy NAME|all]
 
 Runs the canonical error cases (real outputs of go, tsc, rustc, gcc, python,
 javac and node) through the RCA agent with the configured LLM endpoint and
-prints the pass rate by language. Nothing is cached or remembered. Exit
-status: 0, 2 on a usage or setup error (no endpoint configured).
+prints the pass rate by language. Nothing is cached or remembered.
+--strategy runs the agent with the named strategy and reports, besides the
+pass rate, its agent steps, tokens and latency; "all" runs every strategy
+and compares them. Exit status: 0, 2 on a usage or setup error (no endpoint
+configured, an unknown strategy).
 `
+
+// strategyEval is the evaluation of one strategy.
+type strategyEval struct {
+	Name     string         `json:"name"`
+	Passed   int            `json:"passed"`
+	Total    int            `json:"total"`
+	PassRate float64        `json:"passRate"`
+	Steps    float64        `json:"stepsPerCase"` // agent iterations, averaged over the cases the agent ran
+	Tokens   int            `json:"tokens"`       // prompt and completion, every case
+	Calls    int            `json:"modelCalls"`
+	Latency  float64        `json:"latencyMsPerCase"`
+	Errors   int            `json:"agentErrors"`
+	Report   rca.EvalReport `json:"report"`
+}
 
 func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logger *slog.Logger) int {
 	if len(args) == 0 || args[0] != "rca" {
@@ -30,8 +51,21 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logge
 	fs := flag.NewFlagSet("eval rca", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	strategy := fs.String("strategy", "", "the agent strategy to evaluate: "+strings.Join(strategies.RCANames(), ", ")+", or all to compare them")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
+	}
+	var names []string
+	switch *strategy {
+	case "":
+	case "all":
+		names = strategies.RCANames()
+	default:
+		if _, err := strategies.ForRCA(*strategy); err != nil {
+			fmt.Fprintf(stderr, "kodyls eval rca: %v (or all)\n", err)
+			return 2
+		}
+		names = []string{*strategy}
 	}
 	cfg := contract.Resolve(os.Getenv, nil, nil).Settings
 	if !cfg.LLMConfigured() {
@@ -41,7 +75,8 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logge
 	// No store: an evaluation must measure the model, not the cache.
 	svc := workspace.Open(ctx, workspace.Config{Settings: cfg, Getenv: os.Getenv, Log: logger, NoStore: true})
 	defer svc.Close()
-	if _, err := svc.Gateway(); err != nil {
+	g, err := svc.Gateway()
+	if err != nil {
 		fmt.Fprintf(stderr, "kodyls eval rca: %v\n", err)
 		return 2
 	}
@@ -56,13 +91,72 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logge
 		return 2
 	}
 	defer os.RemoveAll(ws)
-	rep := rca.Eval(ctx, svc.Explainer(ctx, ws), cases)
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(rep)
+	if len(names) == 0 {
+		rep := rca.Eval(ctx, svc.Explainer(ctx, ws), cases)
+		if *asJSON {
+			writeJSON(stdout, rep)
+			return 0
+		}
+		rep.WriteText(stdout)
 		return 0
 	}
-	rep.WriteText(stdout)
+	var evals []strategyEval
+	for _, name := range names {
+		evals = append(evals, evalStrategy(ctx, svc, g, ws, name, cases))
+	}
+	if *asJSON {
+		writeJSON(stdout, map[string]any{"strategies": evals})
+		return 0
+	}
+	for _, e := range evals {
+		fmt.Fprintf(stdout, "== %s\n", e.Name)
+		e.Report.WriteText(stdout)
+		fmt.Fprintln(stdout)
+	}
+	fmt.Fprintf(stdout, "%-14s %9s %8s %8s %7s %12s\n", "strategy", "pass", "steps", "tokens", "calls", "latency/case")
+	for _, e := range evals {
+		fmt.Fprintf(stdout, "%-14s %4d/%-4d %8.1f %8d %7d %10.0fms\n", e.Name, e.Passed, e.Total, e.Steps, e.Tokens, e.Calls, e.Latency)
+	}
 	return 0
+}
+
+// evalStrategy runs the cases with one strategy and measures it: the
+// agent's steps and latency from its runs, tokens and calls from the
+// gateway's totals of the rca feature before and after.
+func evalStrategy(ctx context.Context, svc *workspace.Services, g *llm.Gateway, ws, name string, cases []rca.EvalCase) strategyEval {
+	s, _ := strategies.ForRCA(name)
+	m := strategies.Measure(s)
+	x := svc.Explainer(ctx, ws)
+	x.Strategy = m
+	before := g.Totals()["rca"]
+	start := time.Now()
+	rep := rca.Eval(ctx, x, cases)
+	elapsed := time.Since(start)
+	after := g.Totals()["rca"]
+	e := strategyEval{Name: name, Passed: rep.Passed, Total: rep.Total, Report: rep,
+		Tokens: after.PromptTokens + after.CompletionTokens - before.PromptTokens - before.CompletionTokens,
+		Calls:  after.Calls - before.Calls,
+	}
+	if rep.Total > 0 {
+		e.PassRate = float64(rep.Passed) / float64(rep.Total)
+		e.Latency = float64(elapsed.Milliseconds()) / float64(rep.Total)
+	}
+	runs := m.Runs()
+	steps := 0
+	for _, r := range runs {
+		steps += r.Iterations
+		if r.Err != nil {
+			e.Errors++
+		}
+	}
+	if len(runs) > 0 {
+		e.Steps = float64(steps) / float64(len(runs))
+	}
+	return e
+}
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
 }

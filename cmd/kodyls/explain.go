@@ -12,19 +12,23 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kodustech/kodyls/agents/agent"
 	"github.com/kodustech/kodyls/agents/rca"
+	"github.com/kodustech/kodyls/agents/strategies"
 	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
 )
 
-const explainUsage = `Usage: kodyls explain [--json] [--offline] [--workspace DIR] [FILE|-]
+const explainUsage = `Usage: kodyls explain [--json] [--offline] [--workspace DIR] [--strategy NAME] [--verbose] [FILE|-]
 
 Explains the primary error of compiler or test output (read from FILE, or
 stdin with "-" or no argument): the parsed errors, similar past errors from
 the local history, and a root cause with fix steps and a confidence. With an
 LLM configured (and without --offline) an agent reads the code to find the
 cause; otherwise the answer comes from history or built-in guidance, and says
-so. Exit status: 0, 1 when no error is recognised, 2 on a usage error.
+so. --strategy picks how the agent works (react, the default; plan-execute;
+rewoo); --verbose prints the agent's steps to stderr as they happen. Exit
+status: 0, 1 when no error is recognised, 2 on a usage error.
 `
 
 func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, logger *slog.Logger) int {
@@ -33,6 +37,8 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.Usage = func() { fmt.Fprint(stderr, explainUsage); fs.PrintDefaults() }
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	offline := fs.Bool("offline", false, "do not use the LLM")
+	strategy := fs.String("strategy", "", "the agent strategy: "+strings.Join(strategies.RCANames(), ", ")+" (default "+strategies.DefaultRCA+")")
+	verbose := fs.Bool("verbose", false, "print the agent's steps (plan, tool calls, results) to stderr")
 	wsFlag := fs.String("workspace", "", "the workspace the output refers to (default: the git root of the current directory, else the current directory)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -40,6 +46,15 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if fs.NArg() > 1 {
 		fmt.Fprintln(stderr, "kodyls explain: give at most one FILE (or - for stdin)")
 		return 2
+	}
+	var chosen agent.Strategy[rca.ModelAnswer]
+	if *strategy != "" {
+		s, err := strategies.ForRCA(*strategy)
+		if err != nil {
+			fmt.Fprintf(stderr, "kodyls explain: %v\n", err)
+			return 2
+		}
+		chosen = s
 	}
 	var in io.Reader = stdin
 	if name := fs.Arg(0); name != "" && name != "-" {
@@ -81,7 +96,14 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return 2
 	}
 	x := svc.Explainer(ctx, ws)
-	rep, err := x.Explain(ctx, string(data), *offline, nil)
+	if chosen != nil {
+		x.Strategy = chosen
+	}
+	var emit func(agent.Event)
+	if *verbose {
+		emit = func(e agent.Event) { writeEvent(stderr, e) }
+	}
+	rep, err := x.Explain(ctx, string(data), *offline, emit)
 	if errors.Is(err, rca.ErrNoError) {
 		if *asJSON {
 			writeExplainJSON(stdout, rep)
@@ -157,5 +179,36 @@ func writeExplainText(w io.Writer, rep *rca.Report) {
 	}
 	if rep.Note != "" {
 		fmt.Fprintf(w, "\nNote: %s\n", rep.Note)
+	}
+}
+
+// writeEvent prints one agent event as a line: the node, the kind and what
+// it carries, multi-line texts indented under it.
+func writeEvent(w io.Writer, e agent.Event) {
+	head := e.Kind
+	if e.Node != "" {
+		head = e.Node + " " + head
+	}
+	var body []string
+	if e.Tool != "" {
+		body = append(body, e.Tool)
+	}
+	if e.Input != "" {
+		body = append(body, e.Input)
+	}
+	text := strings.TrimSpace(e.Text)
+	if len(text) > 600 {
+		text = text[:600] + " …"
+	}
+	line := "agent: " + head
+	if len(body) > 0 {
+		line += " " + strings.Join(body, " ")
+	}
+	if first, rest, multi := strings.Cut(text, "\n"); multi {
+		fmt.Fprintf(w, "%s: %s\n    %s\n", line, first, strings.ReplaceAll(rest, "\n", "\n    "))
+	} else if text != "" {
+		fmt.Fprintf(w, "%s: %s\n", line, text)
+	} else {
+		fmt.Fprintln(w, line)
 	}
 }

@@ -1,0 +1,60 @@
+package strategies_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/agents/rca"
+	"github.com/kodustech/kodyls/agents/strategies"
+	"github.com/kodustech/kodyls/prompts"
+)
+
+func TestNamesAndUnknown(t *testing.T) {
+	if got := strings.Join(strategies.RCANames(), ","); got != "plan-execute,react,rewoo" {
+		t.Fatalf("names %s", got)
+	}
+	for _, n := range strategies.RCANames() {
+		s, err := strategies.ForRCA(n)
+		if err != nil || s.Name() != n {
+			t.Fatalf("%s: %v %v", n, s, err)
+		}
+	}
+	_, err := strategies.ForRCA("tree-of-thought")
+	if err == nil || !strings.Contains(err.Error(), `"tree-of-thought"`) || !strings.Contains(err.Error(), "plan-execute, react, rewoo") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// Each strategy explains a real error through the Explainer, and the
+// measured wrapper records the run.
+func TestEveryStrategyExplains(t *testing.T) {
+	final := llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: `{"rootCause":"unused is declared and never used","fixGuidelines":["use it"],"confidence":0.8,"evidence":[]}`})
+	for _, name := range strategies.RCANames() {
+		t.Run(name, func(t *testing.T) {
+			fake := llmtest.NewServer()
+			defer fake.Close()
+			fake.On(llmtest.SchemaName("plan_execute_plan"), llmtest.JSON(map[string]any{"steps": []any{}}))
+			fake.On(llmtest.SchemaName("rewoo_plan"), llmtest.JSON(map[string]any{"steps": []any{}}))
+			fake.On(llmtest.Any(), final)
+			g, err := llm.New(llm.Config{BaseURL: fake.URL, Model: "fake-model", Timeout: 5 * time.Second, MaxRetries: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			s, _ := strategies.ForRCA(name)
+			m := strategies.Measure(s)
+			x := &rca.Explainer{Workspace: t.TempDir(), Gateway: g, Prompts: prompts.Builtin(), Strategy: m}
+			rep, err := x.Explain(context.Background(), "./main.go:4:2: declared and not used: unused\n", false, nil)
+			if err != nil || rep.RCA.Source != rca.SourceModel || rep.RCA.RootCause != "unused is declared and never used" {
+				t.Fatalf("report %+v err %v", rep.RCA, err)
+			}
+			if runs := m.Runs(); len(runs) != 1 || runs[0].Err != nil || runs[0].Iterations < 1 {
+				t.Fatalf("runs %+v", runs)
+			}
+		})
+	}
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/agents/planexec"
+	"github.com/kodustech/kodyls/agents/rewoo"
+)
+
+// The agent strategies through the real binary: `kodyls explain --strategy`
+// with the fake endpoint scripted for each strategy's calls, `--verbose`
+// showing the steps on stderr, and `kodyls eval rca --strategy` comparing
+// them.
+
+const strategyAnswer = `{"rootCause":"unused is assigned on main.go:4 but never read","fixGuidelines":["Remove the variable or use it."],"confidence":0.85,"evidence":["E1"]}`
+
+// onlyFinal matches the answer turn of the planning strategies, which
+// offers final_answer alone.
+var onlyFinal = llmtest.All(llmtest.HasTool("final_answer"), llmtest.Not(llmtest.HasTool("read_file")))
+
+func TestExplainUnknownStrategy(t *testing.T) {
+	_, errOut, code := runBinStdin(t, testEnv(t), t.TempDir(), "x.go:1:1: boom\n", "explain", "--strategy", "tree-of-thought")
+	if code != 2 || !strings.Contains(errOut, `unknown strategy "tree-of-thought"`) || !strings.Contains(errOut, "plan-execute, react, rewoo") {
+		t.Fatalf("code %d stderr %q", code, errOut)
+	}
+}
+
+func TestExplainWithPlanExecute(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	plan := fake.On(llmtest.SchemaName(planexec.SchemaPlan), llmtest.JSON(map[string]any{"steps": []any{
+		map[string]any{"id": "1", "description": "read the code around the error", "tool": "read_file", "args": map[string]any{"path": "main.go", "line": 4}},
+		map[string]any{"id": "2", "description": "find other uses of the variable", "tool": "find_references", "args": map[string]any{"identifier": "unused"}},
+	}}))
+	answer := fake.On(onlyFinal, llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: strategyAnswer}))
+	repo := brokenGoRepo(t)
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	out, errOut, code := runBinStdin(t, env, repo.Dir, buildOutput(t, repo), "explain", "--strategy", "plan-execute", "--verbose", "--json")
+	if code != 0 {
+		t.Fatalf("code %d\n%s%s", code, out, errOut)
+	}
+	var rep explainJSON
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if rep.RCA.Source != "model" || rep.RCA.Confidence != 0.85 || rep.RCA.Iterations != 4 ||
+		strings.Join(rep.RCA.ToolsUsed, ",") != "read_file,find_references" {
+		t.Fatalf("answer %+v", rep.RCA)
+	}
+	if plan.Times() != 1 || answer.Times() != 1 || fake.CountChat() != 2 {
+		t.Fatalf("%d plan, %d answer, %d calls in all", plan.Times(), answer.Times(), fake.CountChat())
+	}
+	// The answer call saw what the steps found.
+	last := fake.ChatRequests()[1].Chat.Text()
+	if !strings.Contains(last, "unused := 42") || !strings.Contains(last, "main.go:4:") {
+		t.Fatalf("answer request lacks the steps' results:\n%s", last)
+	}
+	// --verbose walks plan → steps → answer on stderr, stdout stays JSON.
+	assertInOrder(t, errOut,
+		"agent: plan node_started",
+		"agent: plan plan_created: 1. read_file",
+		"agent: execute action read_file",
+		"agent: execute step_done read_file: done",
+		"agent: execute action find_references",
+		"agent: execute step_done find_references: done",
+		"agent: answer done: unused is assigned")
+}
+
+func TestExplainWithReWoo(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.SchemaName(rewoo.SchemaPlan), llmtest.JSON(map[string]any{"steps": []any{
+		map[string]any{"id": "E1", "tool": "read_file", "args": map[string]any{"path": "main.go", "line": 4}, "reason": "the code at the error"},
+		map[string]any{"id": "E2", "tool": "find_references", "args": map[string]any{"identifier": "unused"}, "reason": "other uses"},
+		map[string]any{"id": "E3", "tool": "list_files", "args": map[string]any{}, "reason": "the package's files"},
+	}}))
+	solve := fake.On(onlyFinal, llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: strategyAnswer}))
+	repo := brokenGoRepo(t)
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	out, errOut, code := runBinStdin(t, env, repo.Dir, buildOutput(t, repo), "explain", "--strategy", "rewoo", "--verbose", "--json")
+	if code != 0 {
+		t.Fatalf("code %d\n%s%s", code, out, errOut)
+	}
+	var rep explainJSON
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if rep.RCA.Source != "model" || rep.RCA.Iterations != 3 || len(rep.RCA.ToolsUsed) != 3 || solve.Times() != 1 || fake.CountChat() != 2 {
+		t.Fatalf("answer %+v after %d calls", rep.RCA, fake.CountChat())
+	}
+	last := fake.ChatRequests()[1].Chat.Text()
+	for _, want := range []string{"#E1: read_file", "unused := 42", "#E3: list_files", "go.mod"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("solve request lacks %q", want)
+		}
+	}
+	// plan → parallel work (one wave: all three calls before any result is
+	// reported) → solve, citing E1.
+	assertInOrder(t, errOut,
+		"agent: plan plan_created: E1 = read_file",
+		"agent: work action read_file",
+		"agent: work step_done read_file: E1 done",
+		"agent: work action find_references",
+		"agent: work action list_files",
+		"agent: work step_done list_files: E3 done",
+		"agent: solve done: unused is assigned on main.go:4 but never read [E1]")
+}
+
+func assertInOrder(t *testing.T, text string, want ...string) {
+	t.Helper()
+	rest := text
+	for _, w := range want {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			t.Fatalf("%q missing or out of order in:\n%s", w, text)
+		}
+		rest = rest[i+len(w):]
+	}
+}
+
+func TestEvalCompareStrategies(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.SchemaName(planexec.SchemaPlan), llmtest.JSON(map[string]any{"steps": []any{}}))
+	fake.On(llmtest.SchemaName(rewoo.SchemaPlan), llmtest.JSON(map[string]any{"steps": []any{}}))
+	fake.On(llmtest.Any(), llmtest.Tools(llmtest.ToolCall{Name: "final_answer",
+		Arguments: `{"rootCause":"the variable is declared and not used","fixGuidelines":["remove it or use it"],"confidence":0.7,"evidence":[]}`}))
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	out, errOut, code := runBin(t, env, t.TempDir(), "eval", "rca", "--strategy", "all", "--json")
+	if code != 0 {
+		t.Fatalf("code %d\n%s%s", code, out, errOut)
+	}
+	var rep struct {
+		Strategies []struct {
+			Name               string
+			Passed, Total      int
+			StepsPerCase       float64
+			Tokens, ModelCalls int
+			LatencyMsPerCase   float64
+			AgentErrors        int
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if len(rep.Strategies) != 3 {
+		t.Fatalf("strategies %+v", rep.Strategies)
+	}
+	calls := map[string]int{}
+	for _, s := range rep.Strategies {
+		// The fake's one answer fits the Go case only.
+		if s.Total < 8 || s.Passed != 1 || s.Tokens <= 0 || s.StepsPerCase < 1 || s.AgentErrors != 0 {
+			t.Errorf("%s: %+v", s.Name, s)
+		}
+		calls[s.Name] = s.ModelCalls
+	}
+	// ReAct answers in one call a case; the planning strategies plan first.
+	if calls["react"] >= calls["plan-execute"] || calls["react"] >= calls["rewoo"] {
+		t.Errorf("model calls %v", calls)
+	}
+	text, _, code := runBin(t, env, t.TempDir(), "eval", "rca", "--strategy", "rewoo")
+	if code != 0 || !strings.Contains(text, "== rewoo") || !strings.Contains(text, "latency/case") {
+		t.Fatalf("text report (code %d):\n%s", code, text)
+	}
+	if _, errOut, code := runBin(t, env, t.TempDir(), "eval", "rca", "--strategy", "nope"); code != 2 || !strings.Contains(errOut, "plan-execute, react, rewoo") {
+		t.Fatalf("unknown strategy: %d %q", code, errOut)
+	}
+}
