@@ -54,7 +54,7 @@ type Strategy[A any] struct {
 var _ agent.Strategy[struct{}] = Strategy[struct{}]{}
 
 // Name implements agent.Strategy.
-func (s Strategy[A]) Name() string { return "adaptive" }
+func (s Strategy[A]) Name() string { return "routed" }
 
 // Observation limits of the hand-over to the planner.
 const (

@@ -27,10 +27,14 @@ const (
 	ReAct       = "react"
 	PlanExecute = planexec.Name
 	ReWoo       = rewoo.Name
+	// Routed starts on the ReAct fast path and escalates to plan-execute
+	// when the fast path runs long, its tools keep failing or its
+	// confidence stays low (agents/router).
+	Routed = "routed"
 )
 
 // DefaultRCA is the strategy an explanation uses unless told otherwise.
-const DefaultRCA = ReAct
+const DefaultRCA = Routed
 
 // rcaAnswer and rcaRepair word the answer turn of the planning strategies
 // as the RCA's ReAct loop words its final_answer.
@@ -46,11 +50,13 @@ var registry = sync.OnceValue(func() *graph.Registry {
 			panic(err) // names are constants: a duplicate is a programming error
 		}
 	}
-	add(ReAct, "reason and act in a loop, one tool call at a time (the default)", rca.DefaultStrategy())
-	add(PlanExecute, "plan the tool calls first, run them in order, replan after a failure, then answer", planexec.Strategy[rca.ModelAnswer]{
+	add(ReAct, "reason and act in a loop, one tool call at a time", rca.DefaultStrategy())
+	planned := planexec.Strategy[rca.ModelAnswer]{
 		Wording:  planexec.Wording{FinalAnswer: rcaAnswer, Repair: rcaRepair},
 		Fallback: rca.DefaultStrategy(),
-	})
+	}
+	add(PlanExecute, "plan the tool calls first, run them in order, replan after a failure, then answer", planned)
+	add(Routed, "ReAct first; escalate once to plan-execute when it runs long, its tools keep failing or it stays unsure (the default)", rca.RoutedStrategy(planned))
 	add(ReWoo, "plan every tool call up front, run them concurrently, answer from the evidence", rewoo.Strategy[rca.ModelAnswer]{
 		Wording:  rewoo.Wording{FinalAnswer: rcaAnswer + " List the evidence it rests on.", Repair: rcaRepair},
 		Fallback: rca.DefaultStrategy(),

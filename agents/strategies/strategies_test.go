@@ -14,7 +14,7 @@ import (
 )
 
 func TestNamesAndUnknown(t *testing.T) {
-	if got := strings.Join(strategies.RCANames(), ","); got != "plan-execute,react,rewoo" {
+	if got := strings.Join(strategies.RCANames(), ","); got != "plan-execute,react,rewoo,routed" {
 		t.Fatalf("names %s", got)
 	}
 	for _, n := range strategies.RCANames() {
@@ -24,7 +24,7 @@ func TestNamesAndUnknown(t *testing.T) {
 		}
 	}
 	_, err := strategies.ForRCA("tree-of-thought")
-	if err == nil || !strings.Contains(err.Error(), `"tree-of-thought"`) || !strings.Contains(err.Error(), "plan-execute, react, rewoo") {
+	if err == nil || !strings.Contains(err.Error(), `"tree-of-thought"`) || !strings.Contains(err.Error(), "plan-execute, react, rewoo, routed") {
 		t.Fatalf("err %v", err)
 	}
 }

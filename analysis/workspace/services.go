@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kodustech/kodyls/agents/strategies"
 	"log/slog"
 	"maps"
 	"os"
@@ -315,6 +316,9 @@ func (s *Services) Explainer(ctx context.Context, root string) *rca.Explainer {
 	if s.Store != nil {
 		// An explanation cut short by a crash resumes from its last step.
 		x.Checkpoints = s.Store.Checkpoints()
+	}
+	if st, err := strategies.ForRCA(strategies.DefaultRCA); err == nil {
+		x.Strategy = st
 	}
 	return x
 }

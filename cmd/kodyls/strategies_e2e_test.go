@@ -23,7 +23,7 @@ var onlyFinal = llmtest.All(llmtest.HasTool("final_answer"), llmtest.Not(llmtest
 
 func TestExplainUnknownStrategy(t *testing.T) {
 	_, errOut, code := runBinStdin(t, testEnv(t), t.TempDir(), "x.go:1:1: boom\n", "explain", "--strategy", "tree-of-thought")
-	if code != 2 || !strings.Contains(errOut, `unknown strategy "tree-of-thought"`) || !strings.Contains(errOut, "plan-execute, react, rewoo") {
+	if code != 2 || !strings.Contains(errOut, `unknown strategy "tree-of-thought"`) || !strings.Contains(errOut, "plan-execute, react, rewoo, routed") {
 		t.Fatalf("code %d stderr %q", code, errOut)
 	}
 }
@@ -146,7 +146,7 @@ func TestEvalCompareStrategies(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("json: %v\n%s", err, out)
 	}
-	if len(rep.Strategies) != 3 {
+	if len(rep.Strategies) != 4 {
 		t.Fatalf("strategies %+v", rep.Strategies)
 	}
 	calls := map[string]int{}
@@ -161,11 +161,16 @@ func TestEvalCompareStrategies(t *testing.T) {
 	if calls["react"] >= calls["plan-execute"] || calls["react"] >= calls["rewoo"] {
 		t.Errorf("model calls %v", calls)
 	}
+	// The fake answers confidently at once: the routed default stays on
+	// the fast path and costs what ReAct costs.
+	if calls["routed"] != calls["react"] {
+		t.Errorf("routed escalated on a confident answer: model calls %v", calls)
+	}
 	text, _, code := runBin(t, env, t.TempDir(), "eval", "rca", "--strategy", "rewoo")
 	if code != 0 || !strings.Contains(text, "== rewoo") || !strings.Contains(text, "latency/case") {
 		t.Fatalf("text report (code %d):\n%s", code, text)
 	}
-	if _, errOut, code := runBin(t, env, t.TempDir(), "eval", "rca", "--strategy", "nope"); code != 2 || !strings.Contains(errOut, "plan-execute, react, rewoo") {
+	if _, errOut, code := runBin(t, env, t.TempDir(), "eval", "rca", "--strategy", "nope"); code != 2 || !strings.Contains(errOut, "plan-execute, react, rewoo, routed") {
 		t.Fatalf("unknown strategy: %d %q", code, errOut)
 	}
 }
