@@ -177,6 +177,9 @@ var (
 // test name (from "---- tests::x stdout ----") goes to Details.
 func parseRustPanic(s *scanner) bool {
 	line := s.lines[s.i]
+	if !strings.HasPrefix(line, "thread '") && !strings.HasPrefix(line, "---- ") {
+		return false
+	}
 	if m := rustTestHeadRE.FindStringSubmatch(line); m != nil {
 		s.rustTest = m[1]
 		s.i++

@@ -42,6 +42,11 @@ func shellSeverity(s string) string {
 // and tty formats.
 func parseShell(s *scanner) bool {
 	line := s.lines[s.i]
+	// Cheap checks first: these run on every line that nothing else took.
+	if !strings.Contains(line, "[SC") && !strings.HasPrefix(line, "In ") && !strings.Contains(line, ": line ") &&
+		!strings.Contains(line, ".sh: ") && !strings.Contains(line, ".bash: ") {
+		return false
+	}
 	if m := shellcheckGccRE.FindStringSubmatch(line); m != nil {
 		s.add(Error{Tool: "shellcheck", Language: "shell", File: s.rel(m[1]), Line: atoi(m[2]), Column: atoi(m[3]),
 			Severity: shellSeverity(m[4]), Code: m[6], Message: m[5]})
@@ -77,6 +82,9 @@ func parseShell(s *scanner) bool {
 // with its indented message (Code is the command), and "CMake Error: …".
 func parseCMake(s *scanner) bool {
 	line := s.lines[s.i]
+	if !strings.HasPrefix(line, "CMake ") {
+		return false
+	}
 	if m := cmakeBareRE.FindStringSubmatch(line); m != nil && !strings.Contains(m[2], " at ") {
 		sev := "error"
 		if m[1] == "Warning" {
@@ -126,6 +134,9 @@ func parseCMake(s *scanner) bool {
 // the failure above them.
 func parseMake(s *scanner) bool {
 	line := s.lines[s.i]
+	if !strings.HasPrefix(line, "make") && !strings.HasPrefix(line, "gmake") {
+		return false
+	}
 	if m := makeDirRE.FindStringSubmatch(line); m != nil {
 		if m[1] == "Entering" {
 			s.makeDirs = append(s.makeDirs, m[2])
@@ -148,6 +159,9 @@ func parseMake(s *scanner) bool {
 // of the faulting access, then the allocation stacks and shadow bytes,
 // which are skipped up to "==N==ABORTING".
 func parseSanitizer(s *scanner) bool {
+	if !strings.HasPrefix(s.lines[s.i], "==") {
+		return false
+	}
 	m := sanitizerRE.FindStringSubmatch(s.lines[s.i])
 	if m == nil {
 		return false

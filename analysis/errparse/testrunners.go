@@ -52,6 +52,9 @@ func pythonError(line string) (code, msg string) {
 // lines give the exception and message.
 func parsePytest(s *scanner) bool {
 	line := s.lines[s.i]
+	if !s.pytest && !strings.HasPrefix(line, "FAILED ") && !strings.HasPrefix(line, "ERROR ") {
+		return false
+	}
 	if m := pytestRootRE.FindStringSubmatch(line); m != nil {
 		s.pytestRoot = m[1]
 		s.i++
@@ -149,8 +152,11 @@ func (s *scanner) pytestFrame(file, line, fn string) Frame {
 // message, the code excerpt, then "at f (file:line:col)" frames (relative
 // to the root directory).
 func parseJest(s *scanner) bool {
+	if !s.jest {
+		return false
+	}
 	m := jestHeadRE.FindStringSubmatch(s.lines[s.i])
-	if m == nil || !s.jest {
+	if m == nil {
 		return false
 	}
 	e := Error{Tool: "jest", Language: "javascript", Details: []string{"test: " + m[1]}}
@@ -192,6 +198,9 @@ func parseJest(s *scanner) bool {
 // "AssertionError: …" line, the diff, then "❯ [fn] file:line:col" frames
 // with code excerpts, up to the "⎯⎯⎯" rule.
 func parseVitest(s *scanner) bool {
+	if !strings.Contains(s.lines[s.i], "FAIL") {
+		return false
+	}
 	m := vitestHeadRE.FindStringSubmatch(s.lines[s.i])
 	if m == nil {
 		return false
@@ -233,6 +242,9 @@ func parseVitest(s *scanner) bool {
 // parseTAP handles a failed test in node --test's TAP output: "not ok N -
 // name" and its YAML block (error, code, name, stack).
 func parseTAP(s *scanner) bool {
+	if !strings.Contains(s.lines[s.i], "not ok ") {
+		return false
+	}
 	m := tapNotOkRE.FindStringSubmatch(s.lines[s.i])
 	if m == nil || strings.TrimSpace(s.peek(s.i+1)) != "---" {
 		return false
