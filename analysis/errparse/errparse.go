@@ -77,6 +77,33 @@
 //     else the error name ("TypeError").
 //   - ESLint: stylish (a file header line, then "  3:7  error  msg  rule") and
 //     -f json. Code is the rule id; empty for parsing errors.
+//   - Rust panics ("thread 'main' (12345) panicked at src/x.rs:2:38:", the
+//     older forms, RUST_BACKTRACE frames, cargo test's "---- t stdout ----"):
+//     Tool "rust panic", Code "panic". go test -race reports: Tool "go race",
+//     Code "data race", at the first access's frame in the workspace. A go
+//     test timeout is located in the goroutine running the test. testify's
+//     block (Error Trace / Error / Messages) gives the message, the file and,
+//     for assert.NotPanics, the panic's frames.
+//   - pytest (long and short tracebacks, rootdir-relative paths, "FAILED
+//     f::t - msg" lines when no section describes the test), jest, vitest,
+//     node --test (spec: Node's own format; TAP: the YAML block).
+//   - C/C++ beyond the compiler line: an error in a system header moves to
+//     the user's "required from here" (g++) or "requested here" (clang)
+//     line, "reported in …" keeping the header's place; make's "Entering
+//     directory" resolves relative file names; AddressSanitizer (Tool
+//     "asan", Code the bug kind); "CMake Error at f:3 (cmd):" (Code cmd).
+//   - bash/dash ("x.sh: line 3: msg"), shellcheck -f gcc and -f tty.
+//
+// # Exception chains
+//
+// One policy for Java "Caused by:", Node "[cause]" and Python's chained
+// tracebacks ("direct cause" and "During handling…"): every exception of
+// the chain is an Error, the root cause first, so it is the primary error,
+// located at its deepest frame in the workspace (Java's "... N more" frames
+// are restored from the enclosing trace). A Java or Node cause with no
+// frame in the workspace takes the location of the nearest enclosing
+// exception that has one. Errors repeated exactly (test runners print
+// failures twice) are reported once.
 //
 // # Files, frames and the primary error
 //
