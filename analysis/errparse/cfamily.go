@@ -2,6 +2,7 @@ package errparse
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -63,8 +64,14 @@ func parseCFamily(s *scanner) bool {
 		s.i++
 		return true
 	}
-	if m := cRequiredRE.FindStringSubmatch(line); m != nil && s.lastC >= 0 && !strings.HasSuffix(m[1], ".go") {
-		s.out[s.lastC].Details = append(s.out[s.lastC].Details, strings.TrimSpace(line))
+	if m := cRequiredRE.FindStringSubmatch(line); m != nil && !strings.HasSuffix(m[1], ".go") {
+		// After "In instantiation of …:" the backtrace belongs to the
+		// error that follows; otherwise to the one before.
+		if s.instantiation() || s.lastC < 0 {
+			s.cContext = append(s.cContext, strings.TrimSpace(line))
+		} else {
+			s.out[s.lastC].Details = append(s.out[s.lastC].Details, strings.TrimSpace(line))
+		}
 		s.i++
 		return true
 	}
@@ -99,7 +106,13 @@ func parseCFamily(s *scanner) bool {
 		if m[3] != "" {
 			loc += ":" + m[3]
 		}
-		s.out[s.lastC].Details = append(s.out[s.lastC].Details, loc+": note: "+msg)
+		last := &s.out[s.lastC]
+		last.Details = append(last.Details, loc+": note: "+msg)
+		// clang: "template.cpp:6:10: note: in instantiation of … requested
+		// here" names the user's line after an error in a system header.
+		if strings.HasSuffix(msg, "requested here") && s.userFile(m[1]) && !s.userFile(s.cFile[s.lastC]) && !s.relocated[s.lastC] {
+			s.relocate(s.lastC, s.rel(m[1]), atoi(m[2]), atoi(m[3]))
+		}
 		return true
 	}
 	e := Error{Tool: s.cTool(), Language: s.cLanguage(m[1]), File: s.rel(m[1]), Line: atoi(m[2]), Column: atoi(m[3]), Severity: sev, Message: msg}
@@ -113,14 +126,56 @@ func parseCFamily(s *scanner) bool {
 		// until the next one.
 		keep := s.cContext[:0]
 		for _, c := range s.cContext {
-			if !strings.Contains(c, "included from") && !strings.HasPrefix(c, "from ") {
+			if !strings.Contains(c, "included from") && !strings.HasPrefix(c, "from ") &&
+				!strings.HasPrefix(c, "In instantiation of ") && !cRequiredRE.MatchString(c) {
 				keep = append(keep, c)
 			}
 		}
 		s.cContext = keep
 	}
 	s.lastC = s.add(e)
+	s.cFile[s.lastC] = m[1]
+	if !s.userFile(m[1]) {
+		// g++: an error inside the standard library's templates, reached
+		// from the user's "file:line:col:   required from here".
+		for i := len(e.Details) - 1; i >= 0; i-- {
+			if rm := cRequiredRE.FindStringSubmatch(e.Details[i]); rm != nil && strings.HasSuffix(rm[4], "required from here") && s.userFile(rm[1]) {
+				s.relocate(s.lastC, s.rel(rm[1]), atoi(rm[2]), atoi(rm[3]))
+				break
+			}
+		}
+	}
 	return true
+}
+
+// instantiation reports whether the pending context opens a template
+// instantiation backtrace.
+func (s *scanner) instantiation() bool {
+	for _, c := range s.cContext {
+		if strings.HasPrefix(c, "In instantiation of ") || strings.Contains(c, "required from") {
+			return true
+		}
+	}
+	return false
+}
+
+// userFile tells the user's sources from system headers.
+func (s *scanner) userFile(p string) bool {
+	return !systemPath(p) && s.underWorkspace(p)
+}
+
+// relocate points error i at the user's line that led into a system
+// header, keeping the header's location in Details.
+func (s *scanner) relocate(i int, file string, line, col int) {
+	e := &s.out[i]
+	at := e.File + ":" + strconv.Itoa(e.Line)
+	if e.Column > 0 {
+		at += ":" + strconv.Itoa(e.Column)
+	}
+	e.Details = append(e.Details, "reported in "+at)
+	e.File, e.Line, e.Column = file, line, col
+	e.Language = s.cLanguage(file)
+	s.relocated[i] = true
 }
 
 func cSeverity(s string) string {

@@ -77,6 +77,33 @@
 //     else the error name ("TypeError").
 //   - ESLint: stylish (a file header line, then "  3:7  error  msg  rule") and
 //     -f json. Code is the rule id; empty for parsing errors.
+//   - Rust panics ("thread 'main' (12345) panicked at src/x.rs:2:38:", the
+//     older forms, RUST_BACKTRACE frames, cargo test's "---- t stdout ----"):
+//     Tool "rust panic", Code "panic". go test -race reports: Tool "go race",
+//     Code "data race", at the first access's frame in the workspace. A go
+//     test timeout is located in the goroutine running the test. testify's
+//     block (Error Trace / Error / Messages) gives the message, the file and,
+//     for assert.NotPanics, the panic's frames.
+//   - pytest (long and short tracebacks, rootdir-relative paths, "FAILED
+//     f::t - msg" lines when no section describes the test), jest, vitest,
+//     node --test (spec: Node's own format; TAP: the YAML block).
+//   - C/C++ beyond the compiler line: an error in a system header moves to
+//     the user's "required from here" (g++) or "requested here" (clang)
+//     line, "reported in …" keeping the header's place; make's "Entering
+//     directory" resolves relative file names; AddressSanitizer (Tool
+//     "asan", Code the bug kind); "CMake Error at f:3 (cmd):" (Code cmd).
+//   - bash/dash ("x.sh: line 3: msg"), shellcheck -f gcc and -f tty.
+//
+// # Exception chains
+//
+// One policy for Java "Caused by:", Node "[cause]" and Python's chained
+// tracebacks ("direct cause" and "During handling…"): every exception of
+// the chain is an Error, the root cause first, so it is the primary error,
+// located at its deepest frame in the workspace (Java's "... N more" frames
+// are restored from the enclosing trace). A Java or Node cause with no
+// frame in the workspace takes the location of the nearest enclosing
+// exception that has one. Errors repeated exactly (test runners print
+// failures twice) are reported once.
 //
 // # Files, frames and the primary error
 //
@@ -140,6 +167,7 @@ import (
 	"encoding/json"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -210,7 +238,29 @@ func Parse(output string, o Options) []Error {
 	for i := range errs {
 		finish(&errs[i], o)
 	}
-	return errs
+	return dedupe(errs)
+}
+
+// dedupe drops an error that repeats an earlier one exactly (same tool,
+// place, code and message): test runners print their failures twice, once
+// as they happen and once in a closing summary.
+func dedupe(errs []Error) []Error {
+	type key struct {
+		tool, file    string
+		line, col     int
+		code, message string
+	}
+	seen := make(map[key]bool, len(errs))
+	kept := errs[:0]
+	for _, e := range errs {
+		k := key{e.Tool, e.File, e.Line, e.Column, e.Code, e.Message}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		kept = append(kept, e)
+	}
+	return kept
 }
 
 // Primary returns the index of the error to explain: the first one of
@@ -323,31 +373,42 @@ type scanner struct {
 	out   []Error
 
 	// What the whole output says about its producer.
-	cargo, clang, cpp bool
+	cargo, clang, cpp, pytest, jest bool
 
 	// Context carried from line to line.
 	goTest      string // the test whose output follows
 	failedTests []string
 	okTests     map[string]bool // passed or skipped: their log lines are not failures
 	testErrs    map[string]bool
-	testOf      map[int]string // index in out of a go test log line → its test
-	cContext    []string       // "In function ‘main’" and include chains, for the next C error
-	ldContext   string         // "in function `main'", for the next linker error
-	lastC       int            // index in out of the last gcc/clang/ld error, -1 if none
+	testOf      map[int]string  // index in out of a go test log line → its test
+	cContext    []string        // "In function ‘main’" and include chains, for the next C error
+	ldContext   string          // "in function `main'", for the next linker error
+	rustTest    string          // the cargo test whose output follows
+	nodeTest    string          // the node --test test whose failure follows
+	races       int             // data races reported so far
+	pytestRoot  string          // pytest's rootdir: its paths are relative to it
+	makeDirs    []string        // make's "Entering directory" stack
+	cFile       map[int]string  // index in out of a C error → its file as printed
+	relocated   map[int]bool    // C errors moved from a system header to the user's line
+	pytestSeen  map[string]bool // tests a pytest section described
+	lastRace    int             // index in out of the last one
+	lastC       int             // index in out of the last gcc/clang/ld error, -1 if none
 	lastLD      int
 	noCloseFrom bool // no line "}" follows: a go vet -json object cannot start
 }
 
 func newScanner(lines []string, o Options) *scanner {
-	s := &scanner{lines: lines, o: o, lastC: -1, lastLD: -1, testErrs: map[string]bool{}, okTests: map[string]bool{}, testOf: map[int]string{}}
+	s := &scanner{lines: lines, o: o, lastC: -1, lastLD: -1, testErrs: map[string]bool{}, okTests: map[string]bool{}, testOf: map[int]string{}, cFile: map[int]string{}, relocated: map[int]bool{}}
 	s.sniff()
 	return s
 }
 
 var (
-	cargoMarkRE = regexp.MustCompile(`^\s*(Compiling|Checking|Building|Finished|Running) \S+ v\d|^error: could not compile ` + "`" + `|^warning: build failed`)
-	clangMarkRE = regexp.MustCompile(`^\d+ (errors?|warnings?)( and \d+ (errors?|warnings?))? generated\.$|^clang(\+\+)?(-\d+)?: |^Apple clang|^clang version`)
-	cppMarkRE   = regexp.MustCompile(`\.(cc|cpp|cxx|c\+\+|hpp|hh|hxx)[:(]|^(g\+\+|c\+\+|clang\+\+|cc1plus): `)
+	cargoMarkRE  = regexp.MustCompile(`^\s*(Compiling|Checking|Building|Finished|Running) \S+ v\d|^error: could not compile ` + "`" + `|^warning: build failed`)
+	clangMarkRE  = regexp.MustCompile(`^\d+ (errors?|warnings?)( and \d+ (errors?|warnings?))? generated\.$|^clang(\+\+)?(-\d+)?: |^Apple clang|^clang version`)
+	pytestMarkRE = regexp.MustCompile(`^={5,} (test session starts|FAILURES|short test summary info|ERRORS) =+$`)
+	jestMarkRE   = regexp.MustCompile(`^(FAIL|PASS) \S|^Test Suites: `)
+	cppMarkRE    = regexp.MustCompile(`\.(cc|cpp|cxx|c\+\+|hpp|hh|hxx)[:(]|^(g\+\+|c\+\+|clang\+\+|cc1plus): `)
 )
 
 // sniff looks at the whole output once for the few facts that a single line
@@ -367,6 +428,12 @@ func (s *scanner) sniff() {
 		if !s.cpp && cppMarkRE.MatchString(l) {
 			s.cpp = true
 		}
+		if !s.pytest && pytestMarkRE.MatchString(l) {
+			s.pytest = true
+		}
+		if !s.jest && jestMarkRE.MatchString(l) {
+			s.jest = true
+		}
 	}
 }
 
@@ -379,6 +446,15 @@ const maxLineLen = 32 << 10
 func (s *scanner) run() {
 	parsers := []lineParser{
 		parseGoPanic,
+		parseGoRace,
+		parseRustPanic,
+		parsePytest,
+		parseJest,
+		parseVitest,
+		parseTAP,
+		parseMake,
+		parseSanitizer,
+		parseCMake,
 		parseGoTestLine,
 		parsePythonTraceback,
 		parseJavaException,
@@ -387,6 +463,7 @@ func (s *scanner) run() {
 		parseTSC,
 		parseESLintStylish,
 		parseJavac,
+		parseShell,
 		parseLinker,
 		parseCFamily,
 		parseGoLine,
@@ -428,6 +505,41 @@ func (s *scanner) add(e Error) int {
 	return len(s.out) - 1
 }
 
+// addChain adds the exceptions of a chain, given outermost first (as Java
+// and Node print them), root cause first: that is the chain policy, the
+// root cause is the primary error. A cause whose frames never reach the
+// user's code (thrown and wrapped inside a library) takes the location of
+// the nearest exception above it that does, so the primary error always
+// points at the user's code when any of the chain does.
+func (s *scanner) addChain(chain []Error) {
+	slices.Reverse(chain)
+	for i := range chain {
+		if len(chain) > 1 {
+			if i > 0 {
+				chain[i].Details = append(chain[i].Details, "caused by: "+chain[i-1].Code+": "+chain[i-1].Message)
+			}
+			if i+1 < len(chain) {
+				chain[i].Details = append(chain[i].Details, "cause of: "+chain[i+1].Code+": "+chain[i+1].Message)
+			}
+		}
+		if slices.ContainsFunc(chain[i].Frames, inWorkspace) {
+			continue
+		}
+		for _, outer := range chain[i+1:] {
+			if j := slices.IndexFunc(outer.Frames, inWorkspace); j >= 0 {
+				f := outer.Frames[j]
+				chain[i].File, chain[i].Line, chain[i].Column = f.File, f.Line, f.Column
+				break
+			}
+		}
+	}
+	for _, e := range chain {
+		s.add(e)
+	}
+}
+
+func inWorkspace(f Frame) bool { return f.InWorkspace && f.File != "" }
+
 // peek returns line i, or "" past the end.
 func (s *scanner) peek(i int) string {
 	if i >= 0 && i < len(s.lines) {
@@ -439,6 +551,11 @@ func (s *scanner) peek(i int) string {
 // rel makes an absolute path inside the workspace relative to it, and turns
 // file:// URLs into paths; anything else is returned as printed.
 func (s *scanner) rel(p string) string {
+	if n := len(s.makeDirs); n > 0 && p != "" && !isAbs(p) && !strings.HasPrefix(p, "file://") {
+		// Under make -C, a compiler names files relative to the directory
+		// make entered.
+		p = path.Join(s.makeDirs[n-1], p)
+	}
 	return relPath(p, s.o.Workspace)
 }
 

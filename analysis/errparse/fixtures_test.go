@@ -334,6 +334,210 @@ var fixtureCases = []fixtureCase{
 			}
 		},
 	},
+
+	// --- Rust panics (Rust 1.95: the thread id is printed) ---
+	{
+		fixture: "rust-panic", count: 1,
+		want:    want{"rust panic", "rust", "src/main.rs", 2, 31, "error", "panic", "called `Result::unwrap()` on an `Err` value: ParseIntError { kind: InvalidDigit }"},
+		details: []string{"thread: main"},
+	},
+	{
+		fixture: "rust-panic-backtrace", count: 1,
+		want: want{"rust panic", "rust", "src/main.rs", 2, 31, "error", "panic", "called `Result::unwrap()` on an `Err` value: ParseIntError { kind: InvalidDigit }"},
+		check: func(t *testing.T, errs []Error) {
+			f := errs[0].Frames
+			if len(f) != 7 || f[0].InWorkspace || f[4] != (Frame{File: "src/main.rs", Line: 2, Column: 31, Func: "panicky::parse_port", InWorkspace: true}) {
+				t.Errorf("frames = %+v", f)
+			}
+		},
+	},
+	{
+		// Every failing cargo test is a panic; the division happens in the
+		// library, not in the test that called it.
+		fixture: "cargo-test", count: 2,
+		want:    want{"rust panic", "rust", "src/lib.rs", 2, 5, "error", "panic", "attempt to divide by zero"},
+		details: []string{"test: tests::average_of_none"},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"rust panic", "rust", "src/lib.rs", 11, 9, "error", "panic", "assertion `left == right` failed"})
+			if !slices.Equal(errs[1].Details, []string{"test: tests::average_of_two", "left: 1", "right: 2"}) {
+				t.Errorf("details = %q", errs[1].Details)
+			}
+		},
+	},
+
+	// --- Go test reports ---
+	{
+		fixture: "go-test-race", count: 1,
+		// The racing access in the user's code, not testing.go's line.
+		want:    want{"go race", "go", "go/race/counter.go", 6, 0, "error", "data race", "Read at 0x00c0000182a8 by goroutine 9"},
+		details: []string{"Previous write at 0x00c0000182a8 by goroutine 8", "test: TestCount"},
+	},
+	{
+		fixture: "go-test-timeout", count: 1,
+		// The goroutine running the test, not go test's alarm.
+		want: want{"go panic", "go", "go/timeout/wait.go", 4, 0, "error", "panic", "test timed out after 2s"},
+	},
+	{
+		fixture: "go-testify", count: 2,
+		want:    want{"go test", "go", "go/testify/sum_test.go", 11, 0, "error", "", "Not equal: expected: 6 actual : 5"},
+		details: []string{"test: TestSum", "Messages: sum of 1..3"},
+		check: func(t *testing.T, errs []Error) {
+			// A panic caught by assert.NotPanics: located where it happened.
+			expectErr(t, errs[1], want{"go test", "go", "go/testify/sum.go", 5, 0, "error", "", "func (assert.PanicTestFunc)(0x5b0120) should not panic"})
+			if !slices.Contains(errs[1].Details, "Panic value: runtime error: slice bounds out of range [1:0]") {
+				t.Errorf("details = %q", errs[1].Details)
+			}
+		},
+	},
+
+	// --- Python test runners and chains ---
+	{
+		fixture: "pytest-long", count: 2,
+		want:    want{"pytest", "python", "python/pytest/test_calc.py", 5, 0, "error", "AssertionError", "assert 2.0 == 3"},
+		details: []string{"test: test_mean", "+  where 2.0 = mean([1, 2, 3])"},
+		check:   checkPytest,
+	},
+	{
+		fixture: "pytest-short", count: 2,
+		want:  want{"pytest", "python", "python/pytest/test_calc.py", 5, 0, "error", "AssertionError", "assert 2.0 == 3"},
+		check: checkPytest,
+	},
+	{
+		// Only the summary: the file is known, the line is not.
+		fixture: "pytest-summary", count: 2,
+		want: want{"pytest", "python", "test_calc.py", 0, 0, "error", "AssertionError", "assert 2.0 == 3"},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"pytest", "python", "test_calc.py", 0, 0, "error", "ZeroDivisionError", "division by zero"})
+		},
+	},
+	{
+		// "During handling of the above exception": the original exception
+		// is the root cause, located in the user's code, not in json.
+		fixture: "python-during", count: 2,
+		want: want{"python", "python", "python/during.py", 6, 0, "error", "json.decoder.JSONDecodeError", "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"python", "python", "python/during.py", 8, 0, "error", "NameError", "name 'defaults' is not defined"})
+		},
+	},
+
+	// --- Java chain ---
+	{
+		fixture: "java-caused-by", count: 2,
+		want:    want{"java", "java", "Main.java", 3, 0, "error", "java.lang.NumberFormatException", `For input string: "http"`},
+		details: []string{"cause of: java.lang.IllegalStateException: bad config"},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"java", "java", "Main.java", 10, 0, "error", "java.lang.IllegalStateException", "bad config"})
+		},
+	},
+
+	// --- Node.js ---
+	{
+		fixture: "node-cause", count: 2,
+		want:    want{"node", "javascript", "node/cause/cause.js", 3, 30, "error", "RangeError", "not a port: http"},
+		details: []string{"cause of: Error: bad config"},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"node", "javascript", "node/cause/cause.js", 11, 11, "error", "Error", "bad config"})
+		},
+	},
+	{
+		// The module with the mistake, not the require() that loaded it.
+		fixture: "node-require-syntax", count: 1,
+		want: want{"node", "javascript", "node/syntax/settings.js", 4, 3, "error", "SyntaxError", "Unexpected identifier 'timeout'"},
+	},
+	{
+		fixture: "node-throw", count: 1,
+		want: want{"node", "javascript", "node/throw.js", 4, 31, "error", "RangeError", "42 is over the limit"},
+	},
+	{
+		// The failures are printed twice (as they happen, then under
+		// "failing tests:"): reported once.
+		fixture: "node-test-spec", count: 2,
+		want:    want{"node", "javascript", "node/nodetest/sum.test.js", 6, 10, "error", "ERR_ASSERTION", "Expected values to be strictly equal:"},
+		details: []string{"-1 !== 3", "test: adds"},
+		check:   checkNodeTest,
+	},
+	{
+		fixture: "node-test-tap", count: 2,
+		want:    want{"node", "javascript", "node/nodetest/sum.test.js", 6, 10, "error", "ERR_ASSERTION", "Expected values to be strictly equal:"},
+		details: []string{"-1 !== 3", "test: adds"},
+		check:   checkNodeTest,
+	},
+	{
+		fixture: "jest", count: 2,
+		want:    want{"jest", "javascript", "sum.test.js", 4, 21, "error", "", "expect(received).toBe(expected) // Object.is equality"},
+		details: []string{"test: adds", "Expected: 3", "Received: -1"},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"jest", "javascript", "sum.js", 6, 16, "error", "TypeError", "Cannot read properties of undefined (reading 'name')"})
+		},
+	},
+	{
+		fixture: "vitest", count: 2,
+		want:    want{"vitest", "javascript", "sum.test.js", 5, 21, "error", "AssertionError", "expected -1 to be 3 // Object.is equality"},
+		details: []string{"test: adds"},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"vitest", "javascript", "sum.js", 6, 16, "error", "TypeError", "Cannot read properties of undefined (reading 'name')"})
+		},
+	},
+
+	// --- C / C++ beyond the compiler line ---
+	{
+		// The error is in stl_algo.h; the user's line is "required from here".
+		fixture: "gxx-template", count: 1,
+		want:    want{"gcc", "cpp", "template.cpp", 6, 14, "error", "", "no match for ‘operator-’ (operand types are ‘std::_List_iterator<int>’ and ‘std::_List_iterator<int>’)"},
+		details: []string{"reported in /usr/include/c++/12/bits/stl_algo.h:1938:50"},
+	},
+	{
+		// clang reports two errors in stl_algo.h for the one sort() call:
+		// both move to template.cpp:6:10 and are then the same error.
+		fixture: "clang-template", count: 1,
+		want:    want{"clang", "cpp", "template.cpp", 6, 10, "error", "", "invalid operands to binary expression ('std::_List_iterator<int>' and 'std::_List_iterator<int>')"},
+		details: []string{"reported in /usr/bin/../lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/bits/stl_algo.h:1938:22"},
+	},
+	{
+		// make -C lib: util.c is lib/util.c.
+		fixture: "make-recursive", count: 1,
+		want: want{"gcc", "c", "c/make/lib/util.c", 2, 16, "error", "", "‘factor’ undeclared (first use in this function)"},
+	},
+	{
+		fixture: "gcc-asan", count: 1,
+		want:    want{"asan", "c", "c/asan/asan.c", 6, 0, "error", "heap-buffer-overflow", "heap-buffer-overflow on address 0x602000000020"},
+		details: []string{"READ of size 4 at 0x602000000020 thread T0"},
+		check: func(t *testing.T, errs []Error) {
+			if f := errs[0].Frames; len(f) != 4 || f[1].Func != "main" || !f[1].InWorkspace || f[2].InWorkspace || f[3].InWorkspace {
+				t.Errorf("frames = %+v", f)
+			}
+		},
+	},
+	{
+		fixture: "cmake", count: 2,
+		want: want{"cmake", "cmake", "CMakeLists.txt", 4, 0, "error", "add_executable", "Cannot find source file: missing.c"},
+	},
+
+	// --- Shell ---
+	{
+		fixture: "bash-error", count: 1,
+		want: want{"bash", "shell", "deploy.sh", 4, 0, "error", "", "deploy_to: command not found"},
+	},
+	{
+		fixture: "shellcheck-gcc", count: 1,
+		want: want{"shellcheck", "shell", "deploy.sh", 5, 12, "note", "SC2086", "Double quote to prevent globbing and word splitting."},
+	},
+	{
+		fixture: "shellcheck-tty", count: 1,
+		want: want{"shellcheck", "shell", "deploy.sh", 5, 12, "note", "SC2086", "Double quote to prevent globbing and word splitting."},
+	},
+}
+
+func checkPytest(t *testing.T, errs []Error) {
+	// The ZeroDivisionError happens in calc.py, called from the test.
+	expectErr(t, errs[1], want{"pytest", "python", "python/pytest/calc.py", 2, 0, "error", "ZeroDivisionError", "division by zero"})
+	if f := errs[1].Frames; len(f) != 2 || f[1].File != "python/pytest/test_calc.py" || f[1].Line != 9 {
+		t.Errorf("frames = %+v", f)
+	}
+}
+
+func checkNodeTest(t *testing.T, errs []Error) {
+	expectErr(t, errs[1], want{"node", "javascript", "node/nodetest/sum.js", 6, 16, "error", "TypeError", "Cannot read properties of undefined (reading 'name')"})
 }
 
 func checkGoTest(t *testing.T, errs []Error) {

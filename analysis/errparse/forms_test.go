@@ -158,9 +158,10 @@ Caused by: java.io.FileNotFoundException: app.properties (No such file or direct
 	at com.acme.Config.load(Config.java:14)
 	... 2 more
 `,
-			count:  1,
-			want:   want{"java", "java", "App.java", 22, 0, "error", "java.lang.IllegalStateException", "cannot start"},
-			detail: "Caused by: java.io.FileNotFoundException: app.properties (No such file or directory)",
+			// The chain policy: the root cause comes first and is primary.
+			count:  2,
+			want:   want{"java", "java", "Config.java", 14, 0, "error", "java.io.FileNotFoundException", "app.properties (No such file or directory)"},
+			detail: "cause of: java.lang.IllegalStateException: cannot start",
 		},
 		{
 			name: "javac lint warning",

@@ -75,29 +75,54 @@ func parseJavaException(s *scanner) bool {
 		e.Details = append(e.Details, "thread: "+thread)
 	}
 	s.i++
-	inCause := false
+	// chain holds the exception and its "Caused by:" exceptions, outermost
+	// first; suppressed exceptions (indented) only become Details.
+	chain := []Error{e}
+	cur := &chain[0]
+	suppressed := false
 	for s.i < len(s.lines) {
 		l := s.lines[s.i]
 		if fm := javaFrameRE.FindStringSubmatch(l); fm != nil {
-			if !inCause {
-				e.Frames = append(e.Frames, s.javaFrame(fm[1], fm[2]))
+			if !suppressed {
+				cur.Frames = append(cur.Frames, s.javaFrame(fm[1], fm[2]))
 			}
 			s.i++
 			continue
 		}
 		if cm := javaCauseRE.FindStringSubmatch(strings.TrimSpace(l)); cm != nil {
-			e.Details = append(e.Details, strings.TrimSpace(l))
-			inCause = true
+			if cm[1] == "Caused by" && l == strings.TrimLeft(l, " \t") {
+				c := Error{Tool: "java", Language: "java", Message: cm[2]}
+				if m := javaExcRE.FindStringSubmatch(cm[2]); m != nil {
+					c.Code, c.Message = m[1], m[2]
+					if c.Message == "" {
+						c.Message = c.Code
+					}
+				}
+				chain = append(chain, c)
+				cur = &chain[len(chain)-1]
+				suppressed = false
+			} else {
+				cur.Details = append(cur.Details, strings.TrimSpace(l))
+				suppressed = true
+			}
 			s.i++
 			continue
 		}
-		if strings.HasPrefix(strings.TrimSpace(l), "... ") && strings.HasSuffix(l, " more") {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "... ") && strings.HasSuffix(t, " more") {
+			// "... 3 more": the last 3 frames are those of the enclosing
+			// exception; restore them so the cause reaches main().
+			if n := atoi(strings.TrimSuffix(strings.TrimPrefix(t, "... "), " more")); n > 0 && !suppressed && len(chain) > 1 {
+				outer := chain[len(chain)-2].Frames
+				if n <= len(outer) {
+					cur.Frames = append(cur.Frames, outer[len(outer)-n:]...)
+				}
+			}
 			s.i++
 			continue
 		}
 		break
 	}
-	s.add(e)
+	s.addChain(chain)
 	return true
 }
 

@@ -13,9 +13,12 @@ var (
 	nodeHeadRE  = regexp.MustCompile(`^(\S.*):(\d+)$`)
 	nodeCaretRE = regexp.MustCompile(`^\s*\^+\s*$`)
 	// "TypeError: msg", "Error [ERR_X]: msg", "Uncaught RangeError: msg".
-	nodeErrRE   = regexp.MustCompile(`^(?:Uncaught )?([A-Z][\w$]*)(?: \[([A-Z0-9_]+)\])?(?:: (.*))?$`)
+	// node --test prints "TypeError [Error]: msg": the bracket holds the
+	// constructor, not a code.
+	nodeErrRE   = regexp.MustCompile(`^(?:Uncaught )?([A-Z][\w$]*)(?: \[(?:([A-Z0-9_]+)|[A-Z]\w*)\])?(?:: (.*))?$`)
 	nodeFrameRE = regexp.MustCompile(`^\s+at (.*)$`)
 	nodeLocRE   = regexp.MustCompile(`^(.*?):(\d+):(\d+)$`)
+	nodeTestRE  = regexp.MustCompile(`^\s*✖ (.+?) \(\d[\d.]*m?s\)$`)
 )
 
 // parseNodeError handles Node's report of an uncaught exception: the
@@ -24,8 +27,16 @@ var (
 func parseNodeError(s *scanner) bool {
 	start := s.i
 	var head *Error
+	if m := nodeTestRE.FindStringSubmatch(s.lines[s.i]); m != nil {
+		// node --test's spec reporter: "✖ name (1.2ms)" heads the
+		// failure of that test.
+		s.nodeTest = m[1]
+		s.i++
+		return true
+	}
 	if m := nodeHeadRE.FindStringSubmatch(s.lines[s.i]); m != nil && nodeCaretRE.MatchString(s.peek(s.i+2)) {
-		head = &Error{File: m[1], Line: atoi(m[2])}
+		caret := s.peek(s.i + 2)
+		head = &Error{File: m[1], Line: atoi(m[2]), Column: len([]rune(caret[:strings.IndexByte(caret, '^')])) + 1}
 		s.i += 3
 		for s.i < len(s.lines) && strings.TrimSpace(s.lines[s.i]) == "" {
 			s.i++
@@ -38,12 +49,24 @@ func parseNodeError(s *scanner) bool {
 	}
 	// The message may run over several lines ("Require stack:\n- /a.js")
 	// before the frames; look ahead for the first frame.
+	// Blank lines inside the message ("Expected values to be strictly
+	// equal:\n\n-1 !== 3\n") are allowed when frames follow.
 	var extra []string
 	j := s.i + 1
 	for ; j < len(s.lines) && j <= s.i+12; j++ {
 		l := s.lines[j]
-		if nodeFrameRE.MatchString(l) || strings.TrimSpace(l) == "" {
+		if nodeFrameRE.MatchString(l) {
 			break
+		}
+		if strings.TrimSpace(l) == "" {
+			k := j + 1
+			for k < len(s.lines) && k <= s.i+12 && !nodeFrameRE.MatchString(s.lines[k]) {
+				k++
+			}
+			if !nodeFrameRE.MatchString(s.peek(k)) || k > s.i+12 {
+				break
+			}
+			continue
 		}
 		extra = append(extra, strings.TrimSpace(l))
 	}
@@ -61,35 +84,80 @@ func parseNodeError(s *scanner) bool {
 	}
 	if head != nil && !strings.HasPrefix(head.File, "node:") {
 		e.File, e.Line = s.rel(head.File), head.Line
+		if e.Code == "SyntaxError" {
+			// A SyntaxError's frames are those of the require() or
+			// import that loaded the file; the header is the mistake.
+			f := Frame{File: head.File, Line: head.Line, Column: head.Column}
+			f.InWorkspace = !nodeLibraryPath(f.File) && s.underWorkspace(f.File)
+			f.File = s.rel(f.File)
+			e.Frames = append(e.Frames, f)
+		}
+	}
+	if s.nodeTest != "" {
+		e.Details = append(e.Details, "test: "+s.nodeTest)
 	}
 	s.i = j
+	chain := []Error{e}
+	s.nodeFrames(&chain[0], &chain)
+	if e := &chain[0]; e.File == "" && head != nil && len(e.Frames) == 0 {
+		e.File, e.Line = head.File, head.Line
+	}
+	s.addChain(chain)
+	return true
+}
+
+// nodeFrames reads "at …" frames into e, and the "{ … }" block of the
+// error's own properties after the last one; a "[cause]: Error: …" in that
+// block is the next exception of the chain, appended to chain with its own
+// frames.
+func (s *scanner) nodeFrames(e *Error, chain *[]Error) {
+	idx := len(*chain) - 1
 	for s.i < len(s.lines) {
-		fm := nodeFrameRE.FindStringSubmatch(s.lines[s.i])
+		l := s.lines[s.i]
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "... ") && strings.HasSuffix(t, " stack trace ...") {
+			// "... 5 lines matching cause stack trace ..."
+			s.i++
+			continue
+		}
+		fm := nodeFrameRE.FindStringSubmatch(l)
 		if fm == nil {
 			break
 		}
 		body := strings.TrimSpace(fm[1])
 		props := strings.HasSuffix(body, " {")
 		body = strings.TrimSuffix(body, " {")
-		e.Frames = append(e.Frames, s.nodeFrame(body))
+		f := s.nodeFrame(body)
+		(*chain)[idx].Frames = append((*chain)[idx].Frames, f)
 		s.i++
-		if props {
-			// Own properties of the error object, up to the closing brace.
-			for s.i < len(s.lines) && strings.TrimSpace(s.lines[s.i]) != "}" {
-				if p := strings.TrimSpace(s.lines[s.i]); p != "" {
-					e.Details = append(e.Details, strings.TrimSuffix(p, ","))
+		if !props {
+			continue
+		}
+		// Own properties of the error object, up to the closing brace.
+		for s.i < len(s.lines) && strings.TrimSpace(s.lines[s.i]) != "}" {
+			p := strings.TrimSpace(s.lines[s.i])
+			if rest, ok := strings.CutPrefix(p, "[cause]: "); ok {
+				if m := nodeErrRE.FindStringSubmatch(rest); m != nil {
+					c := Error{Tool: "node", Language: "javascript", Code: m[1], Message: m[3]}
+					if m[2] != "" {
+						c.Code = m[2]
+					}
+					if c.Message == "" {
+						c.Message = m[1]
+					}
+					*chain = append(*chain, c)
+					s.i++
+					s.nodeFrames(&c, chain)
+					continue
 				}
-				s.i++
+			}
+			if p != "" {
+				(*chain)[idx].Details = append((*chain)[idx].Details, strings.TrimSuffix(p, ","))
 			}
 			s.i++
-			break
 		}
+		s.i++
+		break
 	}
-	if e.File == "" && head != nil && len(e.Frames) == 0 {
-		e.File, e.Line = head.File, head.Line
-	}
-	s.add(e)
-	return true
 }
 
 // looksLikeErrorName accepts the names JavaScript errors have, so that a

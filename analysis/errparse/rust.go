@@ -3,6 +3,7 @@ package errparse
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -14,7 +15,7 @@ var (
 	rustSubRE   = regexp.MustCompile(`^(?:\s*= )?(note|help|warning|suggestion)(?:\[\w+\])?: (.*)$`)
 	rustLintRE  = regexp.MustCompile(`#\[(?:warn|deny|forbid)\(([\w:]+)\)\]`)
 	// Lines that summarise rather than report.
-	rustSummaryRE = regexp.MustCompile(`^(aborting due to|could not compile |build failed|Some errors have detailed explanations|For more information about|` + "`" + `[^` + "`" + `]+` + "`" + ` \([^)]*\) generated \d+ warning|\d+ warnings? emitted|unused manifest key)`)
+	rustSummaryRE = regexp.MustCompile(`^(aborting due to|could not compile |build failed|test failed, to rerun pass|Some errors have detailed explanations|For more information about|` + "`" + `[^` + "`" + `]+` + "`" + ` \([^)]*\) generated \d+ warning|\d+ warnings? emitted|unused manifest key)`)
 )
 
 func (s *scanner) rustTool() string {
@@ -155,4 +156,97 @@ func (s *scanner) addRustDiag(tool string, d rustDiag) {
 		e.Details = append(e.Details, c.Level+": "+c.Message)
 	}
 	s.add(e)
+}
+
+var (
+	// "thread 'main' panicked at src/main.rs:2:5:" (Rust 1.73+), with the
+	// thread id Rust 1.89+ adds ("thread 'main' (12345) panicked at …"),
+	// and the older "thread 'main' panicked at 'msg', src/main.rs:2:5".
+	rustPanicRE     = regexp.MustCompile(`^thread '([^']*)'(?: \(\d+\))? panicked at (?:'(.*)', )?(\S.*?):(\d+):(\d+):?$`)
+	rustTestHeadRE  = regexp.MustCompile(`^---- (\S+) stdout ----$`)
+	rustBtFrameRE   = regexp.MustCompile(`^\s*\d+: (?:0x[0-9a-f]+ - )?(.*)$`)
+	rustBtLocRE     = regexp.MustCompile(`^\s+at (.*?):(\d+)(?::(\d+))?$`)
+	rustPanicEndsRE = regexp.MustCompile(`^(note: run with |note: Some details are omitted|stack backtrace:|---- |failures:$|error: test failed)`)
+)
+
+// parseRustPanic handles a Rust panic: the "thread … panicked at" line,
+// the message lines after it (an assertion's left/right go to Details), and
+// the RUST_BACKTRACE frames. The location is the one Rust prints (the
+// caller of unwrap/expect, thanks to #[track_caller]) unless the backtrace
+// shows a deeper frame of the user's code. Inside cargo test output the
+// test name (from "---- tests::x stdout ----") goes to Details.
+func parseRustPanic(s *scanner) bool {
+	line := s.lines[s.i]
+	if !strings.HasPrefix(line, "thread '") && !strings.HasPrefix(line, "---- ") {
+		return false
+	}
+	if m := rustTestHeadRE.FindStringSubmatch(line); m != nil {
+		s.rustTest = m[1]
+		s.i++
+		return true
+	}
+	m := rustPanicRE.FindStringSubmatch(line)
+	if m == nil {
+		return false
+	}
+	e := Error{Tool: "rust panic", Language: "rust", Code: "panic", Message: m[2],
+		File: s.rel(strings.TrimPrefix(m[3], "./")), Line: atoi(m[4]), Column: atoi(m[5])}
+	if s.rustTest != "" && s.rustTest == m[1] {
+		e.Details = append(e.Details, "test: "+m[1])
+	} else {
+		e.Details = append(e.Details, "thread: "+m[1])
+	}
+	s.i++
+	var msg []string
+	for s.i < len(s.lines) {
+		l := s.lines[s.i]
+		if strings.TrimSpace(l) == "" || rustPanicEndsRE.MatchString(l) || rustPanicRE.MatchString(l) {
+			break
+		}
+		msg = append(msg, strings.TrimSpace(l))
+		s.i++
+	}
+	if e.Message == "" && len(msg) > 0 {
+		e.Message, msg = msg[0], msg[1:]
+	}
+	e.Details = append(e.Details, msg...)
+	if strings.HasPrefix(s.peek(s.i), "note: run with ") {
+		s.i++
+	}
+	if strings.TrimSpace(s.peek(s.i)) == "stack backtrace:" {
+		s.i++
+		for s.i < len(s.lines) {
+			fm := rustBtFrameRE.FindStringSubmatch(s.lines[s.i])
+			if fm == nil {
+				break
+			}
+			f := Frame{Func: fm[1]}
+			s.i++
+			if lm := rustBtLocRE.FindStringSubmatch(s.peek(s.i)); lm != nil {
+				file := strings.TrimPrefix(lm[1], "./")
+				f.Line, f.Column = atoi(lm[2]), atoi(lm[3])
+				f.InWorkspace = !rustLibraryPath(file) && s.underWorkspace(file)
+				f.File = s.rel(file)
+				s.i++
+			}
+			e.Frames = append(e.Frames, f)
+		}
+		if strings.HasPrefix(s.peek(s.i), "note: Some details are omitted") {
+			s.i++
+		}
+	}
+	if len(e.Frames) > 0 && !slices.ContainsFunc(e.Frames, func(f Frame) bool { return f.InWorkspace }) {
+		// Only library frames (or none with a file): keep Rust's own
+		// location, which is where the user's code called in.
+		e.Frames = nil
+	}
+	s.add(e)
+	return true
+}
+
+// rustLibraryPath reports the standard library (/rustc/<hash>/library/…),
+// crates from the registry or git, and the toolchain's own sources.
+func rustLibraryPath(p string) bool {
+	return strings.HasPrefix(p, "/rustc/") || dependencyPath(p) || strings.Contains(p, "/.cargo/git/") ||
+		strings.Contains(p, "/.rustup/toolchains/") || strings.Contains(p, "/cargo/registry/")
 }

@@ -17,19 +17,27 @@
 #     Options.Workspace.
 #
 # Tools: go, gcc/g++, python3, node, javac/java, rustc/cargo are taken from
-# PATH (~/.cargo/bin is added). tsc and eslint@8 are installed with npm into a
-# temporary prefix (set ERRPARSE_NPM_PREFIX to reuse an existing one). A tool
-# that is missing is reported and its fixtures are left as they are; clang is
-# used only when installed.
+# PATH (~/.cargo/bin is added). On Debian/Ubuntu, run as root, the script
+# installs what is missing of clang, cmake, make, shellcheck and
+# python3-pytest with apt-get (idempotent: installed packages are skipped).
+# tsc, eslint@8, jest and vitest are installed with npm into a prefix that
+# is kept between runs (ERRPARSE_NPM_PREFIX, default ~/.cache/kodyls-gen).
+# The testify fixture fetches github.com/stretchr/testify through the Go
+# module proxy. A tool that is missing is reported and its fixtures are left
+# as they are.
 #
-# Usage: bash analysis/errparse/testdata/generate.sh
+# Usage: bash analysis/errparse/testdata/generate.sh [PATTERN...]
+# With patterns (shell globs such as 'rust-*' or pytest-long), only the
+# fixtures whose names match are written; the others stay untouched, so
+# adding a fixture does not rewrite what newer tool versions would print
+# differently.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 out=$here/outputs
 mkdir -p "$out"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/errparse.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 ws=$tmp/ws
 cp -R "$here/programs" "$ws"
 # The physical path too, for systems where the temp dir is behind a symlink.
@@ -37,26 +45,48 @@ wsreal=$(cd "$ws" && pwd -P)
 
 export PATH="$PATH:$HOME/.cargo/bin"
 # Deterministic, offline, uncoloured where the tool allows it.
-export GOTOOLCHAIN=local GOPROXY=off GOFLAGS= GOWORK=off
+export GOTOOLCHAIN=local GOPROXY=off GOFLAGS='' GOWORK=off
 export CARGO_TARGET_DIR=$tmp/target CARGO_TERM_COLOR=never
 export NO_COLOR=1 FORCE_COLOR=0
 # gcc prints typographic quotes (‘x’) in a UTF-8 locale, as most users see.
 export LC_ALL=C.UTF-8 LANG=C.UTF-8
 
 have() { command -v "$1" >/dev/null 2>&1; }
+skip() { echo "skip $1: $2" >&2; }
+
+patterns=("$@")
+selected() {
+	[ ${#patterns[@]} -eq 0 ] && return 0
+	local p
+	for p in "${patterns[@]}"; do
+		# shellcheck disable=SC2053 # glob match on purpose
+		[[ $1 == $p ]] && return 0
+	done
+	return 1
+}
+
+# Debian packages for the C, shell and pytest fixtures; skipped when present
+# or when apt-get cannot be used (not root, not Debian).
+debs=()
+for pair in clang:clang cmake:cmake make:make shellcheck:shellcheck; do
+	have "${pair%%:*}" || debs+=("${pair#*:}")
+done
+/usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || debs+=(python3-pytest)
+if [ ${#debs[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && have apt-get; then
+	apt-get install -y "${debs[@]}" >/dev/null 2>&1 || skip apt-get "could not install ${debs[*]}"
+fi
 
 # capture NAME DIR CMD...: runs CMD in $ws/DIR, writes outputs/NAME.txt.
 capture() {
 	local name=$1 dir=$2
 	shift 2
+	selected "$name" || return 0
 	local raw=$tmp/$name.raw
 	(cd "$ws/$dir" && "$@") >"$raw" 2>&1
 	# Longest path first so the physical path is not half-replaced.
 	sed -e "s|$wsreal|\$WORKSPACE|g" -e "s|$ws|\$WORKSPACE|g" "$raw" >"$out/$name.txt"
 	echo "wrote outputs/$name.txt ($(wc -l <"$out/$name.txt") lines)"
 }
-
-skip() { echo "skip $1: $2" >&2; }
 
 # --- Go -------------------------------------------------------------------
 if have go; then
@@ -72,15 +102,26 @@ if have go; then
 	capture go-panic-nilptr go/nilptr go run .
 	capture go-test go/gotest go test ./...
 	capture go-test-json go/gotest go test -json ./...
+	# A data race between two goroutines of a test, and a test that blocks
+	# until go test's alarm fires.
+	capture go-test-race go/race go test -race ./...
+	capture go-test-timeout go/timeout go test -timeout 2s ./...
+	# testify's report (Error Trace / Error / Test blocks); testify comes
+	# from the module proxy, the only fixture that needs the network.
+	# The module cache goes inside the workspace so that its path is
+	# written as $WORKSPACE/.cache/go/pkg/mod, not this machine's GOPATH.
+	selected go-testify && (cd "$ws/go/testify" && GOMODCACHE="$ws/.cache/go/pkg/mod" GOPROXY=https://proxy.golang.org GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1)
+	capture go-testify go/testify env GOMODCACHE="$ws/.cache/go/pkg/mod" GOFLAGS=-mod=mod go test ./...
 else
 	skip go "not installed"
 fi
 
 # --- TypeScript (tsc) and ESLint, installed into a temporary npm prefix -----
-npmprefix=${ERRPARSE_NPM_PREFIX:-$tmp/npm}
-if have npm && [ ! -x "$npmprefix/node_modules/.bin/tsc" ]; then
-	npm install --silent --no-audit --no-fund --prefix "$npmprefix" typescript eslint@8 >/dev/null 2>&1 ||
-		skip npm "npm install typescript eslint@8 failed"
+npmprefix=${ERRPARSE_NPM_PREFIX:-$HOME/.cache/kodyls-gen}
+if have npm && { [ ! -x "$npmprefix/node_modules/.bin/tsc" ] || [ ! -x "$npmprefix/node_modules/.bin/vitest" ]; }; then
+	mkdir -p "$npmprefix"
+	npm install --silent --no-audit --no-fund --prefix "$npmprefix" typescript eslint@8 jest@30 vitest@4 >/dev/null 2>&1 ||
+		skip npm "npm install typescript eslint@8 jest vitest failed"
 fi
 tsc=$npmprefix/node_modules/.bin/tsc
 eslint=$npmprefix/node_modules/.bin/eslint
@@ -89,6 +130,21 @@ if [ -x "$tsc" ]; then
 	capture tsc-pretty ts "$tsc" --noEmit --strict --pretty true src/user.ts src/count.ts src/point.ts src/handler.ts
 else
 	skip tsc "typescript could not be installed"
+fi
+jest=$npmprefix/node_modules/.bin/jest
+vitest=$npmprefix/node_modules/.bin/vitest
+if [ -x "$jest" ]; then
+	capture jest node/jest "$jest" --ci --colors=false --rootDir .
+else
+	skip jest "jest could not be installed"
+fi
+if [ -x "$vitest" ]; then
+	# vitest resolves the 'vitest' import from the test file's directory.
+	ln -sfn "$npmprefix/node_modules" "$ws/node/vitest/node_modules"
+	capture vitest node/vitest "$vitest" run --color=false --root .
+	rm -f "$ws/node/vitest/node_modules"
+else
+	skip vitest "vitest could not be installed"
 fi
 if [ -x "$eslint" ]; then
 	export ESLINT_USE_FLAT_CONFIG=false
@@ -113,6 +169,11 @@ if have cargo; then
 	# one after the other: one cargo build of both orders them by chance.
 	capture cargo rust/cargo sh -c 'cargo build --offline --color never -p mismatch; cargo build --offline --color never -p moved'
 	capture cargo-json rust/cargo sh -c 'cargo build --offline --message-format=json -p mismatch; cargo build --offline --message-format=json -p moved'
+	# Panics: cargo run (Rust 1.89+ prints the thread id), the same with a
+	# backtrace, and two failing tests (an assertion, a division by zero).
+	capture rust-panic rust/panic env CARGO_TARGET_DIR="$ws/.target" RUST_BACKTRACE=0 cargo run --offline --color never -q
+	capture rust-panic-backtrace rust/panic env CARGO_TARGET_DIR="$ws/.target" RUST_BACKTRACE=1 cargo run --offline --color never -q
+	capture cargo-test rust/cargotest env CARGO_TARGET_DIR="$ws/.target" cargo test --offline --color never
 else
 	skip cargo "not installed"
 fi
@@ -124,12 +185,26 @@ if have gcc; then
 	capture gcc-link c sh -c "gcc -c link.c -o link.o && gcc link.o -o '$tmp/link'"
 	# An absolute source path, as build systems pass it.
 	capture gxx-overload c g++ -fdiagnostics-color=never -c "$ws/c/overload.cpp" -o "$tmp/overload.o"
+	# The error is reported inside the standard library's headers; the
+	# user's line is the "required from here" one.
+	capture gxx-template c g++ -fdiagnostics-color=never -c template.cpp -o "$tmp/template.o"
+	# A recursive make: the compiler names util.c relative to lib/.
+	capture make-recursive c/make make
+	# AddressSanitizer: built with the sources' absolute path, as build
+	# systems do, and run without leak checking (ptrace may be missing).
+	capture gcc-asan c/asan sh -c "gcc -g -fsanitize=address '$ws/c/asan/asan.c' -o asan && ASAN_OPTIONS=detect_leaks=0 ./asan"
 else
 	skip gcc "not installed"
+fi
+if have cmake; then
+	capture cmake c/cmake cmake -S . -B build
+else
+	skip cmake "not installed"
 fi
 if have clang; then
 	capture clang-undeclared c clang -fno-color-diagnostics -Wall -c undeclared.c -o "$tmp/undeclared.o"
 	capture clang-link c sh -c "clang -c link.c -o link.o && clang link.o -o '$tmp/link'"
+	capture clang-template c clang++ -fno-color-diagnostics -c template.cpp -o "$tmp/template.o"
 else
 	skip clang "not installed on this machine"
 fi
@@ -141,8 +216,20 @@ if have python3; then
 	capture python-syntaxerror python python3 "$ws/python/syntax.py"
 	capture python-valueerror python python3 "$ws/python/valueerror.py"
 	capture python-chained python python3 "$ws/python/chained.py"
+	# "During handling of the above exception, another exception occurred"
+	# The system interpreter, so that json's frames are in /usr/lib.
+	capture python-during python /usr/bin/python3 "$ws/python/during.py"
 else
 	skip python3 "not installed"
+fi
+# pytest from Debian (python3-pytest) runs under the system interpreter.
+if /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1; then
+	capture pytest-long python/pytest /usr/bin/python3 -m pytest -p no:cacheprovider --color=no
+	capture pytest-short python/pytest /usr/bin/python3 -m pytest -p no:cacheprovider --color=no --tb=short
+	# Only the summary lines, as CI logs often show them.
+	capture pytest-summary python/pytest /usr/bin/python3 -m pytest -p no:cacheprovider --color=no -q --tb=no
+else
+	skip pytest "python3-pytest not installed"
 fi
 
 # --- Java -------------------------------------------------------------------
@@ -155,6 +242,8 @@ fi
 if have java; then
 	# Single-file source launch (Java 11+): compiles in memory and runs.
 	capture java-npe java/npe java Main.java
+	# A wrapped exception: "Caused by:" with "... N more".
+	capture java-caused-by java/cause java Main.java
 else
 	skip java "not installed"
 fi
@@ -167,6 +256,23 @@ if have node; then
 	capture node-enoent node node "$ws/node/readfile.js"
 	# An ES module: frames are file:// URLs, some without a function name.
 	capture node-esm node node "$ws/node/esm.mjs"
+	# An Error with { cause }: Node prints the cause as "[cause]: …".
+	capture node-cause node/cause node "$ws/node/cause/cause.js"
+	# A SyntaxError in a required module, reported from the require call.
+	capture node-require-syntax node/syntax node "$ws/node/syntax/main.js"
+	capture node-throw node node "$ws/node/throw.js"
+	# The built-in test runner with its two reporters.
+	capture node-test-spec node/nodetest node --test --test-reporter=spec
+	capture node-test-tap node/nodetest node --test --test-reporter=tap
 else
 	skip node "not installed"
+fi
+
+# --- Shell --------------------------------------------------------------------
+capture bash-error shell bash deploy.sh /srv/app
+if have shellcheck; then
+	capture shellcheck-gcc shell shellcheck -f gcc deploy.sh
+	capture shellcheck-tty shell shellcheck -f tty --color=never deploy.sh
+else
+	skip shellcheck "not installed"
 fi

@@ -1,0 +1,3 @@
+int scale(int x) {
+    return x * factor;
+}

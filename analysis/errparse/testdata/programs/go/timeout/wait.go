@@ -1,0 +1,5 @@
+package timeout
+
+func Wait(done chan struct{}) {
+	<-done
+}

@@ -1,0 +1,8 @@
+package timeout
+
+import "testing"
+
+func TestWait(t *testing.T) {
+	done := make(chan struct{})
+	Wait(done)
+}

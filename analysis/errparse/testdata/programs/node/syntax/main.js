@@ -1,0 +1,3 @@
+const settings = require('./settings');
+
+console.log(settings.port);

@@ -1,0 +1,5 @@
+module.exports = {
+  port: 80,
+  host: 'localhost'
+  timeout: 30,
+};
