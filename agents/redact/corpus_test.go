@@ -169,6 +169,12 @@ func (g gen) make(kind, arg string) (string, bool) {
 				return s, true
 			}
 		}
+	case "upw":
+		return g.userPassword(arg), true
+	case "scan":
+		// The alphabet of gitleaks' generated database-password samples:
+		// letters, digits and the symbols people add to meet a policy.
+		return g.random(b62+":;<@=},!$?^", n), true
 	case "openai":
 		// Legacy shape: 20 + "T3BlbkFJ" ("OpenAI" in base64) + 20.
 		return "sk-" + g.random(b62, 20) + "T3BlbkFJ" + g.random(b62, 20), true
@@ -301,4 +307,51 @@ func TestSecretsCorpus(t *testing.T) {
 		})
 	}
 	t.Logf("%d cases in %d languages: %v", len(cases), len(langs), langs)
+}
+
+// passwordWords are the words of human passwords: the ones seen in
+// breached-password lists and in DSNs that real users commit.
+var passwordWords = []string{"admin", "root", "guest", "summer", "dragon", "monkey", "sunshine", "very",
+	"secret", "master", "welcome", "orders", "shadow", "football", "prod", "winter", "letme", "in", "super"}
+
+// userPassword makes a password of the given class, the way users write
+// them in connection URIs and strings, unescaped unless the class is pct:
+// plain (base62), hash, bang, at (one to three '@'), pct (%-escapes),
+// slash, colon, mixed (several of them) and word (words and digits, as
+// "verysecret" or "summer2024").
+func (g gen) userPassword(class string) string {
+	chunk := func() string { return g.random(b62, 3+g.r.IntN(5)) }
+	join := func(seps ...string) string {
+		s := chunk()
+		for i := 0; i < 2+g.r.IntN(2); i++ {
+			s += seps[g.r.IntN(len(seps))] + chunk()
+		}
+		return s
+	}
+	switch class {
+	case "hash":
+		return join("#", "##")
+	case "bang":
+		return join("!", "!!")
+	case "at":
+		return join("@")
+	case "pct":
+		return join("%40", "%23", "%2F", "%3A", "%21", "%25", "%3F", "%26")
+	case "slash":
+		return join("/")
+	case "colon":
+		return join(":")
+	case "mixed":
+		return join("#", "!", "@", "/", "%40", ":", "?", "$", "&", "*", "(", ")", "+", "=", ",", "~", "^")
+	case "word":
+		var s string
+		for s == "" || len(s) < 8 {
+			s += passwordWords[g.r.IntN(len(passwordWords))]
+		}
+		if g.r.IntN(2) == 0 {
+			s += g.digits(1, 4)
+		}
+		return s
+	}
+	return g.random(b62, 10+g.r.IntN(10))
 }

@@ -60,7 +60,11 @@
 //	age-secret-key         age (sops) identity                             AGE-SECRET-KEY-1 + 58
 //	jwt                    JSON Web Token                                  eyJ….eyJ….<signature>
 //	azure-key              Azure storage/Service Bus key, SAS signature    AccountKey=…, SharedAccessKey=…, sig=…
-//	url-password           password in a URL (user and host stay)          scheme://user:PASSWORD@host
+//	url-password           password in a URI's userinfo or its query       scheme://user:PASSWORD@host, ?password=PASSWORD,
+//	                       (user, host, port, path and query stay)         jdbc:…;password=PASSWORD
+//	dsn-password           password in a key=value connection string or    Server=…;Password=PASSWORD; Pwd={PASSWORD};
+//	                       a DSN without "://"                             host=… password=PASSWORD; user:PASSWORD@tcp(…);
+//	                                                                       jdbc:oracle:thin:user/PASSWORD@
 //	cli-credentials        password given to curl and friends              -u user:PASSWORD, --user user:PASSWORD
 //	bearer-token           bearer token in a header or code string         Bearer <16+ random token chars>
 //	basic-auth             HTTP Basic credentials                          Basic <base64 that decodes to user:password>
@@ -75,6 +79,22 @@
 // either side, and their random part must have some entropy, so
 // documentation fillers ("ghp_xxxxxxxx…") stay. Webhook paths and Azure
 // keys are anchored by their URL or key name instead.
+//
+// # Credentials in URIs and connection strings
+//
+// There the position says that a value is a password, so url-password and
+// dsn-password redact it whatever it looks like ("admin", "verysecret"),
+// unless it is a template or reference ("${DB_PASS}", "$PASS",
+// "{{ .Values.pw }}", "<password>", "%s", "{password}"), a mask ("****",
+// "xxx", "[REDACTED]") or the bare name of the field ("password", "pwd").
+// Passwords may hold unescaped '#', '!', '/', ':', '?' and several '@':
+// the userinfo ends at the '@' that a host and the end of the authority
+// follow, so "p#ss@w0rd@db:5432/app" loses "p#ss@w0rd" and keeps the host,
+// and an '@' in the path or query ("?notify=ops@example.com") is not
+// taken for it. Query and parameter keys password=, pwd= and passwd= are
+// redacted in URIs (JDBC included) and in form bodies; in key=value
+// strings (ADO.NET, ODBC with {braced} values, libpq) only when another
+// connection key (Server=, host=, User Id=…) is on the line.
 //
 // # generic-secret
 //

@@ -14,6 +14,15 @@ func FuzzRedact(f *testing.F) {
 		in, _ := c.expand()
 		f.Add(in)
 	}
+	for _, c := range sampleCategories {
+		for _, tpl := range c.tps {
+			in, _ := expandSample(tpl, "mixed", 0)
+			f.Add(in)
+		}
+		for _, fp := range c.fps {
+			f.Add(fp)
+		}
+	}
 	f.Add("")
 	f.Add("password = \"[REDACTED:generic-secret]\"")
 	f.Add("-----BEGIN PRIVATE KEY-----")

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -65,4 +66,67 @@ func toolRound(ctx context.Context, g *llm.Gateway, text string) error {
 	}
 	_, err = g.Chat(ctx, req)
 	return err
+}
+
+// TestURICredentialsNeverReachTheEndpoint sends the true-positive samples
+// of the URI, query and connection-string categories (every password
+// class, every seed; see samples_test.go) through the gateway, as user
+// messages and tool results, and checks that no password, nor 8 bytes of
+// one, reached the fake endpoint, in plain or JSON-escaped form ('&',
+// '<' and '>' travel as \u0026…).
+func TestURICredentialsNeverReachTheEndpoint(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.LastMessageRole("tool"), llmtest.Text("noted"))
+	fake.On(llmtest.Any(), llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{"path":"x"}`}))
+	g, err := llm.New(llm.Config{BaseURL: fake.URL, Model: "fake-model", MaxRetries: -1}, llm.WithRedactor(Default()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	var (
+		secrets []string
+		batch   []string
+		rounds  int
+	)
+	send := func() {
+		if len(batch) == 0 {
+			return
+		}
+		if err := toolRound(context.Background(), g, strings.Join(batch, "\n")); err != nil {
+			t.Fatal(err)
+		}
+		rounds++
+		batch = batch[:0]
+	}
+	for _, c := range sampleCategories {
+		if c.name == "keyword-assignments" {
+			continue // the generic rule's recall is measured, not total
+		}
+		for _, tpl := range c.tps {
+			for _, class := range c.classes {
+				for seed := range seedsPerClass {
+					in, s := expandSample(tpl, class, seed)
+					secrets = append(secrets, s...)
+					if batch = append(batch, in); len(batch) == 40 {
+						send()
+					}
+				}
+			}
+		}
+	}
+	send()
+	if fake.CountChat() < 2*rounds {
+		t.Fatalf("only %d requests for %d rounds", fake.CountChat(), rounds)
+	}
+	for _, r := range fake.Requests() {
+		body := string(r.Body)
+		for _, s := range secrets {
+			esc, _ := json.Marshal(s)
+			if leaked(body, s) || leaked(body, strings.Trim(string(esc), `"`)) {
+				t.Fatalf("a sample password (%d bytes, starting %q) reached the endpoint", len(s), s[:3])
+			}
+		}
+	}
+	t.Logf("%d samples with a password, %d requests: none leaked", len(secrets), fake.CountChat())
 }

@@ -24,19 +24,23 @@ func TestLinearTime(t *testing.T) {
 		fmt.Fprintf(&many, "password = \"%s\"\n", tok(fmt.Sprint(i), b62, 20))
 	}
 	inputs := map[string]string{
-		"distinct secrets":      many.String(),
-		"separators, no blanks": rep("token="),
-		"unclosed quotes":       rep(`token="`),
-		"url schemes":           rep("a://"),
-		"bearer words":          rep("bearer x"),
-		"existing markers":      rep("[REDACTED:x] token=Ab3dE5fG7hI9jK1l "),
-		"pem headers":           rep("-----BEGIN RSA PRIVATE KEY-----\n"),
-		"xml tags":              rep("<password>"),
-		"curl -u":               rep(" -u a:"),
-		"aws ids":               rep(tok("AKIA", upper, 16) + " "),
-		"yaml keys":             rep("secret: "),
-		"flags":                 rep("--token "),
-		"one long value":        "token=" + rep("aB3"),
+		"distinct secrets":       many.String(),
+		"separators, no blanks":  rep("token="),
+		"unclosed quotes":        rep(`token="`),
+		"url schemes":            rep("a://"),
+		"url userinfo and hosts": rep("a://b:c@d,e@f,"),
+		"query passwords":        rep("?password=a&"),
+		"connection strings":     rep("Server=a;Password=b;"),
+		"lone password pairs":    rep("password=b "),
+		"bearer words":           rep("bearer x"),
+		"existing markers":       rep("[REDACTED:x] token=Ab3dE5fG7hI9jK1l "),
+		"pem headers":            rep("-----BEGIN RSA PRIVATE KEY-----\n"),
+		"xml tags":               rep("<password>"),
+		"curl -u":                rep(" -u a:"),
+		"aws ids":                rep(tok("AKIA", upper, 16) + " "),
+		"yaml keys":              rep("secret: "),
+		"flags":                  rep("--token "),
+		"one long value":         "token=" + rep("aB3"),
 	}
 	for name, in := range inputs {
 		start := time.Now()

@@ -17,6 +17,8 @@ const (
 	detAuthHeader
 	detCLI
 	detSQL
+	detConn
+	detDSN
 )
 
 type keyword struct {
@@ -54,6 +56,12 @@ func init() {
 	add("--user", detCLI)
 	for _, k := range sqlKeywords {
 		add(k, detSQL)
+	}
+	for _, k := range connPasswordKeywords {
+		add(k, detConn)
+	}
+	for _, k := range dsnKeywords {
+		add(k, detDSN)
 	}
 }
 

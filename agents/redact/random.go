@@ -246,7 +246,7 @@ func encodesPlaceholder(v string) bool {
 // are matched case-insensitively anywhere in the value; a random secret
 // contains one of them with negligible probability.
 var placeholderWords = []string{
-	"xxx", "***", "...", "${", "{{", "}}", "<", ">",
+	"xxx", "***", "...", "${", "{{", "}}",
 	"your", "example", "changeme", "change_me", "change-me", "placeholder",
 	"dummy", "redacted", "replace", "insert", "sample", "todo", "fixme",
 	"password", "passwd", "secret", "token", "getenv", "process.env",
@@ -262,9 +262,20 @@ func isPlaceholder(v string) bool {
 		return true
 	}
 	switch v[0] {
-	// Shell and template variables, format verbs, YAML aliases and tags,
-	// Spring "@…@" filtering.
-	case '$', '%', '&', '*', '!', '@', '#':
+	// Format verbs, YAML aliases and tags, Spring "@…@" filtering.
+	case '%', '&', '*', '!', '@', '#':
+		return true
+	case '$':
+		// Shell, PHP and PowerShell variables ("$DB_PASS", "$env:KEY",
+		// "$this.secret"); a literal that merely starts with '$' has
+		// other symbols too.
+		if onlyBytes(v[1:], "_:.-") {
+			return true
+		}
+	}
+	// "<your-token>", "<%= key %>": a '<' closed by a '>'. A lone '<' is
+	// one more symbol of a random value.
+	if i := strings.IndexByte(v, '<'); i >= 0 && strings.IndexByte(v[i:], '>') >= 0 {
 		return true
 	}
 	for _, w := range placeholderWords {

@@ -356,6 +356,12 @@ func (r *Redactor) detect(text string) []cand {
 	if found&(1<<detURL) != 0 {
 		scanURLPasswords(&s)
 	}
+	if found&(1<<detConn) != 0 {
+		scanConnPasswords(&s)
+	}
+	if found&(1<<detDSN) != 0 {
+		scanDSNUserinfo(&s)
+	}
 	if found&(1<<detSchemes) != 0 {
 		scanSchemes(&s)
 	}

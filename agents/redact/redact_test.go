@@ -377,7 +377,7 @@ func TestLooksRandomRecall(t *testing.T) {
 
 func TestRuleNamesAreDocumented(t *testing.T) {
 	doc := docText(t)
-	names := map[string]bool{"private-key": true, "url-password": true, "cli-credentials": true, "bearer-token": true,
+	names := map[string]bool{"private-key": true, "url-password": true, "dsn-password": true, "cli-credentials": true, "bearer-token": true,
 		"basic-auth": true, "auth-header": true, "aws-secret-key": true, "generic-secret": true}
 	for _, r := range builtinRules {
 		names[r.name] = true

@@ -183,62 +183,6 @@ func pemBodyFollows(s string) bool {
 	return false
 }
 
-// scanURLPasswords redacts the password of "scheme://user:password@host",
-// keeping user and host so the code still says where it connects.
-func scanURLPasswords(s *sink) {
-	text := s.text
-	for off := 0; ; {
-		k := strings.Index(text[off:], "://")
-		if k < 0 {
-			return
-		}
-		k += off
-		off = k + 3
-		if k == 0 || !isAlpha(text[k-1]) {
-			continue
-		}
-		a := k + 3
-		at, colon := -1, -1
-		e := a
-	authority:
-		for ; e < min(len(text), a+maxAuthority); e++ {
-			switch c := text[e]; c {
-			case '/', '?', '#', ' ', '\t', '\r', '\n', '"', '\'', '`', '<', '>', '\\', '(', ')', '[', ']', '{', '}', ',', ';':
-				break authority
-			case '@':
-				at = e
-			case ':':
-				if colon < 0 {
-					colon = e
-				}
-			}
-		}
-		// The last '@' ends the userinfo: passwords with an unescaped '@'
-		// exist in the wild, host names never contain one.
-		if at < 0 || colon < 0 || colon > at || at+1 >= e {
-			continue
-		}
-		pw := text[colon+1 : at]
-		if !urlPasswordLooksReal(pw) {
-			continue
-		}
-		s.add("url-password", prioURLPassword, colon+1, at)
-		off = e
-	}
-}
-
-// maxAuthority bounds the "user:password@host" part read after "://".
-const maxAuthority = 512
-
-// urlPasswordLooksReal turns away templates and documentation examples
-// ("user:password@", "${DB_PASS}", "<pass>") and port-like digits.
-func urlPasswordLooksReal(pw string) bool {
-	if len(pw) < 3 || isPlaceholder(pw) || isDocPassword(pw) {
-		return false
-	}
-	return !(len(pw) <= 5 && allDigits(pw))
-}
-
 // indexAll yields the index of every occurrence of kw in text, left to
 // right. The search resumes after each occurrence, so they do not overlap.
 func indexAll(text, kw string) iter.Seq[int] {
