@@ -11,6 +11,8 @@ package fix
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -173,6 +175,9 @@ func (f *Fixer) Fix(ctx context.Context, req Request, emit func(agent.Event)) (*
 		MaxCycles:   rounds,
 		Thread:      f.Thread,
 		Checkpoints: f.Checkpoints,
+	}
+	if o.Thread == "" && o.Checkpoints != nil {
+		o.Thread = f.thread(req)
 	}
 	goal := fmt.Sprintf("fix %s", location(e))
 	st, err := o.Run(ctx, goal, emit)
@@ -441,4 +446,28 @@ func excerpt(s string, n int) string {
 		return s
 	}
 	return s[:n] + "\n…(truncated)"
+}
+
+// thread names a fix for the checkpointer: the same error, in the same
+// code, verified by the same command, resumes an interrupted fix; any
+// change to the files the error points at starts a new one.
+func (f *Fixer) thread(req Request) string {
+	e := req.Error
+	d := sha256.New()
+	fmt.Fprintf(d, "%s\x00%s\x00%s\x00%s\x00%d\x00%s\x00", f.Workspace, e.Tool, e.Message, e.File, e.Line, req.Build)
+	files := []string{e.File}
+	for _, fr := range e.Frames {
+		if fr.InWorkspace {
+			files = append(files, fr.File)
+		}
+	}
+	for _, rel := range files {
+		if rel == "" || filepath.IsAbs(rel) || f.ignore()(rel) {
+			continue
+		}
+		data, _ := os.ReadFile(filepath.Join(f.Workspace, filepath.FromSlash(rel)))
+		fmt.Fprintf(d, "%s\x00%d\x00", rel, len(data))
+		d.Write(data)
+	}
+	return "fix/" + hex.EncodeToString(d.Sum(nil))[:24]
 }

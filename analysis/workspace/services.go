@@ -328,7 +328,12 @@ func (s *Services) Explainer(ctx context.Context, root string) *rca.Explainer {
 // configured, and Fix then says so.
 func (s *Services) Fixer(root string) *fix.Fixer {
 	g, _ := s.Gateway()
-	return &fix.Fixer{Workspace: root, Gateway: g, Prompts: s.Prompts, Ignore: rca.IgnoreList(), Log: s.log}
+	x := &fix.Fixer{Workspace: root, Gateway: g, Prompts: s.Prompts, Ignore: rca.IgnoreList(), Log: s.log}
+	if s.Store != nil {
+		// A fix cut short by a crash resumes from its last step.
+		x.Checkpoints = s.Store.Checkpoints()
+	}
+	return x
 }
 
 // Folder returns the workspace folder at root (absolute, symlink-free),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -93,7 +94,8 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 
 	settings := contract.Resolve(os.Getenv, nil, nil).Settings
-	svc := workspace.Open(ctx, workspace.Config{Settings: settings, Getenv: os.Getenv, Log: logger, NoStore: true})
+	// The store keeps the fix's checkpoints: a fix cut short resumes.
+	svc := workspace.Open(ctx, workspace.Config{Settings: settings, Getenv: os.Getenv, Log: logger})
 	defer svc.Close()
 	if _, err := svc.Gateway(); err != nil {
 		fmt.Fprintf(stderr, "kodyls fix: %v\n", err)
@@ -105,7 +107,7 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "kodyls fix: %v\n", rca.ErrNoError)
 		return 1
 	}
-	req := fix.Request{Error: errs[p], Output: string(data), Build: *build, BuildTimeout: *timeout}
+	req := fix.Request{Error: errs[p], Output: string(data), Build: cmp.Or(*build, settings.Build.OnSave), BuildTimeout: *timeout}
 	if req.Build == "" {
 		req.Build = settings.Build.OnSave
 	}
