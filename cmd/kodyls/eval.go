@@ -11,22 +11,34 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kodustech/kodyls/agents/fix"
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/rca"
 	"github.com/kodustech/kodyls/agents/strategies"
+	"github.com/kodustech/kodyls/analysis/filereview"
 	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
 )
 
 const evalUsage = `Usage: kodyls eval rca [--json] [--strategy NAME|all]
+       kodyls eval fix [--json]
+       kodyls eval review [--json]
 
-Runs the canonical error cases (real outputs of go, tsc, rustc, gcc, python,
-javac and node) through the RCA agent with the configured LLM endpoint and
-prints the pass rate by language. Nothing is cached or remembered.
---strategy runs the agent with the named strategy and reports, besides the
-pass rate, its agent steps, tokens and latency; "all" runs every strategy
-and compares them. Exit status: 0, 2 on a usage or setup error (no endpoint
-configured, an unknown strategy).
+Runs canonical cases against the configured LLM endpoint, so a user can
+compare models and strategies. Nothing is cached or remembered.
+
+  rca     real outputs of go, tsc, rustc, gcc, python, javac and node through
+          the RCA agent; pass when the root cause and fix name the cause.
+          --strategy runs the named agent strategy and reports its agent
+          steps, tokens and latency besides the pass rate; "all" compares
+          every strategy.
+  fix     small Go programs with one compile error each: "Fix this error"
+          (plan mode) must make their build pass; needs go on PATH.
+  review  changes that introduce a well-known defect (Go, Python,
+          TypeScript): the review must report it on its lines.
+
+Exit status: 0, 2 on a usage or setup error (no endpoint configured, an
+unknown strategy).
 `
 
 // strategyEval is the evaluation of one strategy.
@@ -44,7 +56,15 @@ type strategyEval struct {
 }
 
 func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logger *slog.Logger) int {
-	if len(args) == 0 || args[0] != "rca" {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, evalUsage)
+		return 2
+	}
+	switch args[0] {
+	case "rca":
+	case "fix", "review":
+		return evalOther(ctx, args[0], args[1:], stdout, stderr, logger)
+	default:
 		fmt.Fprint(stderr, evalUsage)
 		return 2
 	}
@@ -159,4 +179,85 @@ func writeJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
+}
+
+// otherEval is the report of `eval fix` and `eval review`: the pass rate
+// and what the cases cost.
+type otherEval struct {
+	Passed   int     `json:"passed"`
+	Total    int     `json:"total"`
+	PassRate float64 `json:"passRate"`
+	Tokens   int     `json:"tokens"`
+	Calls    int     `json:"modelCalls"`
+	Latency  float64 `json:"latencyMsPerCase"`
+	Report   any     `json:"report"`
+}
+
+func evalOther(ctx context.Context, what string, args []string, stdout, stderr io.Writer, logger *slog.Logger) int {
+	fs := flag.NewFlagSet("eval "+what, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg := contract.Resolve(os.Getenv, nil, nil).Settings
+	if !cfg.LLMConfigured() {
+		fmt.Fprintf(stderr, "kodyls eval %s: no LLM endpoint configured; set KODYLS_LLM_BASE_URL and KODYLS_LLM_MODEL\n", what)
+		return 2
+	}
+	// No store: an evaluation must measure the model, not the cache.
+	svc := workspace.Open(ctx, workspace.Config{Settings: cfg, Getenv: os.Getenv, Log: logger, NoStore: true})
+	defer svc.Close()
+	g, err := svc.Gateway()
+	if err != nil {
+		fmt.Fprintf(stderr, "kodyls eval %s: %v\n", what, err)
+		return 2
+	}
+	dir, err := os.MkdirTemp("", "kodyls-eval-")
+	if err != nil {
+		fmt.Fprintf(stderr, "kodyls eval %s: %v\n", what, err)
+		return 2
+	}
+	defer os.RemoveAll(dir)
+	before := g.Totals()[what]
+	start := time.Now()
+	var (
+		passed, total int
+		report        any
+		text          func(io.Writer)
+	)
+	switch what {
+	case "fix":
+		cases, err := fix.EvalCases()
+		if err != nil {
+			fmt.Fprintf(stderr, "kodyls eval fix: %v\n", err)
+			return 2
+		}
+		rep := fix.Eval(ctx, dir, svc.Fixer, cases)
+		passed, total, report, text = rep.Passed, rep.Total, rep, rep.WriteText
+	default:
+		cases, err := filereview.EvalCases()
+		if err != nil {
+			fmt.Fprintf(stderr, "kodyls eval review: %v\n", err)
+			return 2
+		}
+		rep := filereview.Eval(ctx, svc.Folder(dir).Review, cases)
+		passed, total, report, text = rep.Passed, rep.Total, rep, rep.WriteText
+	}
+	after := g.Totals()[what]
+	e := otherEval{Passed: passed, Total: total, Report: report,
+		Tokens: after.PromptTokens + after.CompletionTokens - before.PromptTokens - before.CompletionTokens,
+		Calls:  after.Calls - before.Calls,
+	}
+	if total > 0 {
+		e.PassRate = float64(passed) / float64(total)
+		e.Latency = float64(time.Since(start).Milliseconds()) / float64(total)
+	}
+	if *asJSON {
+		writeJSON(stdout, e)
+		return 0
+	}
+	text(stdout)
+	fmt.Fprintf(stdout, "tokens %d, model calls %d, %.0f ms per case\n", e.Tokens, e.Calls, e.Latency)
+	return 0
 }

@@ -50,7 +50,7 @@ Commands:
   fix       fix the primary error of compiler output, verified by the build; see kodyls fix -h
   history   search, summarise or forget remembered build errors; see kodyls history -h
   rules     list, check or test the workspace's Kody Rules; see kodyls rules -h
-  eval rca  measure the RCA agent on canonical error cases with the configured endpoint
+  eval      measure explanations (rca), fixes (fix) or reviews (review) on canonical cases; see kodyls eval
   doctor    print how configuration was resolved; exit 1 if something is wrong
   version   print the version
 
