@@ -33,15 +33,8 @@ func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.Pr
 	x := s.explainer(root)
 	prog := s.beginProgress(ctx, token, "Explaining the error")
 	emit := func(ev agent.Event) {
-		switch ev.Kind {
-		case agent.EventAction:
-			prog.Report(fmt.Sprintf("step %d: %s %s", ev.Iteration, ev.Tool, shortText(ev.Input, 60)), 0)
-		case agent.EventThought:
-			prog.Report(fmt.Sprintf("step %d: %s", ev.Iteration, shortText(ev.Text, 80)), 0)
-		case graph.EventResumed:
-			prog.Report(fmt.Sprintf("resuming the interrupted explanation from step %d", ev.Iteration), 0)
-		case agent.EventEscalated:
-			prog.Report("planning a deeper investigation: "+shortText(ev.Text, 80), 0)
+		if msg := progressLine(ev); msg != "" {
+			prog.Report(msg, 0)
 		}
 	}
 	var rep *rca.Report
@@ -134,4 +127,25 @@ func shortText(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// progressLine is the $/progress message of an agent or graph event, ""
+// for events not worth one (a node finishing, an iteration starting): the
+// editor shows where an explanation or a fix is, step by step.
+func progressLine(ev agent.Event) string {
+	switch ev.Kind {
+	case agent.EventAction:
+		return fmt.Sprintf("step %d: %s %s", ev.Iteration, ev.Tool, shortText(ev.Input, 60))
+	case agent.EventThought:
+		return fmt.Sprintf("step %d: %s", ev.Iteration, shortText(ev.Text, 80))
+	case graph.EventResumed:
+		return fmt.Sprintf("resuming the interrupted run from step %d", ev.Iteration)
+	case agent.EventEscalated:
+		return "planning a deeper investigation: " + shortText(ev.Text, 80)
+	case graph.EventNodeStarted:
+		return ev.Node + "…"
+	case agent.EventPlanCreated, agent.EventStepDone, agent.EventReflected, agent.EventAdjusted:
+		return strings.ReplaceAll(ev.Kind, "_", " ") + ": " + shortText(ev.Text, 100)
+	}
+	return ""
 }

@@ -49,9 +49,8 @@ func (s *Server) fixError(ctx context.Context, arg []byte, token protocol.Progre
 	}
 	prog := s.beginProgress(ctx, token, "Fixing the error")
 	res, err := fx.Fix(ctx, req, func(ev agent.Event) {
-		switch ev.Kind {
-		case agent.EventPlanCreated, agent.EventStepDone, agent.EventReflected, agent.EventAdjusted:
-			prog.Report(fmt.Sprintf("%s: %s", strings.ReplaceAll(ev.Kind, "_", " "), shortText(ev.Text, 100)), 0)
+		if msg := progressLine(ev); msg != "" {
+			prog.Report(msg, 0)
 		}
 	})
 	if err != nil {

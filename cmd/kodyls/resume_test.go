@@ -129,7 +129,7 @@ func TestExplanationResumesAfterServerCrash(t *testing.T) {
 	if !strings.Contains(res.RCA.Note, "resumed from step 4") || !strings.Contains(res.Markdown, "resumed from step 4") || !strings.Contains(res.Markdown, "path: react") {
 		t.Errorf("the explanation does not say it resumed:\nnote %q\n%s", res.RCA.Note, res.Markdown)
 	}
-	if !strings.Contains(strings.Join(progress, "\n"), "resuming the interrupted explanation from step 4") {
+	if !strings.Contains(strings.Join(progress, "\n"), "resuming the interrupted run from step 4") {
 		t.Errorf("the editor saw no progress report of the resume:\n%s", strings.Join(progress, "\n"))
 	}
 
