@@ -13,6 +13,7 @@ package router
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kodustech/kodyls/agents/agent"
+	"github.com/kodustech/kodyls/agents/graph"
 )
 
 // Defaults of the zero fields of [Strategy].
@@ -76,33 +78,55 @@ func (s Strategy[A]) Run(ctx context.Context, task agent.Task, tools []agent.Too
 	fastTask.Budget = task.Budget.WithDefaults()
 	fastTask.Budget.MaxIterations = min(fastTask.Budget.MaxIterations, maxSteps)
 
-	var seen trail
-	out, err := s.Fast.Run(ctx, fastTask, tools, func(e agent.Event) {
-		seen.see(e)
-		emit(e)
-	})
-	fastPath := cmp.Or(out.Path, s.Fast.Name())
-	if ctx.Err() != nil {
-		// The caller gave up: nothing is escalated.
-		if err == nil {
-			err = ctx.Err()
-		}
-		return out, err
-	}
-	reason := s.reason(out, err, seen.failures, fastTask.Budget.MaxIterations)
-	if reason == "" {
-		out.Path = fastPath
-		return out, nil
-	}
-	emit(agent.Event{Kind: agent.EventEscalated, Iteration: out.Iterations, Text: reason})
-
 	planTask := task
-	planTask.User = task.User + "\n\n" + handover(&seen, reason, out, err)
 	if task.Thread != "" {
 		// The planner's checkpoints must not overwrite the fast path's.
 		planTask.Thread = task.Thread + "/" + s.Planner.Name()
 	}
+	var (
+		out    agent.Outcome[A]
+		err    error
+		reason string
+	)
+	if h, ok := s.loadHandover(ctx, task); ok {
+		// Interrupted after the hand-over: the fast path's work is in the
+		// planner's task; go straight back to the planner.
+		out.Answer, out.Iterations, out.ToolsUsed, out.Path = h.Answer, h.Iterations, h.ToolsUsed, h.FastPath
+		if h.FastErr != "" {
+			err = errors.New(h.FastErr)
+		}
+		reason, planTask.User = h.Reason, h.PlannerUser
+		emit(agent.Event{Kind: graph.EventResumed, Iteration: h.Iterations, Text: "continuing the escalated investigation: " + reason})
+	} else {
+		var seen trail
+		out, err = s.Fast.Run(ctx, fastTask, tools, func(e agent.Event) {
+			seen.see(e)
+			emit(e)
+		})
+		if ctx.Err() != nil {
+			// The caller gave up: nothing is escalated.
+			if err == nil {
+				err = ctx.Err()
+			}
+			return out, err
+		}
+		reason = s.reason(out, err, seen.failures, fastTask.Budget.MaxIterations)
+		if reason == "" {
+			out.Path = cmp.Or(out.Path, s.Fast.Name())
+			return out, nil
+		}
+		emit(agent.Event{Kind: agent.EventEscalated, Iteration: out.Iterations, Text: reason})
+		planTask.User = task.User + "\n\n" + handover(&seen, reason, out, err)
+		s.saveHandover(ctx, task, routeState[A]{
+			Answer: out.Answer, Iterations: out.Iterations, ToolsUsed: out.ToolsUsed, FastPath: out.Path,
+			FastErr: errText(err), Reason: reason, PlannerUser: planTask.User,
+		}, false)
+	}
+	fastPath := cmp.Or(out.Path, s.Fast.Name())
 	pout, perr := s.Planner.Run(ctx, planTask, tools, emit)
+	if ctx.Err() == nil {
+		s.saveHandover(ctx, task, routeState[A]{}, true)
+	}
 	planPath := cmp.Or(pout.Path, s.Planner.Name())
 	if perr != nil {
 		if err != nil || ctx.Err() != nil {
@@ -213,4 +237,63 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// routeState is the router's checkpoint: what the fast path handed over,
+// saved once it escalated, so that a run interrupted while the planner
+// works does not redo the fast path.
+type routeState[A any] struct {
+	Answer      A        `json:"answer"`
+	Iterations  int      `json:"iterations"`
+	ToolsUsed   []string `json:"toolsUsed"`
+	FastPath    string   `json:"fastPath"`
+	FastErr     string   `json:"fastErr,omitempty"`
+	Reason      string   `json:"reason"`
+	PlannerUser string   `json:"plannerUser"`
+}
+
+// routeGraph names the router's checkpoints.
+const routeGraph = "router"
+
+func routeThread(task agent.Task) string { return task.Thread + "/route" }
+
+func (s Strategy[A]) loadHandover(ctx context.Context, task agent.Task) (routeState[A], bool) {
+	var h routeState[A]
+	if task.Thread == "" || task.Checkpoints == nil {
+		return h, false
+	}
+	c, ok, err := task.Checkpoints.Get(ctx, routeThread(task))
+	if err != nil || !ok || c.Done || c.Graph != routeGraph {
+		return h, false
+	}
+	if json.Unmarshal(c.State, &h) != nil || h.PlannerUser == "" {
+		return h, false
+	}
+	return h, true
+}
+
+// saveHandover records the hand-over, or (done) that the planner ran to
+// its end. A checkpoint that cannot be saved only costs the resume.
+func (s Strategy[A]) saveHandover(ctx context.Context, task agent.Task, h routeState[A], done bool) {
+	if task.Thread == "" || task.Checkpoints == nil {
+		return
+	}
+	c := agent.Checkpoint{Thread: routeThread(task), Graph: routeGraph, Step: 1, Next: "planner", State: []byte("{}")}
+	if done {
+		c.Next, c.Done = graph.End, true
+	} else if data, err := json.Marshal(h); err == nil {
+		c.State = data
+	} else {
+		return
+	}
+	if err := task.Checkpoints.Put(ctx, c); err != nil && task.Log != nil {
+		task.Log.Warn("cannot save the router's checkpoint", "thread", c.Thread, "error", err)
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kodustech/kodyls/agents/agent"
+	"github.com/kodustech/kodyls/agents/graph"
 	"github.com/kodustech/kodyls/agents/router"
 )
 
@@ -202,5 +203,60 @@ func TestThresholdsAreSettings(t *testing.T) {
 	}
 	if fast.task.Budget.MaxIterations != 4 {
 		t.Errorf("fast path got %d iterations, want MaxSteps 4", fast.task.Budget.MaxIterations)
+	}
+}
+
+// crashing is a planner whose first run dies with its process (the
+// context is cancelled under it), and whose next run answers.
+type crashing struct {
+	scripted
+	cancel context.CancelFunc
+}
+
+func (c *crashing) Run(ctx context.Context, task agent.Task, tools []agent.Tool, emit func(agent.Event)) (agent.Outcome[answer], error) {
+	if c.cancel != nil {
+		c.runs++
+		c.cancel()
+		c.cancel = nil
+		return agent.Outcome[answer]{}, ctx.Err()
+	}
+	return c.scripted.Run(ctx, task, tools, emit)
+}
+
+// A run interrupted while the planner works resumes at the planner: the
+// fast path is not run again and the planner gets the same hand-over.
+func TestResumeAfterEscalationSkipsTheFastPath(t *testing.T) {
+	unsure := agent.Outcome[answer]{Answer: answer{"maybe this", 0.2}, Iterations: 2, Path: "react"}
+	fast := &scripted{name: "react", out: unsure, events: calls("package main")}
+	planner := &crashing{scripted: scripted{name: "plan-execute", out: agent.Outcome[answer]{Answer: answer{"planned cause", 0.9}, Iterations: 3, Path: "plan-execute"}}}
+	cp := &graph.MemoryCheckpointer{}
+	r := router.Strategy[answer]{Fast: fast, Planner: planner}
+	task := agent.Task{User: "why?", Thread: "t1", Checkpoints: cp}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	planner.cancel = cancel
+	if _, err := r.Run(ctx, task, nil, nil); err == nil {
+		t.Fatal("the interrupted run reported no error")
+	}
+	handedOver := ""
+	var resumed []agent.Event
+	out, err := r.Run(context.Background(), task, nil, func(e agent.Event) {
+		if e.Kind == graph.EventResumed {
+			resumed = append(resumed, e)
+		}
+	})
+	handedOver = planner.task.User
+	if err != nil || out.Answer.Cause != "planned cause" {
+		t.Fatalf("resumed: %+v %v", out, err)
+	}
+	if fast.runs != 1 || planner.runs != 2 {
+		t.Fatalf("fast path ran %d times, planner %d: want 1 and 2", fast.runs, planner.runs)
+	}
+	if !strings.Contains(handedOver, "package main") || !strings.Contains(out.Path, "react → plan-execute (low confidence 0.20)") || len(resumed) != 1 {
+		t.Fatalf("hand-over %q, path %q, resumed events %v", handedOver, out.Path, resumed)
+	}
+	// Done: the next run starts at the fast path again.
+	if _, err := r.Run(context.Background(), task, nil, nil); err != nil || fast.runs != 2 {
+		t.Fatalf("after completion the fast path ran %d times (%v)", fast.runs, err)
 	}
 }
