@@ -174,3 +174,56 @@ func TestEvalCompareStrategies(t *testing.T) {
 		t.Fatalf("unknown strategy: %d %q", code, errOut)
 	}
 }
+
+// The default strategy through the binary: a confident ReAct answer stands
+// (one model call, path "react"); an unsure one escalates once to
+// plan-execute, whose planner is told what the fast path found, and the
+// answer says which path ran and why.
+func TestExplainRoutedEscalatesOnlyWhenUnsure(t *testing.T) {
+	reactTurn := llmtest.All(llmtest.HasTool("final_answer"), llmtest.HasTool("read_file"))
+	for _, tc := range []struct {
+		name, fastAnswer, wantPath string
+		wantCalls                  int
+	}{
+		{"confident", `{"rootCause":"unused is never read","fixGuidelines":["Remove it."],"confidence":0.9}`, "react", 1},
+		{"unsure", `{"rootCause":"something about a variable","fixGuidelines":["Look at it."],"confidence":0.2}`, "react → plan-execute (low confidence 0.20)", 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := llmtest.NewServer()
+			defer fake.Close()
+			fake.On(reactTurn, llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: tc.fastAnswer}))
+			plan := fake.On(llmtest.SchemaName(planexec.SchemaPlan), llmtest.JSON(map[string]any{"steps": []any{
+				map[string]any{"id": "1", "description": "read the code around the error", "tool": "read_file", "args": map[string]any{"path": "main.go", "line": 4}},
+			}}))
+			fake.On(onlyFinal, llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: strategyAnswer}))
+			repo := brokenGoRepo(t)
+			env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+			out, errOut, code := runBinStdin(t, env, repo.Dir, buildOutput(t, repo), "explain", "--verbose", "--json")
+			if code != 0 {
+				t.Fatalf("code %d\n%s%s", code, out, errOut)
+			}
+			var rep struct {
+				RCA struct {
+					Path       string
+					Confidence float64
+				}
+			}
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatalf("json: %v\n%s", err, out)
+			}
+			if rep.RCA.Path != tc.wantPath || fake.CountChat() != tc.wantCalls {
+				t.Fatalf("path %q after %d model calls, want %q after %d\n%s", rep.RCA.Path, fake.CountChat(), tc.wantPath, tc.wantCalls, errOut)
+			}
+			if tc.name == "unsure" {
+				if rep.RCA.Confidence != 0.85 || !strings.Contains(errOut, "escalated: low confidence 0.20") {
+					t.Errorf("confidence %v\n%s", rep.RCA.Confidence, errOut)
+				}
+				if p := fake.ChatRequests()[1].Chat.Text(); plan.Times() != 1 || !strings.Contains(p, "something about a variable") {
+					t.Errorf("the planner was not told what the fast path found:\n%s", p)
+				}
+			} else if plan.Times() != 0 || strings.Contains(errOut, "escalated") {
+				t.Errorf("a confident answer escalated:\n%s", errOut)
+			}
+		})
+	}
+}
