@@ -62,13 +62,16 @@ func TestNeovimPluginCommandsOffline(t *testing.T) {
 
 // TestNeovimPluginCommandsWithModel drives the commands that need the
 // model, against the fake endpoint: :KodyStatus, :KodyReview file and
-// workspace, :KodyExplain.
+// workspace, :KodyExplain, :KodyFix.
 func TestNeovimPluginCommandsWithModel(t *testing.T) {
 	fake := llmtest.NewServer()
 	defer fake.Close()
 	reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
 	fake.On(llmtest.HasTool("final_answer"), llmtest.Tools(llmtest.ToolCall{Name: "final_answer",
 		Arguments: `{"rootCause":"the loop reads one element past the end of items","fixGuidelines":["Range over the slice."],"confidence":0.8}`}))
+	// :KodyFix's plan: put the loop bound back.
+	fake.On(llmtest.SchemaName("plan"), llmtest.Text(editPlan("i <= len(items)", "i < len(items)")))
+	fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"complete","reasoning":"the bound is right","adjustments":[]}`))
 	repo := lsptest.NewRepo(t, map[string]string{
 		".kody/rules/no-println.md": lsptest.RuleFile("No fmt.Println", printlnRule, "high", "**/*.go", `fmt\.Println\(`),
 		"main.go":                   reviewGo,

@@ -53,6 +53,23 @@ H.wait_message('progress of the explanation', 'kodyls: Explaining the error')
 vim.cmd('normal q')
 H.step('q closes the float', not vim.api.nvim_win_is_valid(float) and vim.api.nvim_get_current_buf() == main, '')
 
+-- Fix the same finding: the server plans the edit against the saved file
+-- and sends it as workspace/applyEdit, which changes the buffer, not the
+-- file.
+vim.cmd('silent write')
+vim.api.nvim_win_set_cursor(0, { 7, 1 })
+local on_disk = vim.fn.readfile(H.file)
+vim.cmd('KodyFix')
+H.step(':KodyFix edits the buffer', vim.wait(20000, function()
+  return vim.api.nvim_buf_get_lines(main, 6, 7, false)[1] == '\tfor i := 0; i < len(items); i++ {'
+end, 20), vim.inspect(vim.api.nvim_buf_get_lines(main, 6, 7, false)))
+H.wait_message(':KodyFix echoes the outcome', 'kodyls: applied a fix after 1 plan version(s); not verified (no build.onSave)', 20000)
+H.step('the buffer is modified, the file untouched', vim.bo[main].modified
+  and vim.deep_equal(vim.fn.readfile(H.file), on_disk), vim.inspect(vim.fn.readfile(H.file)))
+for _, w in ipairs(vim.api.nvim_list_wins()) do
+  if vim.api.nvim_win_get_config(w).relative ~= '' then vim.api.nvim_win_close(w, true) end
+end
+
 local idle = client.request_sync('kodyls/awaitIdle', vim.empty_dict(), 15000, main)
 H.step('server idle', idle ~= nil and idle.err == nil, vim.inspect(idle))
 H.stop(client)

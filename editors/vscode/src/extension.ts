@@ -308,6 +308,22 @@ async function paletteCommand(command: string, args: unknown[], next: (command: 
       if (!arg) return undefined;
       return explain(arg);
     }
+    case 'kodyls.fixError': {
+      // The server plans and verifies the fix, then asks the editor to
+      // apply it with workspace/applyEdit, which VS Code previews.
+      const arg = args.length > 0 ? args[0] : await explainArgsAtCursor();
+      if (!arg) return undefined;
+      const r = await withServerProgress<{ applied: boolean; verified: boolean; verification: string; rounds: number; files: string[] | null; note?: string }>(
+        'Kody: fixing the error', command, [arg]);
+      if (r) {
+        const files = (r.files ?? []).join(', ') || 'no file';
+        const check = r.verified ? 'the build passes with it' : r.verification === 'skipped' ? 'not verified (set kodyls.build.onSave)' : 'the build still fails with it';
+        const msg = `Kody: ${r.applied ? 'applied' : 'proposed'} a fix to ${files} after ${r.rounds} plan version(s); ${check}.${r.note ? ' ' + r.note : ''}`;
+        if (r.verified) void vscode.window.showInformationMessage(msg);
+        else void vscode.window.showWarningMessage(msg);
+      }
+      return r;
+    }
     case 'kodyls.reviewFile': {
       const arg = args[0] ?? (editor ? { uri: editor.document.uri.toString() } : undefined);
       if (!arg) {

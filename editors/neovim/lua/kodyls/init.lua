@@ -1,7 +1,8 @@
 -- kodyls for Neovim: starts the kodyls language server for every file with
 -- a name (Kody Rules choose their files by glob, not by language) and adds
 -- the commands of the kodyls API (editors/shared/kodyls-api.json):
--- :KodyViolations, :KodyExplain, :KodyReview, :KodyRule and :KodyStatus.
+-- :KodyViolations, :KodyExplain, :KodyFix, :KodyReview, :KodyRule and
+-- :KodyStatus.
 --
 -- Neovim 0.8+ starts the client with vim.lsp.start; 0.7 (Debian 12) with
 -- vim.lsp.start_client and vim.lsp.buf_attach_client; 0.11's vim.lsp.config
@@ -315,6 +316,30 @@ function M.explain()
   end, bufnr)
 end
 
+--- :KodyFix: the server plans and verifies a fix of the diagnostic under
+--- the cursor and sends it as workspace/applyEdit, which changes the
+--- buffers (not the files: review the change, then :write); the summary
+--- with the diff opens in a floating window.
+function M.fix()
+  local c = client_or_warn()
+  local d = diagnostic_at_cursor()
+  if not c then return end
+  if not d then
+    echo('kodyls: no diagnostic under the cursor', 'WarningMsg')
+    return
+  end
+  local bufnr = vim.api.nvim_get_current_buf()
+  local arg = { uri = vim.uri_from_bufnr(bufnr), range = lsp_range(d), message = d.message }
+  if d.code ~= nil then arg.code = tostring(d.code) end
+  if d.source ~= nil then arg.source = d.source end
+  execute(c, 'kodyls.fixError', arg, function(result)
+    if nonempty(result.markdown) then show_markdown(result.markdown) end
+    local how = result.verified and 'the build passes with it'
+      or (result.verification == 'skipped' and 'not verified (no build.onSave)' or 'the build still fails with it')
+    echo(string.format('kodyls: %s a fix after %d plan version(s); %s', result.applied and 'applied' or 'proposed', result.rounds or 0, how))
+  end, bufnr)
+end
+
 local function review_summary(r)
   local name = vim.fn.fnamemodify(vim.uri_to_fname(r.uri), ':~:.')
   if nonempty(r.skipped) then return name .. ': not reviewed: ' .. r.skipped end
@@ -392,6 +417,7 @@ function M.create_commands()
   local cmd = vim.api.nvim_create_user_command
   cmd('KodyViolations', M.violations, { desc = 'Kody Rules violations in the quickfix list' })
   cmd('KodyExplain', M.explain, { desc = 'Explain the diagnostic under the cursor' })
+  cmd('KodyFix', M.fix, { desc = 'Fix the diagnostic under the cursor (edits the buffers)' })
   cmd('KodyReview', function(a) M.review(a.args) end, {
     nargs = '?', desc = 'Run the AI review of the file or of every open file',
     complete = function() return { 'file', 'workspace' } end,
