@@ -56,34 +56,10 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		chosen = s
 	}
-	var in io.Reader = stdin
-	if name := fs.Arg(0); name != "" && name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			fmt.Fprintf(stderr, "kodyls explain: %v\n", err)
-			return 2
-		}
-		defer f.Close()
-		in = f
-	}
-	data, err := io.ReadAll(io.LimitReader(in, 8<<20))
+	data, ws, err := compilerOutput(ctx, stdin, fs.Arg(0), *wsFlag)
 	if err != nil {
-		fmt.Fprintf(stderr, "kodyls explain: read the output: %v\n", err)
+		fmt.Fprintf(stderr, "kodyls explain: %v\n", err)
 		return 2
-	}
-	ws := *wsFlag
-	if ws == "" {
-		cwd, _ := os.Getwd()
-		ws = cwd
-		if top, err := gitOutput(ctx, cwd, "rev-parse", "--show-toplevel"); err == nil {
-			ws = strings.TrimSpace(top)
-		}
-	}
-	if abs, err := filepath.Abs(ws); err == nil {
-		ws = abs
-	}
-	if real, err := filepath.EvalSymlinks(ws); err == nil {
-		ws = real
 	}
 
 	svc := workspace.Open(ctx, workspace.Config{Settings: contract.Resolve(os.Getenv, nil, nil).Settings, Getenv: os.Getenv, Log: logger, Offline: *offline})
@@ -211,4 +187,39 @@ func writeEvent(w io.Writer, e agent.Event) {
 	} else {
 		fmt.Fprintln(w, line)
 	}
+}
+
+// compilerOutput reads the output `explain` and `fix` work on, from the
+// file name (stdin for "" or "-"), at most 8 MB, and resolves the
+// workspace it refers to: dir, else the git root of the current
+// directory, else the current directory; absolute and symlink-free.
+func compilerOutput(ctx context.Context, stdin io.Reader, name, dir string) ([]byte, string, error) {
+	in := stdin
+	if name != "" && name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, "", err
+		}
+		defer f.Close()
+		in = f
+	}
+	data, err := io.ReadAll(io.LimitReader(in, 8<<20))
+	if err != nil {
+		return nil, "", fmt.Errorf("read the output: %w", err)
+	}
+	ws := dir
+	if ws == "" {
+		cwd, _ := os.Getwd()
+		ws = cwd
+		if top, err := gitOutput(ctx, cwd, "rev-parse", "--show-toplevel"); err == nil {
+			ws = strings.TrimSpace(top)
+		}
+	}
+	if abs, err := filepath.Abs(ws); err == nil {
+		ws = abs
+	}
+	if real, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = real
+	}
+	return data, ws, nil
 }

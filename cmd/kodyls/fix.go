@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -63,34 +62,10 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, "kodyls fix: give at most one FILE (or - for stdin)")
 		return 2
 	}
-	var in io.Reader = stdin
-	if name := fs.Arg(0); name != "" && name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			fmt.Fprintf(stderr, "kodyls fix: %v\n", err)
-			return 2
-		}
-		defer f.Close()
-		in = f
-	}
-	data, err := io.ReadAll(io.LimitReader(in, 8<<20))
+	data, ws, err := compilerOutput(ctx, stdin, fs.Arg(0), *wsFlag)
 	if err != nil {
-		fmt.Fprintf(stderr, "kodyls fix: read the output: %v\n", err)
+		fmt.Fprintf(stderr, "kodyls fix: %v\n", err)
 		return 2
-	}
-	ws := *wsFlag
-	if ws == "" {
-		cwd, _ := os.Getwd()
-		ws = cwd
-		if top, err := gitOutput(ctx, cwd, "rev-parse", "--show-toplevel"); err == nil {
-			ws = strings.TrimSpace(top)
-		}
-	}
-	if abs, err := filepath.Abs(ws); err == nil {
-		ws = abs
-	}
-	if real, err := filepath.EvalSymlinks(ws); err == nil {
-		ws = real
 	}
 
 	settings := contract.Resolve(os.Getenv, nil, nil).Settings

@@ -269,6 +269,15 @@ local function lsp_range(d)
   }
 end
 
+-- diagnostic_arg is the argument of kodyls.explainError and
+-- kodyls.fixError for diagnostic d of bufnr.
+local function diagnostic_arg(d, bufnr)
+  local arg = { uri = vim.uri_from_bufnr(bufnr), range = lsp_range(d), message = d.message }
+  if d.code ~= nil then arg.code = tostring(d.code) end
+  if d.source ~= nil then arg.source = d.source end
+  return arg
+end
+
 -- show_markdown opens a focused floating window with text, closed with q.
 local function show_markdown(text)
   local lines = vim.split(text, '\n', { plain = true })
@@ -308,10 +317,7 @@ function M.explain()
     return
   end
   local bufnr = vim.api.nvim_get_current_buf()
-  local arg = { uri = vim.uri_from_bufnr(bufnr), range = lsp_range(d), message = d.message }
-  if d.code ~= nil then arg.code = tostring(d.code) end
-  if d.source ~= nil then arg.source = d.source end
-  execute(c, 'kodyls.explainError', arg, function(result)
+  execute(c, 'kodyls.explainError', diagnostic_arg(d, bufnr), function(result)
     show_markdown(result.markdown)
   end, bufnr)
 end
@@ -329,10 +335,7 @@ function M.fix()
     return
   end
   local bufnr = vim.api.nvim_get_current_buf()
-  local arg = { uri = vim.uri_from_bufnr(bufnr), range = lsp_range(d), message = d.message }
-  if d.code ~= nil then arg.code = tostring(d.code) end
-  if d.source ~= nil then arg.source = d.source end
-  execute(c, 'kodyls.fixError', arg, function(result)
+  execute(c, 'kodyls.fixError', diagnostic_arg(d, bufnr), function(result)
     if nonempty(result.markdown) then show_markdown(result.markdown) end
     local how = result.verified and 'the build passes with it'
       or (result.verification == 'skipped' and 'not verified (no build.onSave)' or 'the build still fails with it')
