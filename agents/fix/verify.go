@@ -1,7 +1,6 @@
 package fix
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,8 +12,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/kodustech/kodyls/analysis/shell"
 )
 
 // DefaultBuildTimeout bounds one verifying build.
@@ -60,7 +60,7 @@ func (f *Fixer) verify(ctx context.Context, command string, timeout time.Duratio
 	}
 	bctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	out, err := runInGroup(bctx, scratch, command)
+	out, err := shell.Run(bctx, scratch, command)
 	// The output names the scratch copy; the user knows the workspace.
 	out = strings.ReplaceAll(out, scratch, f.Workspace)
 	if ctx.Err() != nil {
@@ -188,29 +188,6 @@ func walkFiles(dir string) ([]string, error) {
 		return nil
 	})
 	return files, err
-}
-
-// runInGroup runs command with sh in its own process group, so that a
-// timeout or cancellation kills the processes it started too.
-func runInGroup(ctx context.Context, dir, command string) (string, error) {
-	cmd := exec.Command("sh", "-c", command)
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		return "", err
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return out.String(), err
-	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		return out.String(), ctx.Err()
-	}
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -1,15 +1,14 @@
 package workspace
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os/exec"
-	"syscall"
 	"time"
 
 	"github.com/kodustech/kodyls/analysis/errparse"
+	"github.com/kodustech/kodyls/analysis/shell"
 )
 
 // Build is one run of a folder's build command (the editor's build on
@@ -46,7 +45,7 @@ var ErrBuildCancelled = errors.New("build cancelled")
 // is what is wanted.
 func (b *Build) Wait() ([]errparse.Error, error) {
 	defer b.cancel()
-	out, err := runInGroup(b.ctx, b.folder.Root, b.command)
+	out, err := shell.Run(b.ctx, b.folder.Root, b.command)
 	if b.ctx.Err() != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBuildCancelled, context.Cause(b.ctx))
 	}
@@ -55,27 +54,4 @@ func (b *Build) Wait() ([]errparse.Error, error) {
 		return nil, fmt.Errorf("build command %q failed to run: %w", b.command, err)
 	}
 	return errparse.Parse(out, errparse.Options{Workspace: b.folder.Root}), nil
-}
-
-// runInGroup runs command with sh in its own process group, so cancelling
-// kills the processes it started too.
-func runInGroup(ctx context.Context, dir, command string) (string, error) {
-	cmd := exec.Command("sh", "-c", command)
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		return "", err
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return out.String(), err
-	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		return out.String(), ctx.Err()
-	}
 }
