@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -80,18 +81,96 @@ type LocalHistory struct {
 	x  *Search
 	// now is the clock, a field so tests can make times distinct.
 	now func() time.Time
+	log *slog.Logger
+	// stopWarm stops the background open of the index; warmed is closed
+	// when it has ended.
+	stopWarm context.CancelFunc
+	warmed   chan struct{}
 }
 
-// newLocalHistory returns the history kept in st and indexed in x.
+// newLocalHistory returns the history kept in st and indexed in x. The
+// index is filled from sqlite whenever it is new (see Search.fill).
 func newLocalHistory(st *Store, x *Search) *LocalHistory {
-	return &LocalHistory{st: st, x: x, now: time.Now}
+	h := &LocalHistory{st: st, x: x, now: time.Now, log: slog.New(slog.DiscardHandler)}
+	if x != nil {
+		x.fill = h.fill
+	}
+	return h
+}
+
+// Close lets go of the search index (see Search.Hold). The store stays
+// open; it belongs to the caller.
+func (h *LocalHistory) Close() error {
+	if h.stopWarm != nil {
+		h.stopWarm()
+		<-h.warmed
+	}
+	if h.x == nil {
+		return nil
+	}
+	return h.x.Close()
+}
+
+// warm opens the index in the background, so that the first lookup does
+// not pay for opening (or rebuilding) it. Close stops it.
+func (h *LocalHistory) warm() {
+	ctx, cancel := context.WithCancel(context.Background())
+	h.stopWarm, h.warmed = cancel, make(chan struct{})
+	go func() {
+		defer close(h.warmed)
+		if err := h.x.Flush(ctx); err != nil && ctx.Err() == nil {
+			h.log.Warn("cannot open the search index of the error history yet", "error", err)
+		}
+	}()
+}
+
+// fill writes the search document of every error in sqlite to idx, in
+// batches; it rebuilds a new, deleted or damaged index.
+func (h *LocalHistory) fill(ctx context.Context, idx bleve.Index) (int, error) {
+	var after int64
+	total := 0
+	for {
+		rows, err := h.st.Reader().QueryContext(ctx, `SELECT e.id, e.template, e.message, e.code, e.language, e.tool,
+  COALESCE((SELECT x.root_cause FROM explanations x WHERE x.error_id = e.id ORDER BY x.created_at DESC, x.id DESC LIMIT 1), '')
+FROM errors e WHERE e.id > ? ORDER BY e.id LIMIT ?`, after, flushChunk)
+		if err != nil {
+			return total, err
+		}
+		var ops []op
+		for rows.Next() {
+			var (
+				id        int64
+				e         ErrorRecord
+				rootCause string
+			)
+			if err := rows.Scan(&id, &e.Template, &e.Message, &e.Code, &e.Language, &e.Tool, &rootCause); err != nil {
+				rows.Close()
+				return total, err
+			}
+			ops = append(ops, docOp(id, e, rootCause))
+			after = id
+		}
+		if err := rows.Close(); err != nil {
+			return total, err
+		}
+		if err := rows.Err(); err != nil {
+			return total, err
+		}
+		if len(ops) == 0 {
+			return total, nil
+		}
+		if err := applyOps(idx, ops); err != nil {
+			return total, err
+		}
+		total += len(ops)
+	}
 }
 
 // Record remembers one occurrence of e: the first one inserts it, later ones
 // bump its count and last-seen time. It returns the error's id. The search
-// document is written after the row is committed, because Search.Index may
-// itself need the store's writer to queue; if only the indexing fails, the
-// id is returned together with the error.
+// document is queued in the same transaction and written to the index
+// after the commit, so once Record returns the error is findable, now or,
+// if the index is busy or broken, as soon as it is opened again.
 func (h *LocalHistory) Record(ctx context.Context, e ErrorRecord) (int64, error) {
 	if e.Fingerprint == "" {
 		return 0, errors.New("record error: empty fingerprint")
@@ -117,14 +196,15 @@ RETURNING id`,
 		// Re-indexing replaces the whole document, so carry the existing
 		// root cause over instead of dropping it.
 		rootCause, err = latestRootCause(ctx, tx, id)
-		return err
+		if err != nil {
+			return err
+		}
+		return h.queueTx(ctx, tx, docOp(id, e, rootCause))
 	})
 	if err != nil {
 		return 0, fmt.Errorf("record error: %w", err)
 	}
-	if err := h.index(ctx, id, e, rootCause); err != nil {
-		return id, fmt.Errorf("record error: %w", err)
-	}
+	h.apply(ctx)
 	return id, nil
 }
 
@@ -138,24 +218,39 @@ ORDER BY created_at DESC, id DESC LIMIT 1`, errorID).Scan(&rc)
 	return rc, err
 }
 
-// index writes the search document of one error. Search.Index parks it in
-// the queue when the index is busy, so a busy index is not an error here.
-func (h *LocalHistory) index(ctx context.Context, id int64, e ErrorRecord, rootCause string) error {
+// docOp is the index change that mirrors error id.
+func docOp(id int64, e ErrorRecord, rootCause string) op {
+	return op{id: errDocID(id), fields: map[string]string{
+		"template":   e.Template,
+		"message":    e.Message,
+		"code":       e.Code,
+		"language":   e.Language,
+		"tool":       e.Tool,
+		"root_cause": rootCause,
+		docKindField: docKindValue,
+	}}
+}
+
+// queueTx queues index changes in the transaction that makes the sqlite
+// change they mirror, so a crash between the commit and the index write
+// loses nothing: whoever opens the index next applies them.
+func (h *LocalHistory) queueTx(ctx context.Context, tx *sql.Tx, ops ...op) error {
 	if h.x == nil {
 		return nil
 	}
-	return h.x.Index(ctx, []Doc{{
-		ID: errDocID(id),
-		Fields: map[string]string{
-			"template":   e.Template,
-			"message":    e.Message,
-			"code":       e.Code,
-			"language":   e.Language,
-			"tool":       e.Tool,
-			"root_cause": rootCause,
-			docKindField: docKindValue,
-		},
-	}})
+	return enqueueTx(ctx, tx, ops)
+}
+
+// apply writes the queued changes to the index now if it can. The changes
+// are safe in the queue either way, so failing here is only logged: a busy
+// index is applied by its holder, a broken one rebuilt from sqlite.
+func (h *LocalHistory) apply(ctx context.Context) {
+	if h.x == nil {
+		return
+	}
+	if err := h.x.Flush(ctx); err != nil && !errors.Is(err, ErrBusy) {
+		h.log.Warn("search index not updated yet; the change is queued", "error", err)
+	}
 }
 
 func errDocID(id int64) string { return errDocPrefix + strconv.FormatInt(id, 10) }
@@ -205,14 +300,15 @@ func (h *LocalHistory) Explain(ctx context.Context, errorID int64, ex Explanatio
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			errorID, ex.RootCause, string(stepsJSON), ex.Confidence, ex.Source, ex.Model,
 			ex.CreatedAt.UnixMilli(), ex.Feedback, ex.ContentHash)
-		return err
+		if err != nil {
+			return err
+		}
+		return h.queueTx(ctx, tx, docOp(errorID, e, ex.RootCause))
 	})
 	if err != nil {
 		return fmt.Errorf("explain error %d: %w", errorID, err)
 	}
-	if err := h.index(ctx, errorID, e, ex.RootCause); err != nil {
-		return fmt.Errorf("explain error %d: %w", errorID, err)
-	}
+	h.apply(ctx)
 	return nil
 }
 
@@ -298,7 +394,7 @@ func (h *LocalHistory) Similar(ctx context.Context, workspace string, e ErrorRec
 	text := strings.Join(nonEmpty(e.Template, e.Message, e.Code), " ")
 	// Over-fetch: hits from other workspaces and the exact matches are
 	// dropped below.
-	hits, err := h.search(ctx, text, similarFields, 4*k+len(out))
+	hits, err := h.similar(ctx, workspace, e.Template, text, 4*k+len(out))
 	if errors.Is(err, ErrBusy) {
 		return out, nil
 	}
@@ -437,7 +533,10 @@ func (h *LocalHistory) entries(ctx context.Context, ids []int64, workspace strin
 	q := `SELECT id, workspace, fingerprint, tool, language, code, message, template, file, raw, first_seen, last_seen, count
 FROM errors WHERE id IN (` + in + `)`
 	if workspace != "" {
-		q += ` AND workspace = ?`
+		// The unary + keeps sqlite from using the (workspace, fingerprint)
+		// index, which would scan the whole workspace, rather than look
+		// the few ids up by rowid.
+		q += ` AND +workspace = ?`
 		args = append(args, workspace)
 	}
 	rows, err := h.st.Reader().QueryContext(ctx, q, args...)
@@ -594,9 +693,9 @@ func (h *LocalHistory) Prune(ctx context.Context, maxErrors int) (int, error) {
 // deleteSelected deletes the errors whose ids q selects (explanations go
 // with them through ON DELETE CASCADE), then their search documents. The
 // selection runs inside the write transaction so it cannot race a Record
-// from another process. Documents are deleted after the commit; a delete
-// that meets a busy index is queued, and entries() ignores documents whose
-// row is gone, so a stale document is never shown meanwhile.
+// from another process. The deletes of their documents are queued in the
+// same transaction and applied after the commit; entries() ignores
+// documents whose row is gone, so a stale document is never shown meanwhile.
 func (h *LocalHistory) deleteSelected(ctx context.Context, q string, args ...any) (int, error) {
 	var ids []int64
 	err := h.st.Write(ctx, func(tx *sql.Tx) error {
@@ -624,24 +723,20 @@ func (h *LocalHistory) deleteSelected(ctx context.Context, q string, args ...any
 			return err
 		}
 		defer stmt.Close()
-		for _, id := range ids {
+		dels := make([]op, len(ids))
+		for i, id := range ids {
 			if _, err := stmt.ExecContext(ctx, id); err != nil {
 				return err
 			}
+			dels[i] = op{id: errDocID(id), delete: true}
 		}
-		return nil
+		return h.queueTx(ctx, tx, dels...)
 	})
 	if err != nil {
 		return 0, err
 	}
-	if h.x != nil && len(ids) > 0 {
-		docs := make([]string, len(ids))
-		for i, id := range ids {
-			docs[i] = errDocID(id)
-		}
-		if err := h.x.Delete(ctx, docs); err != nil {
-			return len(ids), err
-		}
+	if len(ids) > 0 {
+		h.apply(ctx)
 	}
 	return len(ids), nil
 }

@@ -46,6 +46,10 @@ type HistoryOptions struct {
 	Limit int
 	// Log receives warnings about what could not be done; nil discards.
 	Log *slog.Logger
+	// Hold keeps the search index open between lookups (see Search.Hold)
+	// and opens it in the background right away. Long-lived processes
+	// want it; the history must then be closed.
+	Hold bool
 }
 
 // OpenHistory opens the error history kept in st, with the search index
@@ -69,10 +73,31 @@ func OpenHistory(ctx context.Context, st *Store, opts HistoryOptions) (*LocalHis
 		search = nil
 	}
 	h := newLocalHistory(st, search)
+	h.log = log
+	if search != nil {
+		search.SetLogger(log)
+		if search.created && !search.rebuilt {
+			// A new index beside a history that has errors: the index
+			// was deleted. Say so; the first open fills it.
+			var any bool
+			if err := st.Reader().QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM errors)`).Scan(&any); err == nil && any {
+				log.Warn("the search index of the error history is missing; rebuilding it from the history database", "path", search.Path())
+				search.rebuilt = true
+			}
+		}
+		if opts.Hold {
+			if err := search.Hold(DefaultHoldIdle); err != nil {
+				log.Warn("search index opened per lookup", "error", err)
+			}
+		}
+	}
 	if opts.Limit > 0 {
 		if _, err := h.Prune(ctx, opts.Limit); err != nil {
 			log.Warn("cannot prune the error history", "error", err)
 		}
+	}
+	if search != nil && opts.Hold {
+		h.warm()
 	}
 	return h, nil
 }

@@ -419,11 +419,9 @@ func TestOpenHistory(t *testing.T) {
 	t.Run("without the index", func(t *testing.T) {
 		dir := t.TempDir()
 		st := openTestStore(t, dir)
-		// An index directory without its metadata cannot be opened.
-		if err := os.MkdirAll(filepath.Join(dir, IndexDir), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, IndexDir, "junk"), []byte("x"), 0o600); err != nil {
+		// A file where the index directory should be can be neither
+		// opened nor replaced: kodyls does not delete what it did not make.
+		if err := os.WriteFile(filepath.Join(dir, IndexDir), []byte("x"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := OpenHistory(ctx, st, HistoryOptions{RequireIndex: true}); err == nil || !strings.Contains(err.Error(), "open the error index") {

@@ -130,6 +130,12 @@ var migrations = [][]string{
 		)`,
 		`CREATE INDEX checkpoints_updated ON checkpoints (updated_at)`,
 	},
+	// v6: similar errors of the same kind (same template) without a
+	// search: the fallback of Similar when every word of an error is
+	// common in the history.
+	{
+		`CREATE INDEX errors_template ON errors (template, last_seen)`,
+	},
 }
 
 // LatestSchemaVersion is the user_version this binary migrates to.

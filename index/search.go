@@ -20,6 +20,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/regexp"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/fsnotify/fsnotify"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
@@ -44,7 +45,7 @@ const (
 	queueReserve = 250 * time.Millisecond
 	// flushChunk bounds one batch of queued entries, so a long backlog does
 	// not build one huge in-memory batch.
-	flushChunk = 500
+	flushChunk = 2000
 	// analyzerName is the analyzer every text field uses (see newMapping).
 	analyzerName = "kodyls_error"
 )
@@ -95,6 +96,32 @@ type Search struct {
 	// queued counts changes this Search parked in the queue, for tests
 	// and diagnostics.
 	queued atomic.Int64
+
+	// log receives what the user should know about the index (rebuilds).
+	log *slog.Logger
+
+	// token names the marker this Search leaves in WantDir.
+	token string
+	// fill, when set, writes every document the index should hold; it is
+	// how a new, deleted or damaged index is rebuilt from sqlite.
+	fill func(ctx context.Context, idx bleve.Index) (int, error)
+
+	// created: OpenSearch found no index and made a new one.
+	created bool
+	// rebuilt: this Search replaced a missing or damaged index, which the
+	// next fill is to report.
+	rebuilt bool
+
+	// The holder's state (see Hold), used only with the turn.
+	held       bleve.Index
+	holdIdle   time.Duration // 0: open the index per operation
+	lastUse    time.Time
+	idleTimer  *time.Timer
+	yieldUntil time.Time
+	closed     bool
+	watcher    *fsnotify.Watcher
+	stop       chan struct{}
+	watchDone  chan struct{}
 }
 
 // OpenSearch prepares the index in dir, creating it if it does not exist.
@@ -111,14 +138,29 @@ func OpenSearch(store *Store, dir string) (*Search, error) {
 		lockAttempt: defaultLockAttempt,
 		turnWait:    defaultTurnWait,
 		turn:        make(chan struct{}, 1),
+		token:       newToken(),
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open search index: create data dir %s: %w", dir, err)
+	}
+	if _, err := os.Stat(filepath.Join(x.path, "index_meta.json")); err != nil {
+		x.created = true
 	}
 	if err := x.ensure(); err != nil {
 		return nil, err
 	}
 	return x, nil
+}
+
+// SetLogger sets where x reports rebuilding the index; slog's default
+// logger otherwise.
+func (x *Search) SetLogger(l *slog.Logger) { x.log = l }
+
+func (x *Search) logger() *slog.Logger {
+	if x.log != nil {
+		return x.log
+	}
+	return slog.Default()
 }
 
 // Path is the directory of the bleve index.
@@ -136,9 +178,15 @@ func (x *Search) ensure() error {
 	}
 	if _, err := os.Stat(x.path); err == nil {
 		if entries, _ := os.ReadDir(x.path); len(entries) > 0 {
-			return fmt.Errorf("search index %s is incomplete (no index_meta.json); remove that directory and kodyls will create a new index", x.path)
+			return x.rebuild(errors.New("index_meta.json is missing"))
 		}
 	}
+	return x.create()
+}
+
+// create builds a new, empty index and renames it into place (see ensure).
+func (x *Search) create() error {
+	meta := filepath.Join(x.path, "index_meta.json")
 	x.removeStaleTemps()
 
 	tmp, err := os.MkdirTemp(x.dir, IndexDir+".tmp-")
@@ -354,9 +402,10 @@ func (x *Search) Flush(ctx context.Context) error {
 	return nil
 }
 
-// with opens the index, applies the queue, runs fn and closes the index.
-// The queue is applied before fn so that changes parked earlier can never
-// overwrite the newer ones fn makes.
+// with opens the index (or uses the one Hold keeps open), applies the
+// queue, runs fn and, unless holding, closes the index. The queue is
+// applied before fn so that changes parked earlier can never overwrite the
+// newer ones fn makes.
 func (x *Search) with(ctx context.Context, fn func(idx bleve.Index) error) (err error) {
 	start := time.Now()
 	deadline := start.Add(x.lockWait)
@@ -369,15 +418,21 @@ func (x *Search) with(ctx context.Context, fn func(idx bleve.Index) error) (err 
 		return err
 	}
 	defer func() { <-x.turn }()
-	idx, err := x.open(ctx, start, deadline)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := idx.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close search index: %w", cerr)
+	idx := x.held
+	if idx == nil {
+		if idx, err = x.open(ctx, start, deadline); err != nil {
+			return err
 		}
-	}()
+	}
+	if x.holdIdle > 0 && !x.closed {
+		defer x.kept(idx)
+	} else {
+		defer func() {
+			if cerr := idx.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("close search index: %w", cerr)
+			}
+		}()
+	}
 	if err := x.flush(ctx, idx); err != nil {
 		return err
 	}
@@ -413,30 +468,52 @@ func (x *Search) acquire(ctx context.Context, start, deadline time.Time) error {
 
 // open opens the index, retrying while another process holds its lock,
 // until deadline. It always makes at least one attempt, even if deadline
-// has already passed while waiting for a turn.
+// has already passed while waiting for a turn. The first attempt does not
+// wait; when it finds the index locked, open asks the holder to let go
+// (see Hold) and keeps trying. An index that is missing or cannot be read
+// is rebuilt (see rebuild).
 func (x *Search) open(ctx context.Context, start, deadline time.Time) (bleve.Index, error) {
-	recreated := false
+	if wait := time.Until(x.yieldUntil); wait > 0 {
+		// We just let go for another process; give it the first go.
+		if err := sleepCtx(ctx, min(wait, time.Until(deadline))); err != nil {
+			return nil, fmt.Errorf("open search index: %w", err)
+		}
+	}
+	rebuilt := false
+	attempt := time.Millisecond // bbolt makes a single try
+	var unask func()
+	defer func() {
+		if unask != nil {
+			unask()
+		}
+	}()
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("open search index: %w", err)
 		}
 		// bolt_timeout must never be 0: bbolt reads 0 as "wait forever".
-		attempt := min(x.lockAttempt, time.Until(deadline))
-		attempt = max(attempt, time.Millisecond)
 		idx, err := bleve.OpenUsing(x.path, map[string]interface{}{
-			"bolt_timeout": attempt.String(),
+			"bolt_timeout": max(attempt, time.Millisecond).String(),
 		})
 		if err == nil {
+			if err := x.fillIfNew(ctx, idx); err != nil {
+				_ = idx.Close()
+				return nil, err
+			}
 			return idx, nil
 		}
 		switch {
 		case errors.Is(err, bolterrors.ErrTimeout):
 			// Held by another process (or another Search in this one).
-		case errors.Is(err, bleve.ErrorIndexPathDoesNotExist) && !recreated:
-			// Someone removed the index, for example to rebuild it; make a
-			// fresh one rather than failing every operation from now on.
-			recreated = true
-			if err := x.ensure(); err != nil {
+			if unask == nil {
+				unask = x.ask()
+			}
+		case !rebuilt && damaged(err):
+			// Deleted, or damaged beyond opening: the index only mirrors
+			// sqlite, so build it again rather than failing every
+			// operation from now on.
+			rebuilt = true
+			if err := x.rebuild(err); err != nil {
 				return nil, err
 			}
 			continue
@@ -450,6 +527,7 @@ func (x *Search) open(ctx context.Context, start, deadline time.Time) (bleve.Ind
 		if err := sleepCtx(ctx, time.Duration(5+rand.IntN(20))*time.Millisecond); err != nil {
 			return nil, fmt.Errorf("open search index: %w", err)
 		}
+		attempt = min(x.lockAttempt, time.Until(deadline))
 	}
 }
 
@@ -478,36 +556,36 @@ func applyOps(idx bleve.Index, ops []op) error {
 
 // enqueue parks ops in index_queue in one transaction.
 func (x *Search) enqueue(ctx context.Context, ops []op) error {
+	return x.store.Write(ctx, func(tx *sql.Tx) error { return enqueueTx(ctx, tx, ops) })
+}
+
+// enqueueTx parks ops in index_queue within tx, so that a change to sqlite
+// and the index change that mirrors it commit together.
+func enqueueTx(ctx context.Context, tx *sql.Tx, ops []op) error {
 	now := time.Now().UnixMilli()
-	bodies := make([]sql.NullString, len(ops))
-	for i, o := range ops {
-		if o.delete {
-			continue
-		}
-		b, err := json.Marshal(o.fields)
-		if err != nil {
-			return fmt.Errorf("encode document %q: %w", o.id, err)
-		}
-		bodies[i] = sql.NullString{String: string(b), Valid: true}
+	stmt, err := tx.PrepareContext(ctx,
+		`INSERT INTO index_queue (doc_id, op, body, queued_at) VALUES (?, ?, ?, ?)`)
+	if err != nil {
+		return err
 	}
-	return x.store.Write(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx,
-			`INSERT INTO index_queue (doc_id, op, body, queued_at) VALUES (?, ?, ?, ?)`)
-		if err != nil {
+	defer stmt.Close()
+	for _, o := range ops {
+		kind := "index"
+		var body sql.NullString
+		if o.delete {
+			kind = "delete"
+		} else {
+			b, err := json.Marshal(o.fields)
+			if err != nil {
+				return fmt.Errorf("encode document %q: %w", o.id, err)
+			}
+			body = sql.NullString{String: string(b), Valid: true}
+		}
+		if _, err := stmt.ExecContext(ctx, o.id, kind, body, now); err != nil {
 			return err
 		}
-		defer stmt.Close()
-		for i, o := range ops {
-			kind := "index"
-			if o.delete {
-				kind = "delete"
-			}
-			if _, err := stmt.ExecContext(ctx, o.id, kind, bodies[i], now); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // flush applies the queue to idx in id order and deletes what it applied.

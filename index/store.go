@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -59,6 +60,9 @@ func OpenStore(ctx context.Context, dir string) (*Store, error) {
 	}
 	path := filepath.Join(dir, DBFile)
 	s := &Store{dir: dir, path: path}
+	if err := checkTruncated(path); err != nil {
+		return nil, err
+	}
 
 	// The pragmas go in the DSN so every connection database/sql opens gets
 	// them, including ones opened later to replace a broken connection.
@@ -101,9 +105,72 @@ func OpenStore(ctx context.Context, dir string) (*Store, error) {
 
 	if err := s.migrate(ctx); err != nil {
 		_ = s.Close()
+		if isDamaged(err) {
+			return nil, damagedError(path, err)
+		}
 		return nil, err
 	}
 	return s, nil
+}
+
+// ErrStoreDamaged means the sqlite file is not a usable database.
+var ErrStoreDamaged = errors.New("kodyls database is damaged")
+
+func damagedError(path string, err error) error {
+	return fmt.Errorf("%w: %s (%v); kodyls works without it for now; move it aside or delete it (with its -wal and -shm files) to start a new history", ErrStoreDamaged, path, err)
+}
+
+// isDamaged reports whether err is SQLITE_CORRUPT or SQLITE_NOTADB.
+func isDamaged(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return true
+	}
+	return false
+}
+
+// checkTruncated compares the size of the database file with the size its
+// header records. sqlite opens a truncated file without complaint and
+// fails only when a query reaches a missing page, far from where the
+// damage could be explained; this catches it at open, for the price of
+// reading 100 bytes. Only checkpoints write the header, so in WAL mode the
+// file is never legitimately shorter than the header says.
+func checkTruncated(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // missing: sqlite creates it; unreadable: sqlite says why
+	}
+	defer f.Close()
+	var h [100]byte
+	n, _ := f.ReadAt(h[:], 0) // a short read is judged by n
+	if n == 0 {
+		return nil // empty: sqlite initialises it
+	}
+	if n < len(h) || string(h[:16]) != "SQLite format 3\x00" {
+		return damagedError(path, errors.New("not an sqlite database"))
+	}
+	pageSize := int64(binary.BigEndian.Uint16(h[16:18]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	pages := int64(binary.BigEndian.Uint32(h[28:32]))
+	// The page count is valid only if the change counter matches
+	// version-valid-for; older writers did not keep it.
+	if binary.BigEndian.Uint32(h[24:28]) != binary.BigEndian.Uint32(h[92:96]) || pages == 0 {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	if want := pages * pageSize; fi.Size() < want {
+		return damagedError(path, fmt.Errorf("truncated: %d bytes, the header records %d", fi.Size(), want))
+	}
+	return nil
 }
 
 // dsn builds a modernc sqlite URI. The path is escaped so that a data dir

@@ -133,7 +133,14 @@ func (s *Services) Close() {
 		s.gateway.Close()
 		s.gateway = nil
 	}
+	h := s.history
+	s.history = nil
 	s.mu.Unlock()
+	// The history holds the search index open; let go of it before the
+	// store it writes its queue to.
+	if c, ok := h.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
 	if s.ownsStore {
 		_ = s.Store.Close()
 	}
@@ -297,9 +304,12 @@ func (s *Services) OpenHistory(ctx context.Context, requireIndex bool) (index.Hi
 	if s.history != nil && (!requireIndex || s.historyIndexed) {
 		return s.history, nil
 	}
-	h, err := index.OpenHistory(ctx, s.Store, index.HistoryOptions{RequireIndex: requireIndex, Limit: rca.HistoryLimit, Log: s.log})
+	h, err := index.OpenHistory(ctx, s.Store, index.HistoryOptions{RequireIndex: requireIndex, Limit: rca.HistoryLimit, Log: s.log, Hold: true})
 	if err != nil {
 		return nil, err
+	}
+	if old, ok := s.history.(interface{ Close() error }); ok {
+		_ = old.Close()
 	}
 	s.history, s.historyIndexed = h, requireIndex
 	return h, nil

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -90,7 +91,9 @@ func newHistoryFlags(name string, stderr io.Writer) *flag.FlagSet {
 // returned close function must be called; the index is optional for stats
 // and forget.
 func openHistory(ctx context.Context, needIndex bool) (index.History, func(), error) {
-	svc := workspace.Open(ctx, workspace.Config{Settings: contract.Resolve(os.Getenv, nil, nil).Settings, Getenv: os.Getenv})
+	// slog's default logger writes where the log package does: stderr or
+	// --log-file. Warnings such as a rebuilt search index reach the user.
+	svc := workspace.Open(ctx, workspace.Config{Settings: contract.Resolve(os.Getenv, nil, nil).Settings, Getenv: os.Getenv, Log: slog.Default()})
 	h, err := svc.OpenHistory(ctx, needIndex)
 	if err != nil {
 		svc.Close()

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/kodustech/kodyls/index"
+	"github.com/kodustech/kodyls/lsp/lsptest"
+)
+
+// undefinedOutput is go build output with one error naming name.
+func undefinedOutput(name string) string {
+	return fmt.Sprintf("# example.com/broken\n./main.go:4:2: undefined: %s\n", name)
+}
+
+// dataDir is the KODYLS_DATA_DIR of env.
+func dataDir(t *testing.T, env []string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "KODYLS_DATA_DIR="); ok {
+			return v
+		}
+	}
+	t.Fatal("no KODYLS_DATA_DIR in env")
+	return ""
+}
+
+// explainOffline runs `kodyls explain --offline` on the error naming name
+// and fails the test unless it answers.
+func explainOffline(t *testing.T, env []string, dir, name string) string {
+	t.Helper()
+	out, errOut, code := runBinStdin(t, env, dir, undefinedOutput(name), "explain", "--offline", "--json")
+	if code != 0 || !strings.Contains(out, `"source": "offline"`) {
+		t.Fatalf("explain %s: code %d\n%s\n%s", name, code, out, errOut)
+	}
+	return errOut
+}
+
+// historyHas reports whether `kodyls history search name` lists the error.
+func historyHas(t *testing.T, env []string, dir, name string) bool {
+	t.Helper()
+	out, errOut, code := runBin(t, env, dir, "history", "search", "--json", name)
+	if code != 0 {
+		t.Fatalf("history search %s: code %d\n%s%s", name, code, out, errOut)
+	}
+	return strings.Contains(out, name)
+}
+
+// rulesStillWork starts the language server and checks that a Kody Rule
+// violation is reported, whatever state the store is in.
+func rulesStillWork(t *testing.T, env []string) {
+	t.Helper()
+	repo := fixtureRepo(t)
+	s := lsptest.StartBinary(t, lsptest.BuildBinary(t), repo.Dir, env)
+	s.Initialize(lsptest.InitOptions{})
+	s.OpenFile("main.go")
+	s.Insert("main.go", protocol.Position{Line: 5, Character: 0}, "\tfmt.Println(\"x\")\n")
+	s.AwaitDiagnostics("main.go", lsptest.HasCodeOnLine(printlnRule, 5))
+	s.Shutdown()
+}
+
+// TestStoreFaultDamagedDatabase: a kodyls.db that is not a database, or
+// was cut short, is reported clearly; explaining and the rules keep
+// working without the store.
+func TestStoreFaultDamagedDatabase(t *testing.T) {
+	damage := map[string]func(t *testing.T, path string){
+		"overwritten": func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte(strings.Repeat("not a database ", 1000)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"truncated": func(t *testing.T, path string) {
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(path, fi.Size()/2); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	for name, breakIt := range damage {
+		t.Run(name, func(t *testing.T) {
+			repo := brokenGoRepo(t)
+			env := testEnv(t)
+			explainOffline(t, env, repo.Dir, "firstName")
+			db := filepath.Join(dataDir(t, env), index.DBFile)
+			breakIt(t, db)
+
+			errOut := explainOffline(t, env, repo.Dir, "secondName")
+			if !strings.Contains(errOut, "kodyls database is damaged") || !strings.Contains(errOut, db) {
+				t.Errorf("explain does not say the database is damaged:\n%s", errOut)
+			}
+			_, errOut, code := runBin(t, env, repo.Dir, "history", "stats")
+			if code == 0 || !strings.Contains(errOut, "damaged") || !strings.Contains(errOut, "move it aside or delete it") {
+				t.Errorf("history stats: code %d, stderr %q; want a clear error saying what to do", code, errOut)
+			}
+			rulesStillWork(t, env)
+			// The damaged file is left for the user, not replaced.
+			if _, err := os.Stat(db); err != nil {
+				t.Errorf("the damaged database is gone: %v", err)
+			}
+		})
+	}
+}
+
+// TestStoreFaultBrokenIndex: a deleted or damaged search index is rebuilt
+// from sqlite, with a message, and every remembered error is found again.
+func TestStoreFaultBrokenIndex(t *testing.T) {
+	damage := map[string]func(t *testing.T, path string){
+		"deleted": func(t *testing.T, path string) {
+			if err := os.RemoveAll(path); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"corrupted": func(t *testing.T, path string) {
+			if err := os.WriteFile(filepath.Join(path, "store", "root.bolt"), []byte(strings.Repeat("garbage!", 1024)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	for name, breakIt := range damage {
+		t.Run(name, func(t *testing.T) {
+			repo := brokenGoRepo(t)
+			env := testEnv(t)
+			// The same kind of error in three workspaces: three errors.
+			names := []string{"alphaThing", "betaThing", "gammaThing"}
+			for _, n := range names {
+				explainOffline(t, env, brokenGoRepo(t).Dir, n)
+			}
+			breakIt(t, filepath.Join(dataDir(t, env), index.IndexDir))
+
+			out, errOut, code := runBin(t, env, repo.Dir, "history", "search", "--json", names[0])
+			if code != 0 || !strings.Contains(out, names[0]) {
+				t.Fatalf("history search after the index was %s: code %d\n%s%s", name, code, out, errOut)
+			}
+			if !strings.Contains(errOut, "rebuilt from the history database") {
+				t.Errorf("no message about the rebuild:\n%s", errOut)
+			}
+			for _, n := range names[1:] {
+				if !historyHas(t, env, repo.Dir, n) {
+					t.Errorf("%s is not found after the rebuild", n)
+				}
+			}
+			rulesStillWork(t, env)
+		})
+	}
+}
+
+// TestStoreFaultUnwritableDataDir: a data directory kodyls cannot write
+// gets a clear error; explaining and the rules work without the store.
+// Without root the directory is made read-only; root ignores permissions,
+// so there a file stands where the directory should be created.
+func TestStoreFaultUnwritableDataDir(t *testing.T) {
+	repo := brokenGoRepo(t)
+	env := testEnv(t)
+	dir := dataDir(t, env)
+	if os.Geteuid() == 0 {
+		blocker := filepath.Join(t.TempDir(), "not-a-dir")
+		if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		dir = filepath.Join(blocker, "data")
+		env = append(env, "KODYLS_DATA_DIR="+dir)
+	} else {
+		if err := os.MkdirAll(dir, 0o500); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
+	}
+	explainOffline(t, env, repo.Dir, "someName")
+	_, errOut, code := runBin(t, env, repo.Dir, "history", "stats")
+	if code == 0 || !strings.Contains(errOut, dir) || !strings.Contains(errOut, "KODYLS_DATA_DIR") {
+		t.Errorf("history stats: code %d, stderr %q; want the directory and how to choose another", code, errOut)
+	}
+	rulesStillWork(t, env)
+}
+
+// TestStoreFaultKilledDuringWrites kills `kodyls explain` with SIGKILL at
+// varied moments while other runs record errors. Afterwards the store
+// opens clean (integrity check) and every error whose run finished is in
+// the history and found by search.
+func TestStoreFaultKilledDuringWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs many processes")
+	}
+	repo := brokenGoRepo(t)
+	env := testEnv(t)
+	bin := lsptest.BuildBinary(t)
+	explainOffline(t, env, repo.Dir, "warmUp") // the store and index exist
+	var done []string
+	kills := 0
+	for i := 0; i < 12; i++ {
+		// A victim, killed after a delay that moves through its run.
+		victim := exec.Command(bin, "explain", "--offline", "--json")
+		victim.Env, victim.Dir = env, repo.Dir
+		victim.Stdin = strings.NewReader(undefinedOutput(fmt.Sprintf("victim%d", i)))
+		if err := victim.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// A run that finishes, alongside it, in a workspace of its own so
+		// that it records an error of its own.
+		name := fmt.Sprintf("kept%d", i)
+		ws := brokenGoRepo(t).Dir
+		finished := make(chan bool, 1)
+		go func() {
+			out, _, code := runBinStdin(t, env, ws, undefinedOutput(name), "explain", "--offline", "--json")
+			finished <- code == 0 && strings.Contains(out, `"source": "offline"`)
+		}()
+		time.Sleep(time.Duration(5+i*8) * time.Millisecond)
+		if err := victim.Process.Signal(syscall.SIGKILL); err == nil {
+			kills++
+		}
+		_ = victim.Wait()
+		if <-finished {
+			done = append(done, name)
+		}
+	}
+	t.Logf("%d runs killed, %d finished alongside", kills, len(done))
+	if len(done) == 0 {
+		t.Fatal("no run finished")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := index.OpenStore(ctx, dataDir(t, env))
+	if err != nil {
+		t.Fatalf("the store does not open after the kills: %v", err)
+	}
+	var check string
+	if err := st.Reader().QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		t.Errorf("integrity_check = %q, %v", check, err)
+	}
+	st.Close()
+	for _, n := range done {
+		if !historyHas(t, env, repo.Dir, n) {
+			t.Errorf("%s finished but is not in the history", n)
+		}
+	}
+	out, errOut, code := runBin(t, env, repo.Dir, "history", "stats", "--json")
+	var stats struct {
+		Errors int `json:"errors"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &stats) != nil || stats.Errors < len(done)+1 {
+		t.Errorf("history stats: code %d, %s%s; want at least %d errors", code, out, errOut, len(done)+1)
+	}
+}
