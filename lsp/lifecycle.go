@@ -158,6 +158,10 @@ func (s *Server) initialized() {
 	})
 	watching := s.work.add("")
 	s.goBackground(func(ctx context.Context) { s.watchFiles(ctx, watching) })
+	// The error history (and its search index, held open by the server)
+	// opens now, off the read loop and outside the idle signal, so the
+	// first "Explain this error" does not pay for it.
+	s.goBackground(func(ctx context.Context) { s.svc.History(ctx) })
 }
 
 // fetchConfiguration asks the client for section "kodyls" and re-resolves
