@@ -113,7 +113,7 @@ func (s Strategy[A]) Run(ctx context.Context, task agent.Task, tools []agent.Too
 		reason = s.reason(out, err, seen.failures, fastTask.Budget.MaxIterations)
 		if reason == "" {
 			out.Path = cmp.Or(out.Path, s.Fast.Name())
-			return out, nil
+			return out, err
 		}
 		emit(agent.Event{Kind: agent.EventEscalated, Iteration: out.Iterations, Text: reason})
 		planTask.User = task.User + "\n\n" + handover(&seen, reason, out, err)
@@ -152,8 +152,12 @@ func (s Strategy[A]) Run(ctx context.Context, task agent.Task, tools []agent.Too
 // stands.
 func (s Strategy[A]) reason(out agent.Outcome[A], err error, failures, steps int) string {
 	switch {
-	case err != nil:
+	case err != nil && errors.Is(err, agent.ErrMalformedAnswer):
 		return "the first path failed: " + err.Error()
+	case err != nil:
+		// The endpoint failed (down, cut answers, timeouts): a planner
+		// would ask the same endpoint and fail the same way.
+		return ""
 	case out.Forced && out.Guard == agent.GuardMaxIterations:
 		return fmt.Sprintf("ran past %d steps", steps)
 	case out.Forced:

@@ -93,8 +93,11 @@ func TestRouting(t *testing.T) {
 			fast: scripted{out: agent.Outcome[answer]{Answer: answer{"a guess", 0.2}, Path: "react"}}, planner: scripted{err: errors.New("planner broke")},
 			escalated: "low confidence 0.20", cause: "a guess", path: "planner (low confidence 0.20; it failed, the first answer stands)"},
 		{name: "both failing is an error",
-			fast: scripted{err: agent.ErrStepTimeout}, planner: scripted{err: errors.New("planner broke")},
+			fast: scripted{err: agent.ErrMalformedAnswer}, planner: scripted{err: errors.New("planner broke")},
 			escalated: "the first path failed", wantErr: true},
+		{name: "an endpoint failure is not escalated (the planner would ask the same endpoint)",
+			fast: scripted{err: agent.ErrStepTimeout}, planner: scripted{out: plan},
+			wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
