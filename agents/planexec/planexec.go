@@ -58,23 +58,10 @@ const (
 
 // Wording is what the strategy tells the model about the answer. Zero
 // fields get generic defaults; a feature gives wording of its own domain.
-type Wording struct {
-	// FinalAnswer is the final_answer tool's description.
-	FinalAnswer string
-	// Repair follows "Your final answer was not usable: <problem>. " in
-	// the one repair turn.
-	Repair string
-}
+type Wording = turns.Wording
 
-func (w Wording) withDefaults() Wording {
-	if w.FinalAnswer == "" {
-		w.FinalAnswer = "Give the final answer to the task from the results of the plan."
-	}
-	if w.Repair == "" {
-		w.Repair = "Call final_answer again with arguments that match its parameters."
-	}
-	return w
-}
+// defaultFinalAnswer describes final_answer when the feature does not.
+const defaultFinalAnswer = "Give the final answer to the task from the results of the plan."
 
 // Strategy is plan-and-execute for answers of type A. The zero value is
 // ready to use.
@@ -199,7 +186,7 @@ func (s Strategy[A]) withDefaults() Strategy[A] {
 	if s.Prompts == nil {
 		s.Prompts = prompts.Builtin()
 	}
-	s.Wording = s.Wording.withDefaults()
+	s.Wording = s.Wording.WithDefaults(defaultFinalAnswer)
 	if s.Fallback == nil {
 		s.Fallback = react.Strategy[A]{}
 	}

@@ -57,24 +57,11 @@ const (
 var ErrUnusablePlan = turns.ErrUnusablePlan
 
 // Wording is what the strategy tells the model about the answer. Zero
-// fields get generic defaults.
-type Wording struct {
-	// FinalAnswer is the final_answer tool's description.
-	FinalAnswer string
-	// Repair follows "Your final answer was not usable: <problem>. " in
-	// the one repair turn.
-	Repair string
-}
+// fields get generic defaults; a feature gives wording of its own domain.
+type Wording = turns.Wording
 
-func (w Wording) withDefaults() Wording {
-	if w.FinalAnswer == "" {
-		w.FinalAnswer = "Give the final answer to the task from the evidence, with the labels of the evidence it rests on."
-	}
-	if w.Repair == "" {
-		w.Repair = "Call final_answer again with arguments that match its parameters."
-	}
-	return w
-}
+// defaultFinalAnswer describes final_answer when the feature does not.
+const defaultFinalAnswer = "Give the final answer to the task from the evidence, with the labels of the evidence it rests on."
 
 // Strategy is ReWoo for answers of type A. The zero value is ready to use.
 type Strategy[A any] struct {
@@ -242,7 +229,7 @@ func (s Strategy[A]) start(task agent.Task, tools []agent.Tool) (*run[A], error)
 	if s.Prompts == nil {
 		s.Prompts = prompts.Builtin()
 	}
-	s.Wording = s.Wording.withDefaults()
+	s.Wording = s.Wording.WithDefaults(defaultFinalAnswer)
 	if s.Fallback == nil {
 		s.Fallback = react.Strategy[A]{}
 	}

@@ -202,3 +202,28 @@ func Summary(a any) string {
 	}
 	return ""
 }
+
+// Wording is what a planning strategy tells the model about the answer.
+// Zero fields get the defaults WithDefaults is given.
+type Wording struct {
+	// FinalAnswer is the final_answer tool's description.
+	FinalAnswer string
+	// Repair follows "Your final answer was not usable: <problem>. " in
+	// the one repair turn.
+	Repair string
+}
+
+// DefaultRepair is the repair wording when a feature gives none.
+const DefaultRepair = "Call final_answer again with arguments that match its parameters."
+
+// WithDefaults fills the zero fields: finalAnswer for the answer's
+// description, DefaultRepair for the repair turn.
+func (w Wording) WithDefaults(finalAnswer string) Wording {
+	if w.FinalAnswer == "" {
+		w.FinalAnswer = finalAnswer
+	}
+	if w.Repair == "" {
+		w.Repair = DefaultRepair
+	}
+	return w
+}
