@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"path/filepath"
 
@@ -143,6 +144,15 @@ func canonicalPath(path string) string {
 // initialized starts the session's background work: the client's
 // configuration, the rules, the file watcher.
 func (s *Server) initialized() {
+	if err := s.svc.StoreErr; err != nil && s.conn != nil {
+		// Said once, where the user looks: the log alone would leave them
+		// wondering why nothing is remembered.
+		msg := fmt.Sprintf("kodyls: %v; working without the local store (no error history, review cache or dismissals)", err)
+		if nerr := s.conn.Notify(context.WithoutCancel(s.ctx), protocol.MethodWindowShowMessage,
+			&protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: msg}); nerr != nil {
+			s.log.Debug("showMessage failed", "error", nerr)
+		}
+	}
 	done := s.work.add("")
 	s.goBackground(func(ctx context.Context) {
 		defer done()

@@ -68,6 +68,29 @@ func rulesStillWork(t *testing.T, env []string) {
 	s.Shutdown()
 }
 
+// storeWarningShown starts the language server and checks that the editor
+// is told, once, that the store is unusable and kodyls works without it.
+func storeWarningShown(t *testing.T, env []string, want string) {
+	t.Helper()
+	repo := fixtureRepo(t)
+	s := lsptest.StartBinary(t, lsptest.BuildBinary(t), repo.Dir, env)
+	s.Initialize(lsptest.InitOptions{})
+	s.AwaitIdle("")
+	n := 0
+	for _, m := range s.Messages() {
+		if strings.Contains(m, "working without the local store") {
+			n++
+			if !strings.Contains(m, want) {
+				t.Errorf("the store warning %q does not name %q", m, want)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("store warnings shown: %d, want 1 (messages %q)", n, s.Messages())
+	}
+	s.Shutdown()
+}
+
 // TestStoreFaultDamagedDatabase: a kodyls.db that is not a database, or
 // was cut short, is reported clearly; explaining and the rules keep
 // working without the store.
@@ -105,6 +128,7 @@ func TestStoreFaultDamagedDatabase(t *testing.T) {
 				t.Errorf("history stats: code %d, stderr %q; want a clear error saying what to do", code, errOut)
 			}
 			rulesStillWork(t, env)
+			storeWarningShown(t, env, "kodyls database is damaged")
 			// The damaged file is left for the user, not replaced.
 			if _, err := os.Stat(db); err != nil {
 				t.Errorf("the damaged database is gone: %v", err)
@@ -183,6 +207,7 @@ func TestStoreFaultUnwritableDataDir(t *testing.T) {
 		t.Errorf("history stats: code %d, stderr %q; want the directory and how to choose another", code, errOut)
 	}
 	rulesStillWork(t, env)
+	storeWarningShown(t, env, "KODYLS_DATA_DIR")
 }
 
 // TestStoreFaultKilledDuringWrites kills `kodyls explain` with SIGKILL at
