@@ -137,7 +137,11 @@ func writeExplainText(w io.Writer, rep *rca.Report) {
 			if s.Exact {
 				kind = "same"
 			}
-			fmt.Fprintf(w, "  - %s (%s, seen %d×): %s\n", s.Message, kind, s.Count, s.RootCause)
+			line := fmt.Sprintf("  - %s (%s, seen %d×)", s.Message, kind, s.Count)
+			if s.RootCause != "" {
+				line += ": " + s.RootCause
+			}
+			fmt.Fprintln(w, line)
 		}
 	}
 	if a.Iterations > 0 {

@@ -153,11 +153,13 @@ func writeFixText(w io.Writer, e errparse.Error, res *fix.Result, apply bool, ap
 		}
 	}
 	fmt.Fprintln(w)
-	switch res.Verification {
-	case fix.VerifyPassed:
-		fmt.Fprintf(w, "Verification: passed: %s succeeds with the edits (%d rounds)\n", res.Build, res.Rounds)
-	case fix.VerifyFailed:
-		fmt.Fprintf(w, "Verification: failed: %s still fails after %d rounds\n", res.Build, res.Rounds)
+	switch {
+	case len(res.Edits) == 0 && res.Build != "":
+		fmt.Fprintf(w, "Verification: not run: no edit to verify after %d round(s)\n", res.Rounds)
+	case res.Verification == fix.VerifyPassed:
+		fmt.Fprintf(w, "Verification: passed: %s succeeds with the edits (%d round(s))\n", res.Build, res.Rounds)
+	case res.Verification == fix.VerifyFailed:
+		fmt.Fprintf(w, "Verification: failed: %s still fails after %d round(s)\n", res.Build, res.Rounds)
 		if out := strings.TrimSpace(res.BuildOutput); out != "" {
 			fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(out, "\n", "\n  "))
 		}

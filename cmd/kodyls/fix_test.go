@@ -90,7 +90,7 @@ func TestFixGoTypeError(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("code %d\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"Fixing go error at ./main.go:6", "plan v1 (completed)", "-\treturn 42", "+\treturn \"42\"", "Verification: passed: go build ./... succeeds with the edits (1 rounds)", "Applied to: main.go"} {
+	for _, want := range []string{"Fixing go error at ./main.go:6", "plan v1 (completed)", "-\treturn 42", "+\treturn \"42\"", "Verification: passed: go build ./... succeeds with the edits (1 round(s))", "Applied to: main.go"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
