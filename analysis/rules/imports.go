@@ -24,7 +24,7 @@ var importRE = regexp.MustCompile(`(?:^|\s)@(\S+)`)
 type importRef struct {
 	raw    string
 	line   int // 1-based
-	column int // 1-based, of the "@"
+	column int // 0-based byte offset of the "@"
 }
 
 // findImports returns the "@path" imports of an instruction file's text,
@@ -65,7 +65,7 @@ func findImports(text string) []importRef {
 			if raw == "" || strings.HasPrefix(raw, "kody-") || strings.Contains(raw, ":") || strings.HasPrefix(raw, "@") {
 				continue
 			}
-			out = append(out, importRef{raw: raw, line: i + 1, column: m[2]})
+			out = append(out, importRef{raw: raw, line: i + 1, column: m[2] - 1})
 		}
 	}
 	return out

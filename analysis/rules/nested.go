@@ -24,6 +24,9 @@ const (
 	MaxNestedDirs = 10_000
 )
 
+// nestedDirLimit is MaxNestedDirs, lowered by tests.
+var nestedDirLimit = MaxNestedDirs
+
 // generatedDirs are build output and caches, skipped by name at any depth
 // on top of what the review gate skips (vendored code, kodus-config
 // ignorePaths): nobody keeps instructions there, and they can be huge.
@@ -105,10 +108,10 @@ func walkNestedDirs(ctx context.Context, fsys fs.FS, g *gate.Gate, file, under s
 			if !nestedDirOK(g, sub, file) {
 				continue
 			}
-			if visited++; visited > MaxNestedDirs {
+			if visited++; visited > nestedDirLimit {
 				warn = &LoadError{File: ".", Warning: true, Msg: fmt.Sprintf(
 					"stopped looking for %s in subdirectories after %d directories; add the large directories to kodus-config.yml ignorePaths",
-					file, MaxNestedDirs)}
+					file, nestedDirLimit)}
 				return
 			}
 			walk(sub)
