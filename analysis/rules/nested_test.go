@@ -144,3 +144,30 @@ func TestNestedFilesAreWatched(t *testing.T) {
 		t.Errorf("a registry without nested sources lists %q", got)
 	}
 }
+
+// BenchmarkLoadWithNestedWalk measures a full load of the default registry
+// over a workspace of 2,000 directories with three nested AGENTS.md.
+func BenchmarkLoadWithNestedWalk(b *testing.B) {
+	root := b.TempDir()
+	for i := range 2000 {
+		d := filepath.Join(root, "pkg", string(rune('a'+i%20)), "m"+strings.Repeat("x", i%7)+string(rune('a'+i/20%26))+string(rune('a'+i/520)))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "f.go"), []byte("package p\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, d := range []string{"pkg/a", "pkg/b", "pkg/c"} {
+		if err := os.WriteFile(filepath.Join(root, d, "AGENTS.md"), []byte("- One.\n- Two.\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reg := DefaultRegistry()
+	b.ResetTimer()
+	for b.Loop() {
+		if rep := reg.LoadReport(context.Background(), root); len(rep.Rules) != 6 {
+			b.Fatalf("%d rules", len(rep.Rules))
+		}
+	}
+}
