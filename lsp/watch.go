@@ -117,6 +117,11 @@ func (s *Server) watchFiles(ctx context.Context, ready func()) {
 				return
 			}
 			what := s.classify(ev.Name)
+			if ev.Has(fsnotify.Create) && s.watchNestedDir(w, ev.Name) {
+				// A new directory may come with an AGENTS.md already
+				// in it (a checkout, a move).
+				what |= changeRules
+			}
 			if what == changeNone {
 				continue
 			}
@@ -154,6 +159,30 @@ func (s *Server) watchWorkspace(w *fsnotify.Watcher, e *rulecheck.Engine) {
 		}
 		s.addTree(w, filepath.Join(root, filepath.FromSlash(p)))
 	}
+	// The subdirectories where AGENTS.md and CLAUDE.md are looked for,
+	// within the registry's bounds.
+	for _, dir := range e.Registry().NestedDirs(context.Background(), root, ".") {
+		_ = w.Add(filepath.Join(root, filepath.FromSlash(dir)))
+	}
+}
+
+// watchNestedDir starts watching a directory created where the rule
+// sources look for nested instruction files, with its subdirectories. It
+// reports whether it did.
+func (s *Server) watchNestedDir(w *fsnotify.Watcher, name string) bool {
+	if st, err := os.Stat(name); err != nil || !st.IsDir() {
+		return false
+	}
+	added := false
+	for _, e := range s.allEngines() {
+		if rel, ok := e.Rel(name); ok && e.Registry().WalksDir(rel) {
+			for _, dir := range e.Registry().NestedDirs(context.Background(), e.Root(), rel) {
+				_ = w.Add(filepath.Join(e.Root(), filepath.FromSlash(dir)))
+				added = true
+			}
+		}
+	}
+	return added
 }
 
 // watchCreatedDir starts watching a directory that appeared on a rule

@@ -53,6 +53,11 @@ type Assistant struct {
 	dir    string // the directory tree of the files
 	suffix string // what the files' names end in
 	fm     frontMatterKind
+	// nested: files with the same name in subdirectories are read too,
+	// each rule scoped to its directory's subtree.
+	nested bool
+	// imports: "@path" imports of the files are followed.
+	imports bool
 }
 
 // CursorRules is the source of .cursorrules, Cursor's legacy rules file.
@@ -79,12 +84,20 @@ func CopilotPathInstructions() *Assistant {
 	return &Assistant{name: "copilot-instructions", dir: ".github/instructions", suffix: ".instructions.md", fm: copilotFrontMatter}
 }
 
-// ClaudeMD is the source of Claude Code's CLAUDE.md at the workspace root.
-func ClaudeMD() *Assistant { return &Assistant{name: "claude", file: "CLAUDE.md"} }
+// ClaudeMD is the source of Claude Code's CLAUDE.md at the workspace root
+// and in its subdirectories, where a file's rules apply to its directory's
+// subtree only. The files' "@path" imports (relative to the importing
+// file) are followed inside the workspace, up to MaxImportDepth deep; the
+// imported files' rules keep their own file and line and apply where the
+// importing file does.
+func ClaudeMD() *Assistant {
+	return &Assistant{name: "claude", file: "CLAUDE.md", nested: true, imports: true}
+}
 
-// AgentsMD is the source of AGENTS.md at the workspace root, read by Codex
-// and other agents.
-func AgentsMD() *Assistant { return &Assistant{name: "agents", file: "AGENTS.md"} }
+// AgentsMD is the source of AGENTS.md, read by Codex and other agents, at
+// the workspace root and in its subdirectories, where a file's rules apply
+// to its directory's subtree only.
+func AgentsMD() *Assistant { return &Assistant{name: "agents", file: "AGENTS.md", nested: true} }
 
 // WindsurfRules is the source of .windsurfrules, Windsurf's rules file.
 func WindsurfRules() *Assistant { return &Assistant{name: "windsurf", file: ".windsurfrules"} }
@@ -115,7 +128,11 @@ func (a *Assistant) WatchPaths() []string {
 func (a *Assistant) Owns(rel string) bool {
 	rel = normalizeRelPath(rel)
 	if a.dir == "" {
-		return rel == a.file
+		if rel == a.file {
+			return true
+		}
+		dir, name := path.Split(rel)
+		return a.nested && name == a.file && nestedDirOK(pathGate, strings.TrimSuffix(dir, "/"), a.file)
 	}
 	if rel == a.dir {
 		return true
@@ -151,19 +168,59 @@ func (a *Assistant) Load(ctx context.Context, fsys fs.FS) (rules []*Rule, errs [
 	if ctx.Err() != nil {
 		return nil, nil
 	}
+	im := &importer{a: a, fsys: fsys, groups: map[string]*importGroup{}}
+	readScoped := func(p string, data []byte) {
+		dir := "."
+		if a.nested && p != a.file {
+			dir = path.Dir(p)
+		}
+		rs, es := a.Parse(p, data)
+		for _, r := range rs {
+			r.Paths = scopeToDir(r.Paths, dir)
+		}
+		parsed = append(parsed, es...)
+		if a.imports && !ignoredFile(data) {
+			im.load(p, data, dir, []string{p})
+			// A rule that only imports ("@AGENTS.md") asks nothing
+			// of the code itself.
+			rs = slices.DeleteFunc(rs, onlyImports)
+		}
+		rules = append(rules, rs...)
+	}
 	// A missing file, or a parent that is not a directory, means no
 	// rules.
-	if _, err := fs.Lstat(fsys, a.file); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return nil, nil
+	if _, err := fs.Lstat(fsys, a.file); err == nil {
+		data, lerr := readRuleFile(fsys, a.file, nil)
+		switch {
+		case lerr != nil:
+			errs = append(errs, lerr)
+		case data != nil:
+			readScoped(a.file, data)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		errs = append(errs, &LoadError{File: a.file, Msg: fmt.Sprintf("cannot read: %v", err)})
 	}
-	data, lerr := readRuleFile(fsys, a.file, nil)
-	switch {
-	case lerr != nil:
-		return nil, []*LoadError{lerr}
-	case data != nil:
-		read(a.file, data)
+	if a.nested {
+		files, warn := nestedFiles(ctx, fsys, workspaceGate(fsys), a.file)
+		if warn != nil {
+			errs = append(errs, warn)
+		}
+		for _, f := range files {
+			if ctx.Err() != nil {
+				break
+			}
+			data, lerr := readRuleFile(fsys, f, nil)
+			switch {
+			case lerr != nil:
+				errs = append(errs, lerr)
+			case data != nil:
+				readScoped(f, data)
+			}
+		}
 	}
-	return rules, parsed
+	rules = append(rules, im.rules()...)
+	errs = append(errs, im.warns...)
+	return rules, append(errs, parsed...)
 }
 
 // Parse reads the rules of one of the source's files; relFile is its

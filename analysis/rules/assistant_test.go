@@ -205,8 +205,8 @@ func TestAssistantSourcesOwnAndWatch(t *testing.T) {
 		{CopilotInstructions(), []string{".github/copilot-instructions.md"}, []string{".github/copilot-instructions.md"}, []string{".github", "copilot-instructions.md"}},
 		{CopilotPathInstructions(), []string{".github/instructions"}, []string{".github/instructions", ".github/instructions/go.instructions.md", ".github/instructions/web/ts.instructions.md"},
 			[]string{".github/instructions/readme.md", ".github/instructions/.instructions.md", ".github/workflows/ci.yml"}},
-		{ClaudeMD(), []string{"CLAUDE.md"}, []string{"CLAUDE.md"}, []string{"docs/CLAUDE.md", "claude.md"}},
-		{AgentsMD(), []string{"AGENTS.md"}, []string{"AGENTS.md"}, []string{"sub/AGENTS.md"}},
+		{ClaudeMD(), []string{"CLAUDE.md"}, []string{"CLAUDE.md"}, []string{"claude.md", "docs/claude.md", "node_modules/x/CLAUDE.md", ".git/CLAUDE.md"}},
+		{AgentsMD(), []string{"AGENTS.md"}, []string{"AGENTS.md"}, []string{"vendor/AGENTS.md", ".github/AGENTS.md", "sub/AGENTS.md.bak", "1/2/3/4/5/6/7/8/9/AGENTS.md"}},
 		{WindsurfRules(), []string{".windsurfrules"}, []string{".windsurfrules"}, []string{".windsurf"}},
 	}
 	names := map[string]bool{}
