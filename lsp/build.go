@@ -37,9 +37,14 @@ func (s *Server) buildOnSave(od *openDoc) {
 		switch {
 		case errors.Is(err, workspace.ErrBuildCancelled):
 			s.log.Info("build cancelled", "workspace", od.folder.Root, "reason", err)
+		case errors.Is(err, workspace.ErrBuildUnrecognized):
+			// The earlier build's errors are no longer true either.
+			s.log.Warn("build on save", "error", err)
+			s.publishBuild(od.folder.Root, nil)
 		case err != nil:
 			s.log.Warn("build on save", "error", err)
 		default:
+			s.log.Info("build on save finished", "workspace", od.folder.Root, "command", cfg.OnSave, "errors", len(errs))
 			s.publishBuild(od.folder.Root, errs)
 		}
 	})

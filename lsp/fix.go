@@ -60,8 +60,9 @@ func (s *Server) fixError(ctx context.Context, arg []byte, token protocol.Progre
 		}
 		return nil, fmt.Errorf("fix: %w", err)
 	}
-	out := &contract.FixResult{Verified: res.Verified, Verification: res.Verification, Rounds: res.Rounds, Diff: res.Diff, Note: res.Note, Files: []string{}}
+	out := &contract.FixResult{Verified: res.Verified, Verification: res.Verification, Rounds: res.Rounds, Diff: res.Diff, Note: res.Note, Files: []string{}, Edits: []contract.FixEdit{}}
 	for _, ed := range res.Edits {
+		out.Edits = append(out.Edits, contract.FixEdit{File: ed.File, OldText: ed.OldText, NewText: ed.NewText})
 		if !containsString(out.Files, ed.File) {
 			out.Files = append(out.Files, ed.File)
 		}
@@ -87,6 +88,7 @@ func (s *Server) fixError(ctx context.Context, arg []byte, token protocol.Progre
 		}
 		return nil, fmt.Errorf("fix: workspace/applyEdit: %w", err)
 	}
+	s.log.Info("fix sent to the editor", "files", out.Files, "applied", applied.Applied, "reason", applied.FailureReason)
 	out.Applied = applied.Applied
 	if !applied.Applied && applied.FailureReason != "" {
 		out.Note = strings.TrimSpace(out.Note + " The editor did not apply the edits: " + applied.FailureReason)

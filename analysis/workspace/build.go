@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/kodustech/kodyls/analysis/errparse"
@@ -40,6 +41,11 @@ func (f *Folder) StartBuild(parent context.Context, command string, timeout time
 // the caller stopped this one.
 var ErrBuildCancelled = errors.New("build cancelled")
 
+// ErrBuildUnrecognized is returned by Wait when the build failed but its
+// output holds no error kodyls can place in a file (a missing tool, a
+// crash): the error carries the end of the output.
+var ErrBuildUnrecognized = errors.New("the build failed with no error kodyls recognises")
+
 // Wait runs the command with sh in the folder root and parses its output
 // into errors. A command that runs and fails is not an error: its output
 // is what is wanted.
@@ -53,5 +59,20 @@ func (b *Build) Wait() ([]errparse.Error, error) {
 	if err != nil && !errors.As(err, &exit) {
 		return nil, fmt.Errorf("build command %q failed to run: %w", b.command, err)
 	}
-	return errparse.Parse(out, errparse.Options{Workspace: b.folder.Root}), nil
+	errs := errparse.Parse(out, errparse.Options{Workspace: b.folder.Root})
+	if err != nil && len(errs) == 0 {
+		// It failed, but with nothing kodyls can place in a file: say what
+		// it printed rather than showing a clean build.
+		return nil, fmt.Errorf("%w: %q failed (%v): %s", ErrBuildUnrecognized, b.command, err, lastLines(out, 5))
+	}
+	return errs, nil
+}
+
+// lastLines is the end of a command's output, for a log line.
+func lastLines(out string, n int) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
 }

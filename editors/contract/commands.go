@@ -243,4 +243,15 @@ type FixResult struct {
 	Diff         string   `json:"diff" jsonschema:"the edits as a unified diff"`
 	Markdown     string   `json:"markdown" jsonschema:"a summary ready to show: verification, plan versions and diff"`
 	Note         string   `json:"note,omitempty"`
+	// Edits are the fix's edits, for an editor that did not apply the
+	// workspace edit (declined or could not preview it) to offer them
+	// again once the user accepts.
+	Edits []FixEdit `json:"edits" jsonschema:"the edits: replace oldText, which occurs once in file, by newText"`
+}
+
+// FixEdit is one search/replace edit of a fix.
+type FixEdit struct {
+	File    string `json:"file" jsonschema:"the file, relative to the workspace"`
+	OldText string `json:"oldText" jsonschema:"the text replaced; it occurs exactly once in the file"`
+	NewText string `json:"newText" jsonschema:"the replacement"`
 }

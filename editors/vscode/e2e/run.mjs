@@ -132,6 +132,16 @@ fs.writeFileSync(path.join(USER_DIR, 'User/settings.json'), JSON.stringify({
 // Offline: no model. The server and code-server get a clean environment.
 const env = { ...process.env, HOME, XDG_CONFIG_HOME: path.join(HOME, '.config'),
   XDG_DATA_HOME: path.join(HOME, '.local/share'), XDG_CACHE_HOME: path.join(HOME, '.cache') };
+// The build on save runs `go build`: with the machine's Go cache, or the
+// private HOME would make it compile the standard library from scratch.
+// VS Code resolves the extension host's environment from a login shell,
+// whose PATH may lack Go: the build command names the go binary and its
+// cache itself.
+let GO_BUILD = 'go build ./...';
+try {
+  const goenv = (k) => execFileSync('go', ['env', k], { encoding: 'utf8' }).trim();
+  GO_BUILD = `GOCACHE=${JSON.stringify(goenv('GOCACHE'))} ${JSON.stringify(path.join(goenv('GOROOT'), 'bin', 'go'))} build ./...`;
+} catch { /* no Go here: the fix-error step fails with the build's own message */ }
 for (const k of Object.keys(env)) if (/^(KODYLS_|OPENAI_)/.test(k)) delete env[k];
 
 // ---------------------------------------------------------------- helpers
@@ -360,6 +370,9 @@ await step('explain-error', async () => {
 // suggestion survives: replace the violating line. The model is configured
 // only now, through the user settings, so the steps above ran offline.
 const FIXED = 'fmt.Print("x\\n")';
+// The compile error the fix-error step types, and its repair.
+const BROKEN = 'var count int = "three"';
+const REPAIRED = 'var count = "three"';
 const SUMMARY = 'Print without the extra newline call';
 await step('apply-fix', async () => {
   let bin = opt.fakellm && path.resolve(opt.fakellm);
@@ -378,6 +391,12 @@ await step('apply-fix', async () => {
     { name: 'implemented', match: { schema: 'review_implemented' }, replies: [{ json: { codeSuggestions: one({ implementationStatus: 'not_implemented' }) } }] },
     { name: 'kody-rules', match: { schema: 'kodyrules_violations' }, replies: [{ json: { violations: [] } }] },
     { name: 'guardian', match: { schema: 'kodyrules_guardian' }, replies: [{ json: { decisions: [] } }] },
+    // "Fix this error" (the fix-error step): a plan whose one edit drops the
+    // wrong type; the build verifies it, so no reflection is needed.
+    { name: 'fix-plan', match: { schema: 'plan' }, replies: [{ json: { steps: [
+      { id: 'edit', description: 'declare the variable without the wrong type', tool: 'propose_edits',
+        input: { edits: [{ file: 'main.go', oldText: BROKEN, newText: REPAIRED }] }, dependsOn: [] }] } }] },
+    { name: 'fix-reflect', match: { schema: 'reflection' }, replies: [{ json: { assessment: 'complete', reasoning: 'the build passes', adjustments: [] } }] },
     { name: 'default', match: {}, replies: [{ content: 'fakellm: no script entry matched.' }] },
   ];
   const scriptFile = path.join(tmp, 'fakellm.json');
@@ -399,7 +418,7 @@ await step('apply-fix', async () => {
   const settingsEditor = page.locator('.monaco-editor', { has: page.locator('.view-line', { hasText: 'kodyls.path' }) }).first();
   await settingsEditor.locator('.view-line', { hasText: 'kodyls.path' }).first().click();
   await page.keyboard.press('Control+A');
-  await page.keyboard.insertText(JSON.stringify({ ...settings, 'kodyls.llm.baseUrl': baseUrl, 'kodyls.llm.model': 'fake-model' }, null, 2));
+  await page.keyboard.insertText(JSON.stringify({ ...settings, 'kodyls.llm.baseUrl': baseUrl, 'kodyls.llm.model': 'fake-model', 'kodyls.build.onSave': GO_BUILD }, null, 2));
   await settingsEditor.locator('.view-line', { hasText: 'fake-model' }).first().waitFor({ timeout: TIMEOUT });
   await page.keyboard.press('Control+S');
   await until('settings.json to hold the endpoint', async () =>
@@ -447,6 +466,66 @@ await step('apply-fix', async () => {
   await editor.locator('.view-line', { hasText: FIXED }).waitFor({ timeout: TIMEOUT });
   await until('fmt.Println("x") to be gone from the editor', async () =>
     !/fmt\.Println\("x"\)/.test((await editor.locator('.view-lines').innerText()).replace(/\u00a0/g, ' ')));
+});
+
+// "Fix this error" on a real compiler error: build on save reports it, the
+// light bulb offers the fix, the server plans it (fake model) and verifies
+// it with the real `go build` on a scratch copy, VS Code shows the edit in
+// its refactor preview, and only "Apply" there changes the buffer; after
+// saving, the build passes and the error is gone.
+await step('fix-error', async () => {
+  await editor.locator('.view-line', { hasText: FIXED }).first().click();
+  await page.keyboard.press('End');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type(BROKEN);
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('_ = count');
+  await page.keyboard.press('Control+S');
+  await page.locator('.tabs-container .tab.dirty', { hasText: 'main.go' }).waitFor({ state: 'detached', timeout: TIMEOUT });
+  await runCommand('View: Focus Problems (Errors, Warnings, Infos)').catch(() => page.keyboard.press('Control+Shift+M'));
+  const problem = page.locator('.markers-panel .monaco-list-row', { hasText: 'cannot use' });
+  await problem.first().waitFor({ timeout: TIMEOUT * 2 });
+  const line = editor.locator('.view-line', { hasText: BROKEN });
+  const menu = page.locator('.action-widget:visible');
+  const fixRow = menu.locator('.monaco-list-row', { hasText: 'Fix this error' }).first();
+  await line.click();
+  await page.keyboard.press('Home');
+  await until('"Fix this error" in the Ctrl+. menu', async () => {
+    if (!(await menu.count())) {
+      await page.keyboard.press('Control+.');
+      await menu.first().waitFor({ timeout: 3000 });
+    }
+    if (await fixRow.count()) return true;
+    await page.keyboard.press('Escape');
+    await menu.first().waitFor({ state: 'detached', timeout: 3000 }).catch(() => {});
+    return false;
+  });
+  log(`Ctrl+. menu: ${(await menu.first().innerText()).replace(/\s*\n\s*/g, ' | ')}`);
+  await fixRow.click();
+  // The fix is offered for acceptance before anything changes: VS Code's
+  // refactor preview when it opens for the server's edit, else the
+  // extension's "Apply Fix" beside the fix's diff (code-server 4.139 answers
+  // the edit with applied: false without opening the preview).
+  const preview = page.locator('.monaco-button:visible', { hasText: /^Apply$/ }).first();
+  const notification = page.locator('.notification-toast .monaco-button:visible', { hasText: 'Apply Fix' }).first();
+  const accept = await until('the fix to be offered (refactor preview or notification)', async () =>
+    (await preview.count()) ? preview : (await notification.count()) ? notification : null, TIMEOUT * 2);
+  log(`fix offered through ${accept === preview ? 'the refactor preview' : 'the extension\'s notification'}`);
+  await screenshot('fix-error-offered');
+  if (!(await editor.locator('.view-line', { hasText: BROKEN }).count())) throw new Error('the buffer changed before the fix was accepted');
+  if (accept === notification && !/Verification: passed|passes/.test(await allText())) throw new Error('the fix\'s summary is not shown beside the editor');
+  if (accept === preview) {
+    // The server marks its edit as needing confirmation, so the preview
+    // lists it unchecked: the user opts in, then applies.
+    const box = page.locator('.part.panel .monaco-list-row', { hasText: 'main.go' }).locator('.monaco-checkbox').first();
+    await box.click();
+    await until('the fix to be checked in the refactor preview', async () => (await box.getAttribute('aria-checked')) === 'true' || /checked/.test(await box.getAttribute('class') ?? ''));
+  }
+  await accept.click();
+  await editor.locator('.view-line', { hasText: REPAIRED }).first().waitFor({ timeout: TIMEOUT });
+  await editor.locator('.view-line', { hasText: REPAIRED }).first().click();
+  await page.keyboard.press('Control+S');
+  await until('the compile error to leave the Problems view', async () => (await problem.count()) === 0, TIMEOUT * 2);
 });
 
 // How long a user waits, in the real editor, from a keystroke that breaks a

@@ -313,15 +313,8 @@ async function paletteCommand(command: string, args: unknown[], next: (command: 
       // apply it with workspace/applyEdit, which VS Code previews.
       const arg = args.length > 0 ? args[0] : await explainArgsAtCursor();
       if (!arg) return undefined;
-      const r = await withServerProgress<{ applied: boolean; verified: boolean; verification: string; rounds: number; files: string[] | null; note?: string }>(
-        'Kody: fixing the error', command, [arg]);
-      if (r) {
-        const files = (r.files ?? []).join(', ') || 'no file';
-        const check = r.verified ? 'the build passes with it' : r.verification === 'skipped' ? 'not verified (set kodyls.build.onSave)' : 'the build still fails with it';
-        const msg = `Kody: ${r.applied ? 'applied' : 'proposed'} a fix to ${files} after ${r.rounds} plan version(s); ${check}.${r.note ? ' ' + r.note : ''}`;
-        if (r.verified) void vscode.window.showInformationMessage(msg);
-        else void vscode.window.showWarningMessage(msg);
-      }
+      const r = await withServerProgress<FixResult>('Kody: fixing the error', command, [arg]);
+      if (r) await reportFix(r);
       return r;
     }
     case 'kodyls.reviewFile': {
@@ -446,9 +439,15 @@ async function explain(arg: unknown): Promise<unknown> {
   const result = await withServerProgress<{ markdown: string }>('Kody: explaining the error', 'kodyls.explainError', [arg]);
   if (!result?.markdown) return result;
   const message = (arg as { message?: string; text?: string }).message ?? (arg as { text?: string }).text ?? 'error';
-  const title = message.split('\n')[0].replace(/[^\w .:-]+/g, ' ').trim().slice(0, 40) || 'error';
-  const uri = vscode.Uri.from({ scheme: explainScheme, path: `/Explain ${title} ${++explainSeq}.md` });
-  explanations.set(uri.toString(), result.markdown);
+  await showMarkdownBeside(`Explain ${message.split('\n')[0]}`, result.markdown);
+  return result;
+}
+
+/** Opens markdown as a preview beside the editor, titled from title. */
+async function showMarkdownBeside(title: string, markdown: string): Promise<void> {
+  const name = title.replace(/[^\w .:-]+/g, ' ').trim().slice(0, 48) || 'Kody';
+  const uri = vscode.Uri.from({ scheme: explainScheme, path: `/${name} ${++explainSeq}.md` });
+  explanations.set(uri.toString(), markdown);
   explainChanged.fire(uri);
   try {
     await vscode.commands.executeCommand('markdown.showPreviewToSide', uri);
@@ -456,7 +455,6 @@ async function explain(arg: unknown): Promise<unknown> {
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
   }
-  return result;
 }
 
 async function pickRule(): Promise<RuleRef | undefined> {
@@ -584,4 +582,54 @@ async function runDoctor(): Promise<void> {
       });
     }),
   );
+}
+
+interface FixResult {
+  applied: boolean;
+  verified: boolean;
+  verification: string;
+  rounds: number;
+  files: string[] | null;
+  markdown: string;
+  note?: string;
+  edits: { file: string; oldText: string; newText: string }[] | null;
+}
+
+/**
+ * Tells the outcome of kodyls.fixError. When the editor did not apply the
+ * server's workspace edit (its refactor preview was declined or did not
+ * open), the fix is shown beside the editor and applied only when the user
+ * says so.
+ */
+async function reportFix(r: FixResult): Promise<void> {
+  const files = (r.files ?? []).join(', ') || 'no file';
+  const check = r.verified ? 'the build passes with it' : r.verification === 'skipped' ? 'not verified (set kodyls.build.onSave)' : 'the build still fails with it';
+  const edits = r.edits ?? [];
+  if (r.applied || edits.length === 0) {
+    const msg = `Kody: ${r.applied ? 'applied' : 'found no'} fix${r.applied ? ` to ${files}` : ''} after ${r.rounds} plan version(s); ${check}.${r.note ? ' ' + r.note : ''}`;
+    if (r.applied && r.verified) void vscode.window.showInformationMessage(msg);
+    else void vscode.window.showWarningMessage(msg);
+    return;
+  }
+  await showMarkdownBeside('Fix', r.markdown);
+  // Also reached when the preview's Apply was pressed with the change left
+  // unchecked (VS Code lists edits that need confirmation unchecked).
+  const pick = await vscode.window.showInformationMessage(
+    `Kody: the fix to ${files} was not applied (${check}; ${r.rounds} plan version(s)). Apply it now?`, 'Apply Fix', 'Discard');
+  if (pick !== 'Apply Fix') return;
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  if (!folder) return;
+  const we = new vscode.WorkspaceEdit();
+  for (const e of edits) {
+    const uri = vscode.Uri.joinPath(folder.uri, e.file);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const text = doc.getText();
+    const at = text.indexOf(e.oldText);
+    if (at < 0 || text.indexOf(e.oldText, at + 1) >= 0) {
+      void vscode.window.showWarningMessage(`Kody: ${e.file} changed since the fix was made; run Fix This Error again.`);
+      return;
+    }
+    we.replace(uri, new vscode.Range(doc.positionAt(at), doc.positionAt(at + e.oldText.length)), e.newText);
+  }
+  if (!(await vscode.workspace.applyEdit(we))) void vscode.window.showWarningMessage('Kody: the fix could not be applied.');
 }

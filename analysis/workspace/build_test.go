@@ -1,0 +1,45 @@
+package workspace_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kodustech/kodyls/analysis/workspace"
+)
+
+// A build's output becomes errors; a build that fails with nothing
+// kodyls can place says so with the end of its output instead of looking
+// clean; a newer build cancels the running one.
+func TestBuildOutcomes(t *testing.T) {
+	svc := offlineServices(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := svc.Folder(dir)
+
+	errs, err := f.StartBuild(context.Background(), `echo "./main.go:1:9: undefined: x" >&2; exit 1`, time.Minute).Wait()
+	if err != nil || len(errs) != 1 || errs[0].Line != 1 || errs[0].Message != "undefined: x" {
+		t.Fatalf("parsed build: %+v, %v", errs, err)
+	}
+	if errs, err := f.StartBuild(context.Background(), "true", time.Minute).Wait(); err != nil || len(errs) != 0 {
+		t.Fatalf("passing build: %+v, %v", errs, err)
+	}
+	_, err = f.StartBuild(context.Background(), "echo 'sh: 1: gcc: not found' >&2; exit 127", time.Minute).Wait()
+	if !errors.Is(err, workspace.ErrBuildUnrecognized) || !strings.Contains(err.Error(), "gcc: not found") {
+		t.Fatalf("unrecognised failure: %v", err)
+	}
+	slow := f.StartBuild(context.Background(), "sleep 5", time.Minute)
+	done := make(chan error, 1)
+	go func() { _, err := slow.Wait(); done <- err }()
+	time.Sleep(100 * time.Millisecond)
+	f.StartBuild(context.Background(), "true", time.Minute)
+	if err := <-done; !errors.Is(err, workspace.ErrBuildCancelled) {
+		t.Fatalf("superseded build: %v", err)
+	}
+}
