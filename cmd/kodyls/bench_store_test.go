@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -22,38 +21,15 @@ func BenchmarkStartupWithHistory(b *testing.B) {
 			bin := lsptest.BuildBinary(b)
 			repo := fixtureRepo(b)
 			env := testEnv(b)
-			seedErrors(b, dataDirB(b, env), n)
+			seedErrors(b, dataDir(b, env), n)
 			samples := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				cmd := exec.Command(bin, "serve")
-				cmd.Env, cmd.Dir = env, repo.Dir
-				stdin, _ := cmd.StdinPipe()
-				stdout, _ := cmd.StdoutPipe()
-				begin := time.Now()
-				if err := cmd.Start(); err != nil {
-					b.Fatal(err)
-				}
-				raw := lsptest.NewRaw(b, stdin, stdout)
-				raw.Request(1, "initialize", map[string]any{"rootUri": "file://" + repo.Dir, "capabilities": map[string]any{}})
-				raw.Response("1")
-				samples = append(samples, time.Since(begin))
-				raw.Notify("exit", nil)
-				_ = cmd.Wait()
+				samples = append(samples, startupToInitialize(b, bin, repo.Dir, env))
 			}
 			b.ReportMetric(float64(median(samples).Microseconds())/1000, "ms-median")
 		})
 	}
-}
-
-func dataDirB(b *testing.B, env []string) string {
-	for _, kv := range env {
-		if len(kv) > len("KODYLS_DATA_DIR=") && kv[:len("KODYLS_DATA_DIR=")] == "KODYLS_DATA_DIR=" {
-			return kv[len("KODYLS_DATA_DIR="):]
-		}
-	}
-	b.Fatal("no KODYLS_DATA_DIR")
-	return ""
 }
 
 // seedErrors writes n distinct errors to the store in dir and fills the

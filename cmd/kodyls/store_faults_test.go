@@ -24,7 +24,7 @@ func undefinedOutput(name string) string {
 }
 
 // dataDir is the KODYLS_DATA_DIR of env.
-func dataDir(t *testing.T, env []string) string {
+func dataDir(t testing.TB, env []string) string {
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "KODYLS_DATA_DIR="); ok {
 			return v
