@@ -42,19 +42,7 @@ func (a answer) String() string { return a.RootCause }
 
 const goodAnswer = `{"rootCause":"the map m is nil when main writes to it","fixGuidelines":["initialise m with make"],"confidence":0.9}`
 
-func setup(t testing.TB) (*llmtest.Server, *llm.Gateway) {
-	t.Helper()
-	s := llmtest.NewServer()
-	t.Cleanup(s.Close)
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	g, err := llm.New(llm.Config{BaseURL: s.URL, Model: "fake-model", Timeout: 5 * time.Second, MaxRetries: -1},
-		llm.WithHTTPClient(&http.Client{Transport: tr}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, g
-}
+func setup(t testing.TB) (*llmtest.Server, *llm.Gateway) { return llmtest.Start(t) }
 
 // workspace is a real directory with the workspace tools on it; calls
 // counts the tool runs.

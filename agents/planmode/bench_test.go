@@ -71,11 +71,9 @@ func BenchmarkRound(b *testing.B) {
 // BenchmarkRoundFakeEndpoint adds the structured model calls (HTTP, JSON
 // Schema validation) against an endpoint that answers at once.
 func BenchmarkRoundFakeEndpoint(b *testing.B) {
-	s := llmtest.NewServer()
-	defer s.Close()
+	s, g := llmtest.Start(b)
 	s.On(llmtest.SchemaName("plan"), llmtest.Text(twoStepPlan))
 	s.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"needs_adjustment","reasoning":"again","adjustments":[{"type":"MODIFY","stepId":"second","input":{"key":"b"},"reason":"r"}]}`))
-	g := benchGateway(b, s)
 	w := &world{values: map[string]string{"a": "b", "b": "42"}}
 	x, err := planmode.NewExecutor([]agent.Tool{w.tool()}, nil, nil)
 	if err != nil {

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/kodustech/kodyls/agents/agent"
 	"github.com/kodustech/kodyls/agents/graph"
@@ -17,24 +15,7 @@ import (
 	"github.com/kodustech/kodyls/agents/planmode"
 )
 
-func setup(t *testing.T) (*llmtest.Server, *llm.Gateway) {
-	t.Helper()
-	s := llmtest.NewServer()
-	t.Cleanup(s.Close)
-	return s, benchGateway(t, s)
-}
-
-func benchGateway(t testing.TB, s *llmtest.Server) *llm.Gateway {
-	t.Helper()
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	g, err := llm.New(llm.Config{BaseURL: s.URL, Model: "fake-model", Timeout: 5 * time.Second, MaxRetries: -1},
-		llm.WithHTTPClient(&http.Client{Transport: tr}))
-	if err != nil {
-		t.Fatalf("llm.New: %v", err)
-	}
-	return g
-}
+func setup(t *testing.T) (*llmtest.Server, *llm.Gateway) { return llmtest.Start(t) }
 
 type lookupArgs struct {
 	Key string `json:"key"`

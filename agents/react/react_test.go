@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -38,19 +37,7 @@ func (a answer) String() string { return a.RootCause }
 
 const goodAnswer = `{"rootCause":"nil map write in main.go","fixGuidelines":["initialise the map"],"confidence":0.9}`
 
-func setup(t *testing.T) (*llmtest.Server, *llm.Gateway) {
-	t.Helper()
-	s := llmtest.NewServer()
-	t.Cleanup(s.Close)
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	g, err := llm.New(llm.Config{BaseURL: s.URL, Model: "fake-model", Timeout: 5 * time.Second, MaxRetries: -1},
-		llm.WithHTTPClient(&http.Client{Transport: tr}))
-	if err != nil {
-		t.Fatalf("llm.New: %v", err)
-	}
-	return s, g
-}
+func setup(t *testing.T) (*llmtest.Server, *llm.Gateway) { return llmtest.Start(t) }
 
 type pathArgs struct {
 	Path string `json:"path"`

@@ -37,19 +37,7 @@ func (a *answer) Check() error {
 
 func (a answer) String() string { return a.RootCause }
 
-func setup(t testing.TB) (*llmtest.Server, *llm.Gateway) {
-	t.Helper()
-	s := llmtest.NewServer()
-	t.Cleanup(s.Close)
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	g, err := llm.New(llm.Config{BaseURL: s.URL, Model: "fake-model", Timeout: 5 * time.Second, MaxRetries: -1},
-		llm.WithHTTPClient(&http.Client{Transport: tr}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, g
-}
+func setup(t testing.TB) (*llmtest.Server, *llm.Gateway) { return llmtest.Start(t) }
 
 // lab is a set of tools that take time and record when they ran: how many
 // ran at once at most, and the order of starts and ends.

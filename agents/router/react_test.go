@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kodustech/kodyls/agents/agent"
 	"github.com/kodustech/kodyls/agents/llm"
@@ -39,19 +37,7 @@ func isPlanner(r *llmtest.ChatRequest) bool {
 	return false
 }
 
-func setup(t *testing.T) (*llmtest.Server, *llm.Gateway) {
-	t.Helper()
-	s := llmtest.NewServer()
-	t.Cleanup(s.Close)
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	g, err := llm.New(llm.Config{BaseURL: s.URL, Model: "fake-model", Timeout: 5 * time.Second, MaxRetries: -1},
-		llm.WithHTTPClient(&http.Client{Transport: tr}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, g
-}
+func setup(t *testing.T) (*llmtest.Server, *llm.Gateway) { return llmtest.Start(t) }
 
 func readFile(t *testing.T) agent.Tool {
 	type args struct {
