@@ -38,9 +38,38 @@ func (s *Server) classify(path string) fileChange {
 	for _, e := range s.allEngines() {
 		if rel, ok := e.Rel(path); ok {
 			what |= classifyRel(e.Registry(), rel)
+			if what&changeRules == 0 && readsRuleFrom(e.Rules(), rel) {
+				// A file the sources do not own but a rule was read
+				// from: one that CLAUDE.md imports.
+				what |= changeRules
+			}
 		}
 	}
 	return what
+}
+
+// readsRuleFrom reports whether one of rules was read from rel.
+func readsRuleFrom(rs []*rules.Rule, rel string) bool {
+	for _, r := range rs {
+		if r.File == rel {
+			return true
+		}
+	}
+	return false
+}
+
+// watchRuleFiles watches the directories of the files the loaded rules were
+// read from, so that editing a file CLAUDE.md imports reloads the rules.
+// fsnotify ignores a directory already watched.
+func (s *Server) watchRuleFiles(w *fsnotify.Watcher) {
+	for _, e := range s.allEngines() {
+		for _, r := range e.Rules() {
+			if r.File == "" {
+				continue
+			}
+			_ = w.Add(filepath.Join(e.Root(), filepath.FromSlash(path.Dir(r.File))))
+		}
+	}
 }
 
 // classifyRel says what a change of rel, a workspace-relative slash path,
@@ -105,6 +134,8 @@ func (s *Server) watchFiles(ctx context.Context, ready func()) {
 		s.watchWorkspace(w, e)
 	}
 	ready()
+	// Once the rules are loaded, the files they were read from too.
+	loaded := s.rulesLoaded
 	var pending fileChange
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -112,6 +143,9 @@ func (s *Server) watchFiles(ctx context.Context, ready func()) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-loaded:
+			loaded = nil
+			s.watchRuleFiles(w)
 		case ev, ok := <-w.Events:
 			if !ok {
 				return
@@ -139,6 +173,9 @@ func (s *Server) watchFiles(ctx context.Context, ready func()) {
 			what := pending
 			pending = changeNone
 			s.applyFileChanges(ctx, what)
+			if what&changeRules != 0 {
+				s.watchRuleFiles(w)
+			}
 		}
 	}
 }
