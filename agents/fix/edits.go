@@ -200,12 +200,7 @@ func Apply(root string, ignore func(string) bool, edits []Edit) ([]string, error
 		if c.files[rel] == c.orig[rel] {
 			continue
 		}
-		name := filepath.FromSlash(rel)
-		mode := fs.FileMode(0o644)
-		if st, err := r.Stat(name); err == nil {
-			mode = st.Mode().Perm()
-		}
-		if err := r.WriteFile(name, []byte(c.files[rel]), mode); err != nil {
+		if err := writeWhole(r, filepath.FromSlash(rel), []byte(c.files[rel])); err != nil {
 			return written, fmt.Errorf("write %s: %w", rel, err)
 		}
 		written = append(written, rel)
@@ -224,4 +219,29 @@ func Locate(text string, e Edit) (start, end int, err error) {
 	}
 	start = strings.Index(text, e.OldText)
 	return start, start + len(e.OldText), nil
+}
+
+// writeWhole replaces a file's content so that a crash leaves either the
+// old or the new text, never a truncated file: the new text goes to a
+// temporary file beside it, renamed over it. A symlink (inside the
+// workspace) is written through instead, so that it stays a link.
+func writeWhole(r *os.Root, name string, data []byte) error {
+	mode := fs.FileMode(0o644)
+	st, err := r.Lstat(name)
+	if err == nil {
+		mode = st.Mode().Perm()
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return r.WriteFile(name, data, mode)
+		}
+	}
+	tmp := name + ".kodyls-fix.tmp"
+	if err := r.WriteFile(tmp, data, mode); err != nil {
+		_ = r.Remove(tmp)
+		return err
+	}
+	if err := r.Rename(tmp, name); err != nil {
+		_ = r.Remove(tmp)
+		return err
+	}
+	return nil
 }

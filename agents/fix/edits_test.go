@@ -70,3 +70,40 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// Apply replaces a file whole (a temporary file renamed over it, so a
+// crash never leaves it truncated), keeps its mode and leaves no temporary
+// file; a symlink inside the workspace stays a link to the edited file.
+func TestApplyReplacesWholeKeepsModeAndLinks(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "run.sh"), []byte("echo old\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "real.go"), []byte("package a // old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real.go", filepath.Join(dir, "link.go")); err != nil {
+		t.Fatal(err)
+	}
+	written, err := fix.Apply(dir, nil, []fix.Edit{
+		{File: "run.sh", OldText: "old", NewText: "new"},
+		{File: "link.go", OldText: "// old", NewText: "// new"},
+	})
+	if err != nil || len(written) != 2 {
+		t.Fatalf("written %v, err %v", written, err)
+	}
+	st, err := os.Stat(filepath.Join(dir, "run.sh"))
+	if data, _ := os.ReadFile(filepath.Join(dir, "run.sh")); err != nil || string(data) != "echo new\n" || st.Mode().Perm() != 0o755 {
+		t.Fatalf("run.sh %q mode %v (%v)", data, st.Mode(), err)
+	}
+	if lst, err := os.Lstat(filepath.Join(dir, "link.go")); err != nil || lst.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("link.go is no longer a symlink: %v %v", lst.Mode(), err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "real.go")); string(data) != "package a // new\n" {
+		t.Fatalf("real.go %q", data)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 3 {
+		t.Fatalf("files left: %v", entries)
+	}
+}
