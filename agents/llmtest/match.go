@@ -82,3 +82,17 @@ func All(ms ...Matcher) Matcher {
 		return true
 	}
 }
+
+// ToolMessages matches requests whose conversation holds exactly n tool
+// messages: in an agent's loop, the step the request belongs to.
+func ToolMessages(n int) Matcher {
+	return func(r *ChatRequest) bool {
+		k := 0
+		for _, m := range r.Messages {
+			if m.Role == "tool" {
+				k++
+			}
+		}
+		return k == n
+	}
+}

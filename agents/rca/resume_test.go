@@ -16,18 +16,6 @@ import (
 	"github.com/kodustech/kodyls/prompts"
 )
 
-func toolMessages(n int) llmtest.Matcher {
-	return func(r *llmtest.ChatRequest) bool {
-		k := 0
-		for _, m := range r.Messages {
-			if m.Role == "tool" {
-				k++
-			}
-		}
-		return k == n
-	}
-}
-
 func gateway(t *testing.T, url string) *llm.Gateway {
 	t.Helper()
 	g, err := llm.New(llm.Config{BaseURL: url, Model: "fake-model", MaxRetries: -1})
@@ -45,8 +33,8 @@ func TestExplanationResumesUntilTheCodeChanges(t *testing.T) {
 	fake := llmtest.NewServer()
 	defer fake.Close()
 	final := llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: `{"rootCause":"x is never read","fixGuidelines":["use x"],"confidence":0.9}`})
-	fake.On(toolMessages(0), llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{"path":"main.go"}`}))
-	fake.On(toolMessages(1), llmtest.Reply{Hang: true}, final)
+	fake.On(llmtest.ToolMessages(0), llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{"path":"main.go"}`}))
+	fake.On(llmtest.ToolMessages(1), llmtest.Reply{Hang: true}, final)
 	ws := t.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {\n\tx := 1\n}\n"), 0o644); err != nil {
 		t.Fatal(err)

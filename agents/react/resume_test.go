@@ -14,20 +14,6 @@ import (
 	"github.com/kodustech/kodyls/agents/react"
 )
 
-// toolMessages matches requests whose conversation holds n tool messages:
-// the step of the investigation they belong to.
-func toolMessages(n int) llmtest.Matcher {
-	return func(r *llmtest.ChatRequest) bool {
-		k := 0
-		for _, m := range r.Messages {
-			if m.Role == "tool" {
-				k++
-			}
-		}
-		return k == n
-	}
-}
-
 func roles(r llmtest.Recorded) string {
 	var out []string
 	for _, m := range r.Chat.Messages {
@@ -44,13 +30,13 @@ func roles(r llmtest.Recorded) string {
 func TestInterruptedRunResumes(t *testing.T) {
 	s, g := setup(t)
 	s.On(llmtest.Not(llmtest.HasTool("read_file")), final(goodAnswer))
-	s.On(toolMessages(0), llmtest.Tools(call("read_file", "a.go"),
+	s.On(llmtest.ToolMessages(0), llmtest.Tools(call("read_file", "a.go"),
 		// Arguments that are not JSON must survive the checkpoint as sent.
 		llmtest.ToolCall{Name: "search", Arguments: `{"path": "x"`}))
-	s.On(toolMessages(2), llmtest.Tools(call("search", "x")))
+	s.On(llmtest.ToolMessages(2), llmtest.Tools(call("search", "x")))
 	// The third call hangs the first time; asked again, the model repeats
 	// a call whose answer it already has.
-	s.On(toolMessages(3), llmtest.Reply{Hang: true}, llmtest.Tools(call("read_file", "a.go")))
+	s.On(llmtest.ToolMessages(3), llmtest.Reply{Hang: true}, llmtest.Tools(call("read_file", "a.go")))
 
 	cp := &graph.MemoryCheckpointer{}
 	rec := &recorder{}

@@ -13,29 +13,15 @@ import (
 	"github.com/kodustech/kodyls/lsp/lsptest"
 )
 
-// withToolMessages matches the model calls of one step of the
-// investigation: those whose conversation holds n tool results.
-func withToolMessages(n int) llmtest.Matcher {
-	return func(r *llmtest.ChatRequest) bool {
-		k := 0
-		for _, m := range r.Messages {
-			if m.Role == "tool" {
-				k++
-			}
-		}
-		return k == n
-	}
-}
-
 // crashingEndpoint scripts an investigation of three model calls whose
 // third hangs the first time it is asked (the server is killed while it
 // waits) and answers the second time.
 func crashingEndpoint(t *testing.T) *llmtest.Server {
 	fake := llmtest.NewServer()
 	t.Cleanup(fake.Close)
-	fake.On(withToolMessages(0), llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{"path":"main.go","line":4}`}))
-	fake.On(withToolMessages(1), llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{"path":"go.mod"}`}))
-	fake.On(withToolMessages(2), llmtest.Reply{Hang: true},
+	fake.On(llmtest.ToolMessages(0), llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{"path":"main.go","line":4}`}))
+	fake.On(llmtest.ToolMessages(1), llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{"path":"go.mod"}`}))
+	fake.On(llmtest.ToolMessages(2), llmtest.Reply{Hang: true},
 		llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: `{"rootCause":"unused is assigned but never read in main","fixGuidelines":["Remove the variable or use it."],"confidence":0.9}`}))
 	return fake
 }
@@ -45,14 +31,10 @@ func crashingEndpoint(t *testing.T) *llmtest.Server {
 func countSteps(fake *llmtest.Server) []int {
 	steps := make([]int, 3)
 	for _, r := range fake.ChatRequests() {
-		k := 0
-		for _, m := range r.Chat.Messages {
-			if m.Role == "tool" {
-				k++
+		for k := range steps {
+			if llmtest.ToolMessages(k)(r.Chat) {
+				steps[k]++
 			}
-		}
-		if k < len(steps) {
-			steps[k]++
 		}
 	}
 	return steps
