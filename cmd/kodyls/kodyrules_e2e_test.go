@@ -450,45 +450,47 @@ func TestKodyRulesComplete(t *testing.T) {
 	})
 
 	t.Run("neovim", func(t *testing.T) {
-		codes := map[string][]string{}
-		var files []string
-		for _, f := range kodyRulesChanged {
-			files = append(files, f.path)
-		}
-		for _, v := range kodyRulesViolations {
-			codes[v.file] = append(codes[v.file], s.uuids[v.rule])
-		}
-		filesJSON, _ := json.Marshal(files)
-		codesJSON, _ := json.Marshal(codes)
-		before := s.callCounts()
-		data := nvimScript(t, "kodyrules.lua", s.repo, "KODYLS_LLM_BASE_URL="+s.fake.URL, "KODYLS_LLM_MODEL=fake-model",
-			"KODYLS_FILES="+string(filesJSON), "KODYLS_EXPECT="+string(codesJSON))
-		var res struct {
-			nvimResult
-			Diagnostics []struct {
-				File    string `json:"file"`
-				Source  string `json:"source"`
-				Code    string `json:"code"`
-				Line    int    `json:"line"`
-				EndLine int    `json:"end_line"`
-			} `json:"diagnostics"`
-		}
-		if err := json.Unmarshal(data, &res); err != nil {
-			t.Fatalf("result %s: %v", data, err)
-		}
-		res.check(t, data)
-		s.checkCalls(t, before)
-		var got []string
-		for _, d := range res.Diagnostics {
-			if d.Source != "kody" {
-				t.Errorf("%s:%d: diagnostic from %q", d.File, d.Line, d.Source)
+		eachNeovim(t, func(t *testing.T, nv neovim) {
+			codes := map[string][]string{}
+			var files []string
+			for _, f := range kodyRulesChanged {
+				files = append(files, f.path)
 			}
-			got = append(got, fmt.Sprintf("%s %s lines %d-%d", d.File, d.Code, d.Line, d.EndLine))
-		}
-		slices.Sort(got)
-		if !slices.Equal(got, want) {
-			t.Errorf("Neovim's diagnostics (file code lines):\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
-		}
+			for _, v := range kodyRulesViolations {
+				codes[v.file] = append(codes[v.file], s.uuids[v.rule])
+			}
+			filesJSON, _ := json.Marshal(files)
+			codesJSON, _ := json.Marshal(codes)
+			before := s.callCounts()
+			data := nvimScript(t, nv, "kodyrules.lua", s.repo, "KODYLS_LLM_BASE_URL="+s.fake.URL, "KODYLS_LLM_MODEL=fake-model",
+				"KODYLS_FILES="+string(filesJSON), "KODYLS_EXPECT="+string(codesJSON))
+			var res struct {
+				nvimResult
+				Diagnostics []struct {
+					File    string `json:"file"`
+					Source  string `json:"source"`
+					Code    string `json:"code"`
+					Line    int    `json:"line"`
+					EndLine int    `json:"end_line"`
+				} `json:"diagnostics"`
+			}
+			if err := json.Unmarshal(data, &res); err != nil {
+				t.Fatalf("result %s: %v", data, err)
+			}
+			res.check(t, data)
+			s.checkCalls(t, before)
+			var got []string
+			for _, d := range res.Diagnostics {
+				if d.Source != "kody" {
+					t.Errorf("%s:%d: diagnostic from %q", d.File, d.Line, d.Source)
+				}
+				got = append(got, fmt.Sprintf("%s %s lines %d-%d", d.File, d.Code, d.Line, d.EndLine))
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("Neovim's diagnostics (file code lines):\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+			}
+		})
 	})
 }
 

@@ -25,9 +25,9 @@ type pluginResult struct {
 	LatencyMs   []float64 `json:"latency_ms"`
 }
 
-func runPluginScript(t *testing.T, script string, repo *lsptest.Repo, env ...string) pluginResult {
+func runPluginScript(t *testing.T, nv neovim, script string, repo *lsptest.Repo, env ...string) pluginResult {
 	t.Helper()
-	data := nvimScript(t, script, repo, env...)
+	data := nvimScript(t, nv, script, repo, env...)
 	var res pluginResult
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatalf("result %s: %v", data, err)
@@ -40,8 +40,12 @@ func runPluginScript(t *testing.T, script string, repo *lsptest.Repo, env ...str
 // model: :KodyStatus, :KodyViolations (and its refresh on
 // kodyls/ruleViolationsChanged), :KodyRule and :checkhealth kodyls.
 func TestNeovimPluginCommandsOffline(t *testing.T) {
+	eachNeovim(t, testNeovimPluginCommandsOffline)
+}
+
+func testNeovimPluginCommandsOffline(t *testing.T, nv neovim) {
 	repo := fixtureRepo(t)
-	res := runPluginScript(t, "commands_offline.lua", repo)
+	res := runPluginScript(t, nv, "commands_offline.lua", repo)
 	if len(res.Quickfix) != 2 || res.Quickfix[0].Lnum != 7 || res.Quickfix[1].Lnum != 8 {
 		t.Fatalf("quickfix after the second violation: %+v", res.Quickfix)
 	}
@@ -54,7 +58,7 @@ func TestNeovimPluginCommandsOffline(t *testing.T) {
 		t.Errorf("latency samples: %v", res.LatencyMs)
 	}
 	// Reported, not asserted: the README quotes it.
-	t.Logf("Neovim: edit → diagnostic %s ms", fmt.Sprint(res.LatencyMs))
+	t.Logf("Neovim %s: edit → diagnostic %s ms", nv.version, fmt.Sprint(res.LatencyMs))
 	if !strings.Contains(res.Health, repo.Dir) || !strings.Contains(res.Health, "schema v") {
 		t.Errorf("checkhealth lacks the doctor's report:\n%s", res.Health)
 	}
@@ -64,6 +68,10 @@ func TestNeovimPluginCommandsOffline(t *testing.T) {
 // model, against the fake endpoint: :KodyStatus, :KodyReview file and
 // workspace, :KodyExplain, :KodyFix.
 func TestNeovimPluginCommandsWithModel(t *testing.T) {
+	eachNeovim(t, testNeovimPluginCommandsWithModel)
+}
+
+func testNeovimPluginCommandsWithModel(t *testing.T, nv neovim) {
 	fake := llmtest.NewServer()
 	defer fake.Close()
 	reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
@@ -76,7 +84,7 @@ func TestNeovimPluginCommandsWithModel(t *testing.T) {
 		".kody/rules/no-println.md": lsptest.RuleFile("No fmt.Println", printlnRule, "high", "**/*.go", `fmt\.Println\(`),
 		"main.go":                   reviewGo,
 	})
-	res := runPluginScript(t, "commands_model.lua", repo, "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	res := runPluginScript(t, nv, "commands_model.lua", repo, "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
 	if !strings.Contains(res.Explanation, "### Root cause") {
 		t.Errorf("explanation:\n%s", res.Explanation)
 	}

@@ -70,6 +70,6 @@ for _, w in ipairs(vim.api.nvim_list_wins()) do
   if vim.api.nvim_win_get_config(w).relative ~= '' then vim.api.nvim_win_close(w, true) end
 end
 
-local idle = client.request_sync('kodyls/awaitIdle', vim.empty_dict(), 15000, main)
+local idle = H.request_sync(client, 'kodyls/awaitIdle', vim.empty_dict(), 15000, main)
 H.step('server idle', idle ~= nil and idle.err == nil, vim.inspect(idle))
 H.stop(client)

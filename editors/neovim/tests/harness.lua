@@ -34,6 +34,19 @@ function H.setup(opts)
   }))
 end
 
+-- setup_lsp_config starts kodyls the Neovim 0.11+ way: lsp/kodyls.lua of
+-- the plugin found on the runtimepath by vim.lsp.enable, with the test's
+-- command set through vim.lsp.config; no setup{} call.
+function H.setup_lsp_config()
+  vim.cmd('filetype on')
+  vim.opt.rtp:prepend(H.plugin)
+  vim.lsp.config('kodyls', {
+    cmd = { H.bin, '--log-level', 'debug', 'serve' },
+    flags = { debounce_text_changes = 0 },
+  })
+  vim.lsp.enable('kodyls')
+end
+
 -- client waits until kodyls is attached to bufnr and initialized.
 function H.client(bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
@@ -47,14 +60,41 @@ function H.client(bufnr)
 end
 
 -- stop stops the client and waits for it to exit, then writes the result.
+-- A run whose :messages report a deprecated API fails: each Neovim the
+-- plugin supports must run it without warnings.
 function H.stop(client)
+  local msgs = H.messages()
+  H.step('no deprecation warnings', not msgs:lower():find('deprecat', 1, true), msgs)
   vim.lsp.stop_client(client.id)
   vim.wait(3000, function() return vim.lsp.get_client_by_id(client.id) == nil end, 20)
   H.result.ok = true
   H.finish()
 end
 
+-- request_sync calls client:request_sync on 0.11+ and client.request_sync
+-- before (the dot form is deprecated from 0.11).
+function H.request_sync(client, method, params, timeout, bufnr)
+  if vim.fn.has('nvim-0.11') == 1 then
+    return client:request_sync(method, params, timeout, bufnr)
+  end
+  return client.request_sync(method, params, timeout, bufnr)
+end
+
+-- lsp_diagnostic is the LSP form of the first diagnostic on lnum (0-based)
+-- of the current buffer from client, as a code action request carries it.
+function H.lsp_diagnostic(lnum)
+  if vim.fn.has('nvim-0.10') == 0 then
+    return vim.lsp.diagnostic.get_line_diagnostics(0, lnum)[1]
+  end
+  for _, d in ipairs(vim.diagnostic.get(0, { lnum = lnum })) do
+    if d.user_data and d.user_data.lsp then return d.user_data.lsp end
+  end
+end
+
 function H.messages()
+  if vim.api.nvim_exec2 then
+    return vim.api.nvim_exec2('messages', { output = true }).output
+  end
   return vim.api.nvim_exec('messages', true)
 end
 

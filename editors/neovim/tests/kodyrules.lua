@@ -70,7 +70,7 @@ end, 20), vim.inspect({ missing = missing(), shown = all_diagnostics() }))
 
 -- Nothing may still be pending (a later publish could add or move one):
 -- ask the server, then read the diagnostics once more.
-local idle = client.request_sync('kodyls/awaitIdle', vim.empty_dict(), 15000, bufs[files[1]])
+local idle = H.request_sync(client, 'kodyls/awaitIdle', vim.empty_dict(), 15000, bufs[files[1]])
 H.step('server idle', idle ~= nil and idle.err == nil, vim.inspect(idle))
 vim.wait(5000, function() return #missing() == 0 end, 20)
 H.result.diagnostics = all_diagnostics()

@@ -19,7 +19,7 @@ H.step('review diagnostic after save', vim.wait(15000, function()
 end, 20), vim.inspect(vim.diagnostic.get(0)))
 
 -- Ask for the code actions of that diagnostic, as the UI would.
-local lsp_diag = vim.lsp.diagnostic.get_line_diagnostics(0, 6)[1]
+local lsp_diag = H.lsp_diagnostic(6)
 local params = {
   textDocument = { uri = vim.uri_from_bufnr(0) },
   range = { start = { line = 6, character = 0 }, ['end'] = { line = 6, character = 0 } },
@@ -34,7 +34,7 @@ for _, resp in pairs(responses) do
 end
 H.step('quick fix offered', fix ~= nil, vim.inspect(responses))
 if not fix.edit then
-  local resolved = client.request_sync('codeAction/resolve', fix, 5000, 0)
+  local resolved = H.request_sync(client, 'codeAction/resolve', fix, 5000, 0)
   fix = resolved and resolved.result or fix
 end
 H.step('quick fix has an edit', fix.edit ~= nil, vim.inspect(fix))
