@@ -99,6 +99,17 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	for _, le := range ruleErrs {
 		rep.Notes = append(rep.Notes, "broken Kody Rule: "+le.Error())
 	}
+	if rep.Offline {
+		unchecked := 0
+		for _, r := range loaded {
+			if r.Enabled && r.Detector == nil {
+				unchecked++
+			}
+		}
+		if unchecked > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%d Kody Rule(s) without a detector not checked offline: they need a model (KODYLS_LLM_BASE_URL); `kodyls rules list` shows them", unchecked))
+		}
+	}
 	_, problems := folder.Reviewer()
 	rep.Notes = append(rep.Notes, problems...)
 	onlyChanged := res.Settings.Rules.Scope == contract.ScopeChanged

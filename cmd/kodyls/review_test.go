@@ -50,6 +50,19 @@ func TestReviewOffline(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+	if strings.Contains(out, "not checked offline") {
+		t.Errorf("a detector rule reported as not checked:\n%s", out)
+	}
+	// A rule without a detector cannot be checked offline: the review says
+	// so once instead of reporting silence as a pass.
+	repo.Write(map[string]string{"AGENTS.md": "# Rules\n\n- Every exported function must have a doc comment.\n- Never ignore an error.\n"})
+	out, _, _ = runBin(t, env, repo.Dir, "review", "--offline")
+	if n := strings.Count(out, "2 Kody Rule(s) without a detector not checked offline"); n != 1 {
+		t.Errorf("note on the rules not checked shown %d times:\n%s", n, out)
+	}
+	if err := os.Remove(filepath.Join(repo.Dir, "AGENTS.md")); err != nil {
+		t.Fatal(err)
+	}
 	if _, _, code := runBin(t, env, repo.Dir, "review", "--offline", "--fail-on", "high"); code != 1 {
 		t.Errorf("--fail-on high with a high finding: exit %d, want 1", code)
 	}
