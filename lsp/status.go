@@ -84,6 +84,8 @@ func (s *Server) sendStatus() {
 	s.status.mu.Lock()
 	p := contract.StatusParams{State: contract.StateReady, Reviewing: s.status.reviewing}
 	switch {
+	case !configured && s.settings().LLM.BaseURL != "":
+		p.State, p.Message = contract.StateOffline, "no model set: local Kody Rules only; set llm.model or KODYLS_LLM_MODEL"
 	case !configured:
 		p.State, p.Message = contract.StateOffline, "no LLM endpoint configured: local Kody Rules only; set llm.baseUrl or KODYLS_LLM_BASE_URL"
 	case s.status.down != "":

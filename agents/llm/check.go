@@ -84,7 +84,8 @@ func (g *Gateway) Check(ctx context.Context, model string) CheckReport {
 	}
 
 	if model == "" {
-		rep.Problems = append(rep.Problems, "no model is configured: set KODYLS_LLM_MODEL"+available(rep.Models))
+		// The configuration reports the missing model (contract.Resolve);
+		// Models tells which names the endpoint accepts.
 		return rep
 	}
 	notListed := ""

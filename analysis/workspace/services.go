@@ -48,9 +48,10 @@ type Config struct {
 	// NoStore opens no local store: nothing is cached or remembered (an
 	// evaluation measures the model, not the cache).
 	NoStore bool
-	// NoRedact sends text to the model unredacted; only `kodyls doctor`'s
-	// endpoint probe, which sends no user text, uses it.
-	NoRedact bool
+	// Probe is `kodyls doctor`'s endpoint probe: it sends no user text, so
+	// nothing is redacted, and the gateway is built even when no model is
+	// set, to list the models the endpoint serves.
+	Probe bool
 	// Store is an already open local store to use instead of opening one;
 	// Close leaves it open (tests share one between processes).
 	Store *index.Store
@@ -64,7 +65,7 @@ type Services struct {
 	log       *slog.Logger
 	getenv    func(string) string
 	offline   bool
-	noRedact  bool
+	probe     bool
 	adjust    func(*llm.Config)
 	ownsStore bool
 
@@ -98,7 +99,7 @@ func Open(ctx context.Context, cfg Config) *Services {
 		cfg.Getenv = os.Getenv
 	}
 	s := &Services{
-		log: cfg.Log, getenv: cfg.Getenv, offline: cfg.Offline, noRedact: cfg.NoRedact, adjust: cfg.AdjustLLM,
+		log: cfg.Log, getenv: cfg.Getenv, offline: cfg.Offline, probe: cfg.Probe, adjust: cfg.AdjustLLM,
 		Store:     cfg.Store,
 		Prompts:   prompts.Builtin(),
 		settings:  cfg.Settings,
@@ -175,7 +176,8 @@ func (s *Services) SetSettings(cfg contract.Settings) (llmChanged bool) {
 	return llmChanged
 }
 
-// ModelConfigured reports whether reviews and explanations may use a model.
+// ModelConfigured reports whether reviews and explanations may use a model:
+// an endpoint and a model are set, and the model is not forbidden.
 func (s *Services) ModelConfigured() bool {
 	return !s.offline && s.Settings().LLMConfigured()
 }
@@ -191,7 +193,7 @@ func (s *Services) Gateway() (*llm.Gateway, error) {
 
 func (s *Services) gatewayLocked() (*llm.Gateway, error) {
 	cfg := s.settings
-	if s.offline || !cfg.LLMConfigured() {
+	if s.offline || cfg.LLM.BaseURL == "" || !cfg.LLMConfigured() && !s.probe {
 		return nil, nil
 	}
 	if (s.gateway != nil || s.gatewayErr != nil) && sameLLM(s.gatewayCfg, cfg.LLM) {
@@ -217,7 +219,7 @@ func (s *Services) newGateway(cfg contract.Settings) (*llm.Gateway, error) {
 		models[llm.TaskClass(task)] = m
 	}
 	opts := []llm.Option{llm.WithLogger(s.log)}
-	if !s.noRedact {
+	if !s.probe {
 		opts = append(opts, llm.WithRedactor(redact.Default()))
 	}
 	if hooks := s.onStatus; len(hooks) > 0 {

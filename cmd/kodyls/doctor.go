@@ -126,7 +126,7 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	cfg := res.Settings.Redacted()
-	if cfg.LLMConfigured() {
+	if cfg.LLM.BaseURL != "" {
 		problems = append(problems, checkLLM(ctx, res, row)...)
 	} else {
 		row("llm", "not configured: local rules, error parsing and history work offline; set KODYLS_LLM_BASE_URL (e.g. http://localhost:11434/v1) to enable AI review")
@@ -176,7 +176,7 @@ func checkLLM(ctx context.Context, res contract.Resolved, row func(k, format str
 	row("llm", "%s model %s, %s (from %s)", shown.LLM.BaseURL, model, key, res.Origin["llm.baseUrl"])
 	// The probe sends no user text and must not count as usage or be
 	// answered from the cache: no store.
-	probe := workspace.Open(ctx, workspace.Config{Settings: cfg, NoStore: true, NoRedact: true, Log: slog.New(slog.DiscardHandler)})
+	probe := workspace.Open(ctx, workspace.Config{Settings: cfg, NoStore: true, Probe: true, Log: slog.New(slog.DiscardHandler)})
 	defer probe.Close()
 	g, err := probe.Gateway()
 	if err != nil {
@@ -191,6 +191,13 @@ func checkLLM(ctx context.Context, res contract.Resolved, row func(k, format str
 			lat = fmt.Sprintf(", round trip %v", rep.Latency.Round(time.Millisecond))
 		}
 		row("", "reachable%s; %d models served", lat, len(rep.Models))
+		if rep.Model == "" && len(rep.Models) > 0 {
+			shown, more := rep.Models, ""
+			if len(shown) > 12 {
+				shown, more = shown[:12], fmt.Sprintf(" and %d more", len(rep.Models)-12)
+			}
+			row("", "no model set; the endpoint serves %s%s", strings.Join(shown, ", "), more)
+		}
 		switch {
 		case rep.StructuredOK && rep.JSONSchemaSupported:
 			row("", "structured output: json_schema accepted")

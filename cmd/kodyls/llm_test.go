@@ -43,6 +43,31 @@ func TestDoctorChecksTheEndpoint(t *testing.T) {
 	}
 }
 
+// TestEndpointWithoutModel: an endpoint is set but no model. The doctor
+// lists the models the endpoint serves; a review says once what to set and
+// runs offline, instead of failing every model stage of every file.
+func TestEndpointWithoutModel(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.SetModels("qwen2.5-coder", "llama3")
+	fake.On(llmtest.Any(), llmtest.JSON(map[string]any{"ok": true}))
+	repo := changedRepo(t)
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL)
+
+	out, _, code := runBin(t, env, repo.Dir, "doctor")
+	if code != 1 || !strings.Contains(out, "the endpoint serves llama3, qwen2.5-coder") || strings.Count(out, "no model is set") != 1 {
+		t.Errorf("doctor without a model: code %d, want 1, the served models and one problem:\n%s", code, out)
+	}
+	out, errOut, code := runBin(t, env, repo.Dir, "review")
+	if code != 0 || strings.Count(out, "no model is set: set llm.model or KODYLS_LLM_MODEL") != 1 ||
+		!strings.Contains(out, "offline: local Kody Rules only") || strings.Contains(out, "degraded") {
+		t.Errorf("review without a model: code %d\n%s%s", code, out, errOut)
+	}
+	if n := fake.CountChat(); n != 0 {
+		t.Errorf("%d chat requests without a model, want none", n)
+	}
+}
+
 func TestDoctorUnreachableEndpoint(t *testing.T) {
 	repo := fixtureRepo(t)
 	env := append(testEnv(t), "KODYLS_LLM_BASE_URL=http://127.0.0.1:1/v1", "KODYLS_LLM_MODEL=m")

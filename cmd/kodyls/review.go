@@ -107,7 +107,7 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 			}
 		}
 		if unchecked > 0 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%d Kody Rule(s) without a detector not checked offline: they need a model (KODYLS_LLM_BASE_URL); `kodyls rules list` shows them", unchecked))
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%d Kody Rule(s) without a detector not checked offline: they need a model (KODYLS_LLM_BASE_URL and KODYLS_LLM_MODEL); `kodyls rules list` shows them", unchecked))
 		}
 	}
 	_, problems := folder.Reviewer()

@@ -132,11 +132,36 @@ func nest(key string, v any) map[string]any {
 	return map[string]any{key: v}
 }
 
+// TestEndpointNeedsModel: an endpoint without a model name is reported once
+// and leaves the model off, instead of every request failing later; a
+// model for one task class is enough.
+func TestEndpointNeedsModel(t *testing.T) {
+	r := Resolve(func(k string) string {
+		if k == "KODYLS_LLM_BASE_URL" {
+			return "http://user:secret@localhost:11434/v1"
+		}
+		return ""
+	}, nil, nil)
+	want := []string{"llm.baseUrl is http://user:xxxxx@localhost:11434/v1 but no model is set: set llm.model or KODYLS_LLM_MODEL (`kodyls doctor` lists the models the endpoint serves); the LLM is disabled until it is set"}
+	if !slices.Equal(r.Problems, want) || r.Settings.LLMConfigured() {
+		t.Fatalf("configured %v, problems %q", r.Settings.LLMConfigured(), r.Problems)
+	}
+	r = Resolve(nil, []byte(`{"llm":{"baseUrl":"http://localhost:11434/v1","models":{"review":"qwen2.5-coder"}}}`), nil)
+	if len(r.Problems) != 0 || !r.Settings.LLMConfigured() {
+		t.Fatalf("with a review model: configured %v, problems %q", r.Settings.LLMConfigured(), r.Problems)
+	}
+}
+
 func TestEverySettingRoundTrips(t *testing.T) {
 	def := Defaults()
 	for _, st := range SettingsTable {
 		t.Run(st.Key, func(t *testing.T) {
-			raw, err := json.Marshal(map[string]any{Section: nest(st.Key, st.Example)})
+			obj := nest(st.Key, st.Example)
+			if st.Key == "llm.baseUrl" {
+				// An endpoint needs a model (TestEndpointNeedsModel).
+				obj["llm"].(map[string]any)["model"] = "m"
+			}
+			raw, err := json.Marshal(map[string]any{Section: obj})
 			if err != nil {
 				t.Fatal(err)
 			}

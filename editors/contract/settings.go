@@ -245,8 +245,22 @@ func (s *Settings) validate() []string {
 	return problems
 }
 
-// LLMConfigured reports whether an endpoint is configured.
-func (s Settings) LLMConfigured() bool { return s.LLM.BaseURL != "" }
+// LLMConfigured reports whether the model can be used: an endpoint and a
+// model (llm.model, or one for a task class in llm.models) are set.
+func (s Settings) LLMConfigured() bool { return s.LLM.BaseURL != "" && s.ModelSet() }
+
+// ModelSet reports whether a model name is set, for every task or for one.
+func (s Settings) ModelSet() bool {
+	if strings.TrimSpace(s.LLM.Model) != "" {
+		return true
+	}
+	for _, m := range s.LLM.Models {
+		if strings.TrimSpace(m) != "" {
+			return true
+		}
+	}
+	return false
+}
 
 // Redacted returns a copy safe to print or log: the API key is masked.
 func (s Settings) Redacted() Settings {

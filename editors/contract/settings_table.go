@@ -70,7 +70,7 @@ var SettingsTable = []Setting{
 		"not needed for local endpoints", "sk-example"),
 	stringSetting("llm.model", func(s *Settings) *string { return &s.LLM.Model }, "",
 		"model name", "qwen2.5-coder").
-		documented("server default"),
+		documented("none; required with `llm.baseUrl`"),
 	mapSetting("llm.models", func(s *Settings) *map[string]string { return &s.LLM.Models }, map[string]string{},
 		TaskClasses, "task class", nil,
 		"model per task class: `{ \"review\": \"…\", \"rules\": \"…\", \"agent\": \"…\", \"cheap\": \"…\" }`",
@@ -260,6 +260,9 @@ func checkBaseURL(s *Settings, _ Settings) []string {
 		bad := s.LLM.BaseURL
 		s.LLM.BaseURL = ""
 		return []string{fmt.Sprintf("llm.baseUrl %q is not an http(s) URL (example: http://localhost:11434/v1); the LLM is disabled until it is fixed", bad)}
+	}
+	if !s.ModelSet() {
+		return []string{fmt.Sprintf("llm.baseUrl is %s but no model is set: set llm.model or KODYLS_LLM_MODEL (`kodyls doctor` lists the models the endpoint serves); the LLM is disabled until it is set", u.Redacted())}
 	}
 	return nil
 }
