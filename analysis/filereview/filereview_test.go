@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -194,5 +196,18 @@ func TestUnanchorableFindingIsDropped(t *testing.T) {
 	res, err := r.Review(context.Background(), Input{Path: "demo.go", Base: base, Current: cur})
 	if err != nil || len(res.Findings) != 0 || res.Unanchored+len(res.Discarded) == 0 {
 		t.Fatalf("a finding with neither code nor valid lines must not be shown: %+v unanchored %d discarded %+v", res.Findings, res.Unanchored, res.Discarded)
+	}
+}
+
+// TestBrokenKodusConfigReportedOnce: kodus-config.yml is read for the review
+// options and for the prompt overrides; a YAML error in it is one problem.
+func TestBrokenKodusConfigReportedOnce(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "kodus-config.yml"), []byte("reviewOptions:\n  kody_rules: [oops\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, problems := ForWorkspace(Workspace{Root: root})
+	if len(problems) != 1 || !strings.Contains(problems[0], "kodus-config.yml:2: invalid YAML") {
+		t.Fatalf("problems: %q", problems)
 	}
 }

@@ -3,6 +3,7 @@ package filereview
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/kodustech/kodyls/agents/llm"
@@ -39,7 +40,10 @@ func ForWorkspace(w Workspace) (*Reviewer, []string) {
 	}
 	set, pp := prompts.LoadWorkspace(w.Root)
 	for _, p := range pp {
-		problems = append(problems, p.String())
+		// Both readers parse kodus-config.yml: report its problems once.
+		if !slices.Contains(problems, p.String()) {
+			problems = append(problems, p.String())
+		}
 	}
 	refs := RuleRefs(ModelRules(w.Rules, "", ""))
 	r := &Reviewer{
