@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -112,11 +113,35 @@ func Open(ctx context.Context, cfg Config) *Services {
 			s.Store, err = index.OpenStore(ctx, dir)
 		}
 		if err != nil {
-			s.Store, s.StoreErr = nil, fmt.Errorf("local store: %w", err)
+			s.Store, s.StoreErr = nil, storeError(dir, err)
 		}
 		s.ownsStore = s.Store != nil
 	}
 	return s
+}
+
+// lowDisk is the free space under which a failure to open the store is
+// put down to a full disk: sqlite needs room for its journal and
+// shared-memory files before it can read anything.
+const lowDisk = 1 << 20
+
+// storeError explains why the store could not be opened in dir. sqlite
+// reports a full disk as a generic "disk I/O error" when the shared-memory
+// file cannot grow, so the free space is checked to say what to do.
+func storeError(dir string, err error) error {
+	// The data directory may not exist yet: ask the nearest one that does.
+	for d := dir; d != ""; d = filepath.Dir(d) {
+		if free, ok := freeBytes(d); ok {
+			if free < lowDisk {
+				return fmt.Errorf("local store: the disk holding %s is full (%d KB free); free some space, kodyls works without its store until then: %w", dir, free>>10, err)
+			}
+			break
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	return fmt.Errorf("local store: %w", err)
 }
 
 // OnLLMStatus adds a function told when the endpoint goes down or comes

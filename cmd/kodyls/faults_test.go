@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -76,5 +79,101 @@ func TestEndpointFloodAndCutBody(t *testing.T) {
 				t.Errorf("%d requests, want at most 4", n)
 			}
 		})
+	}
+}
+
+// diskFullEnv names the mount point of the small tmpfs that
+// TestStoreFaultDiskFills re-runs itself on.
+const diskFullEnv = "KODYLS_TEST_TMPFS"
+
+// TestStoreFaultDiskFills: the disk holding the data directory fills up
+// after kodyls has stored an error (a real ENOSPC on a 4 MB tmpfs, mounted
+// in a private mount namespace). kodyls says the disk is full, explains
+// and checks rules without its store, tells the editor once, and once
+// space is freed the history written before is all there.
+//
+// The test re-runs itself inside `unshare --mount` (plus `--user
+// --map-root-user` when not root); where mount namespaces are not allowed
+// it is skipped, and TestStoreFaultFullDisk's file-size limit stands in.
+func TestStoreFaultDiskFills(t *testing.T) {
+	if mnt := os.Getenv(diskFullEnv); mnt != "" {
+		diskFills(t, mnt)
+		return
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("unshare not installed")
+	}
+	ns := []string{"--mount", "--propagation", "private"}
+	if os.Geteuid() != 0 {
+		ns = append([]string{"--user", "--map-root-user"}, ns...)
+	}
+	mnt := t.TempDir()
+	mount := "mount -t tmpfs -o size=4m kodyls-test " + shQuote(mnt)
+	if out, err := exec.Command(unshare, append(ns, "sh", "-c", mount)...).CombinedOutput(); err != nil {
+		t.Skipf("no private mount namespace with a tmpfs here (%v: %s)", err, bytes.TrimSpace(out))
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Built here first so that the child's build is a hit in Go's cache.
+	lsptest.BuildBinary(t)
+	script := mount + " && exec " + shQuote(self) + " -test.run '^TestStoreFaultDiskFills$' -test.count=1 -test.v"
+	cmd := exec.Command(unshare, append(ns, "sh", "-c", script)...)
+	cmd.Env = append(os.Environ(), diskFullEnv+"="+mnt)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestStoreFaultDiskFills")) {
+		t.Fatalf("inside the mount namespace: %v\n%s", err, out)
+	}
+}
+
+func diskFills(t *testing.T, mnt string) {
+	repo := brokenGoRepo(t)
+	env := testEnv(t)
+	data := filepath.Join(mnt, "data")
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "KODYLS_DATA_DIR=") {
+			env[i] = "KODYLS_DATA_DIR=" + data
+		}
+	}
+	explainOffline(t, env, repo.Dir, "firstName")
+
+	// Fill the file system to the last block.
+	fill := filepath.Join(mnt, "fill")
+	f, err := os.Create(fill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("filling the disk: %v", err)
+			}
+			break
+		}
+	}
+	f.Close()
+
+	errOut := explainOffline(t, env, repo.Dir, "secondName")
+	if !strings.Contains(errOut, "the disk holding "+data+" is full") {
+		t.Errorf("explain on a full disk does not say so:\n%s", errOut)
+	}
+	rulesStillWork(t, env)
+	storeWarningShown(t, env, "is full")
+
+	if err := os.Remove(fill); err != nil {
+		t.Fatal(err)
+	}
+	if !historyHas(t, env, repo.Dir, "firstName") {
+		t.Error("the error stored before the disk filled up is gone")
+	}
+	explainOffline(t, env, repo.Dir, "thirdName")
+	if !historyHas(t, env, repo.Dir, "thirdName") {
+		t.Error("nothing is stored once space is freed")
+	}
+	if out, _, _ := runBin(t, env, repo.Dir, "doctor"); strings.Contains(out, "damaged") || !strings.Contains(out, "schema v") {
+		t.Errorf("the store after the disk was full:\n%s", out)
 	}
 }
