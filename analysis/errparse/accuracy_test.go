@@ -18,7 +18,7 @@ func toolchain(fixture string) string {
 		{"node-", "JavaScript"}, {"jest", "JavaScript"}, {"vitest", "JavaScript"}, {"eslint", "JavaScript"},
 		{"tsc", "TypeScript"},
 		{"bash-", "Shell"}, {"dash-", "Shell"}, {"shellcheck-", "Shell"},
-		{"mvn-", "Java"}, {"clangxx-", "C/C++"},
+		{"mvn-", "Java"}, {"clangxx-", "C/C++"}, {"staticcheck", "Go"},
 	} {
 		if strings.HasPrefix(fixture, p.prefix) {
 			return p.name

@@ -69,6 +69,14 @@ if have go; then
 	capture go-missing-return go/missingreturn go build .
 	capture go-panic-custom go/custompanic go run .
 	capture go-test-json-subtest go/testjson go test -json ./...
+	# A wider second set, written before the parsers were changed too.
+	capture go-test-build-failed go/testbuild go test ./...
+	capture go-test-verbose go/verbose go test -v ./...
+	if [ -x "$HOME/go/bin/staticcheck" ]; then
+		capture staticcheck go/staticcheck "$HOME/go/bin/staticcheck" ./...
+	else
+		skip staticcheck "not installed in ~/go/bin"
+	fi
 else
 	skip go "not installed"
 fi
@@ -83,6 +91,9 @@ if have cargo; then
 	capture rust-expect rust/expect env RUST_BACKTRACE=1 cargo run --offline --color never -q
 	capture cargo-lifetime rust/lifetime cargo build --offline --color never
 	capture cargo-warning-first rust/warnfirst cargo build --offline --color never
+	capture rust-thread-panic rust/thread cargo run --offline --color never -q
+	capture cargo-trait-bound rust/traitbound cargo build --offline --color never
+	capture cargo-clippy rust/clippy cargo clippy --offline --color never -- -D warnings
 else
 	skip cargo "not installed"
 fi
@@ -100,12 +111,17 @@ if have gcc; then
 	capture gxx-project-template c/projtemplate g++ -fdiagnostics-color=never -Iinclude -c main.cpp -o "$tmp/stack.o"
 	capture gxx-map-key c/maptemplate g++ -fdiagnostics-color=never -c main.cpp -o "$tmp/map.o"
 	capture gcc-werror c/werror gcc -fdiagnostics-color=never -Wall -Werror -c stats.c -o "$tmp/stats.o"
+	capture gcc-missing-include c/missinginc gcc -fdiagnostics-color=never -c main.c -o "$tmp/missinginc.o"
+	# With -g the linker names the source line of the call.
+	capture gcc-link-line c/ldline sh -c "gcc -g -c '$ws/c/ldline/main.c' -o main.o && gcc main.o -o '$tmp/ldline'"
+	capture make-recipe c/recipe make
 else
 	skip gcc "not installed"
 fi
 if have clang; then
 	capture clang-implicit c/implicit clang -fno-color-diagnostics -Werror -c main.c -o "$tmp/implicit.o"
 	capture clangxx-link c/cxxlink sh -c "clang++ -c main.cpp -o main.o && clang++ main.o -o '$tmp/cxxlink'"
+	capture clang-project-template c/clangproj clang++ -fno-color-diagnostics -Iinclude -c main.cpp -o "$tmp/clangproj.o"
 else
 	skip clang "not installed"
 fi
@@ -123,6 +139,7 @@ if have python3; then
 	capture python-missing-arg python python3 "$ws/python/missingarg.py"
 	capture python-import-syntax python/importsyntax python3 main.py
 	capture python-unittest python/unittest python3 -m unittest test_stack
+	capture python-exception-group python python3 "$ws/python/taskgroup.py"
 else
 	skip python3 "not installed"
 fi
@@ -130,6 +147,8 @@ if /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1; then
 	capture pytest-parametrize python/pytest-param /usr/bin/python3 -m pytest -p no:cacheprovider --color=no
 	capture pytest-fixture-error python/pytest-fixture /usr/bin/python3 -m pytest -p no:cacheprovider --color=no
 	capture pytest-raise-in-code python/pytest-raise /usr/bin/python3 -m pytest -p no:cacheprovider --color=no --tb=short
+	capture pytest-tb-line python/pytest-line /usr/bin/python3 -m pytest -p no:cacheprovider --color=no --tb=line
+	capture pytest-helper python/pytest-helper /usr/bin/python3 -m pytest -p no:cacheprovider --color=no
 else
 	skip pytest "python3-pytest not installed"
 fi
@@ -144,6 +163,8 @@ if have node; then
 	capture node-test-describe node/nodetest node --test
 	capture node-esm-reference node/classref node main.mjs
 	capture node-assert-script node/assertscript node main.js
+	capture node-test-spec-throw node/specthrow node --test --test-reporter=spec
+	capture node-unhandled-error-event node/emitter node main.js
 else
 	skip node "not installed"
 fi
@@ -152,6 +173,7 @@ vitest=$npmprefix/node_modules/.bin/vitest
 if [ -x "$jest" ]; then
 	capture jest-tothrow node/jestthrow "$jest" --ci --colors=false --rootDir .
 	capture jest-toequal node/jestequal "$jest" --ci --colors=false --rootDir .
+	capture jest-typeerror node/jesttype "$jest" --ci --colors=false --rootDir .
 else
 	skip jest "run ../generate.sh first"
 fi
@@ -174,6 +196,7 @@ if [ -x "$tsc" ]; then
 	capture tsc-bad-config ts/badconfig "$tsc" -p . --pretty false
 	capture tsc-related-pretty ts/related "$tsc" --noEmit --strict --pretty true src/settings.ts
 	capture tsc-missing-module ts/missingmod "$tsc" --noEmit --strict --pretty false src/app.ts
+	capture tsc-two-files-pretty ts/twofiles "$tsc" --noEmit --strict --pretty true src/a.ts src/b.ts
 else
 	skip tsc "run ../generate.sh first"
 fi
@@ -182,11 +205,13 @@ fi
 if have javac; then
 	capture javac-multi java/multi javac -d "$tmp/multi" Main.java Util.java
 	capture javac-packages java/pkgs sh -c "javac -d '$tmp/pkgs' \$(find src -name '*.java' | sort)"
+	capture javac-lint java/lint javac -Xlint:all -d "$tmp/lint" Main.java
 fi
 if have javac && have java; then
 	capture java-index-out-of-bounds java/aioobe sh -c "javac -d '$tmp/aioobe' \$(find src -name '*.java' | sort) && java -cp '$tmp/aioobe' com.acme.Main"
 	capture java-caused-by-npe java/chain java Store.java
 	capture java-lambda java/lambda java Main.java
+	capture java-thread java/thread java Main.java
 else
 	skip java "not installed"
 fi
@@ -208,8 +233,11 @@ capture bash-syntax shell bash syntax.sh
 capture dash-not-found shell sh dash.sh
 capture bash-unbound shell bash unbound.sh
 capture bash-sourced shell/sourced bash main.sh
+capture bash-arithmetic shell bash arith.sh
+capture bash-eof shell bash parse.sh
 if have shellcheck; then
 	capture shellcheck-error-after-info shell shellcheck -f gcc checkerr.sh
+	capture shellcheck-tty-parse shell shellcheck -f tty --color=never parse.sh
 else
 	skip shellcheck "not installed"
 fi
