@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -239,5 +240,46 @@ func TestSameFile(t *testing.T) {
 		if got := sameFile(c.got, c.dir, c.want); got != c.ok {
 			t.Errorf("sameFile(%q, %q, %q) = %v, want %v", c.got, c.dir, c.want, got, c.ok)
 		}
+	}
+}
+
+// TestHeldOutForms checks, on held-out outputs, what the location figure
+// does not: the errors around the primary one.
+func TestHeldOutForms(t *testing.T) {
+	// The sub-exception of an ExceptionGroup is the root cause; the group
+	// follows it.
+	errs := parseHeldOut(t, "python-exception-group")
+	if len(errs) != 2 || errs[0].Code != "ValueError" || errs[1].Code != "ExceptionGroup" {
+		t.Fatalf("exception group: %+v", errs)
+	}
+	// pytest --tb=line and its summary line are one failure, named.
+	errs = parseHeldOut(t, "pytest-tb-line")
+	if len(errs) != 1 || !slices.Contains(errs[0].Details, "test: test_half_odd") {
+		t.Fatalf("pytest --tb=line: %+v", errs)
+	}
+	// A failed test's t.Log line stays, after the failure.
+	errs = parseHeldOut(t, "go-test-verbose")
+	if len(errs) != 2 || errs[0].Message != "Cents(0.29) = 28, want 29" || errs[1].Message != "converting 0.29 euros" {
+		t.Fatalf("go test -v: %+v", errs)
+	}
+	// make's own failure only when no compiler error explains it.
+	errs = parseHeldOut(t, "make-recipe")
+	if len(errs) != 1 || errs[0].Tool != "make" || errs[0].Message != "make: gen-version: No such file or directory" {
+		t.Fatalf("make recipe: %+v", errs)
+	}
+	for _, e := range parseHeldOut(t, "make-nested-gxx") {
+		if e.Tool == "make" {
+			t.Errorf("make's echo of a compiler error reported as an error: %+v", e)
+		}
+	}
+	// ld names the object; the source and the object are both given.
+	errs = parseHeldOut(t, "gcc-multiple-definition")
+	if len(errs) != 1 || !slices.Contains(errs[0].Details, "object: b.o") {
+		t.Fatalf("ld multiple definition: %+v", errs)
+	}
+	// Maven prints the compiler error twice: reported once.
+	errs = parseHeldOut(t, "mvn-compile")
+	if len(errs) != 1 || errs[0].Message != "';' expected" {
+		t.Fatalf("maven: %+v", errs)
 	}
 }
