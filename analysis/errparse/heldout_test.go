@@ -133,6 +133,18 @@ var heldOutCases = []heldOutCase{
 	// bash reports the missing fi at the end of the file.
 	{fixture: "bash-eof", dir: "shell", file: "shell/parse.sh", line: 5, wider: true},
 	{fixture: "shellcheck-tty-parse", dir: "shell", file: "shell/parse.sh", line: 2, column: 1, wider: true},
+
+	// --- written after the parsers were fixed ---
+	{fixture: "cmake-link-multidef", dir: "c/cmakelink", file: "c/cmakelink/src/state.c", late: true},
+	{fixture: "gxx-override-header", dir: "c/override", file: "c/override/include/shapes/shape.hpp", line: 10, column: 16, late: true},
+	{fixture: "go-vet-multipkg", dir: "go/vetmulti", file: "go/vetmulti/util/log.go", line: 6, column: 34, late: true},
+	{fixture: "python-recursion", dir: "python", file: "python/recursion.py", line: 2, late: true},
+	{fixture: "pytest-class", dir: "python/pytest-class", file: "python/pytest-class/test_account.py", line: 13, late: true},
+	{fixture: "node-toplevel-await", dir: "node/toplevel", file: "node/toplevel/main.mjs", line: 3, column: 18, late: true},
+	{fixture: "rust-unreachable", dir: "rust/unreachable", file: "rust/unreachable/src/shape.rs", line: 5, column: 18, late: true},
+	{fixture: "tsc-nullable-pretty", dir: "ts/nullable", file: "ts/nullable/src/users.ts", line: 5, column: 10, late: true},
+	{fixture: "java-concurrent-modification", dir: "java/cme", file: "java/cme/Main.java", line: 6, late: true},
+	{fixture: "bash-readonly", dir: "shell", file: "shell/readonly.sh", line: 4, late: true},
 }
 
 // sameFile reports whether got, a File as Parse returns it, names want (a

@@ -241,3 +241,33 @@ if have shellcheck; then
 else
 	skip shellcheck "not installed"
 fi
+
+# --- Written after the parsers were fixed against the sets above ------------
+if have cmake; then
+	capture cmake-link-multidef c/cmakelink sh -c 'cmake -S . -B build >/dev/null && cmake --build build'
+fi
+if have g++; then
+	capture gxx-override-header c/override g++ -fdiagnostics-color=never -Iinclude -c "$ws/c/override/main.cpp" -o "$tmp/override.o"
+fi
+if have go; then
+	capture go-vet-multipkg go/vetmulti go vet ./...
+fi
+if have python3; then
+	capture python-recursion python python3 "$ws/python/recursion.py"
+fi
+if /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1; then
+	capture pytest-class python/pytest-class /usr/bin/python3 -m pytest -p no:cacheprovider --color=no -q --tb=short
+fi
+if have node; then
+	capture node-toplevel-await node/toplevel node main.mjs
+fi
+if have cargo; then
+	capture rust-unreachable rust/unreachable cargo run --offline --color never -q
+fi
+if [ -x "$tsc" ]; then
+	capture tsc-nullable-pretty ts/nullable "$tsc" -p . --pretty
+fi
+if have java; then
+	capture java-concurrent-modification java/cme java Main.java
+fi
+capture bash-readonly shell bash readonly.sh
