@@ -17,7 +17,8 @@ func toolchain(fixture string) string {
 		{"java", "Java"},
 		{"node-", "JavaScript"}, {"jest", "JavaScript"}, {"vitest", "JavaScript"}, {"eslint", "JavaScript"},
 		{"tsc", "TypeScript"},
-		{"bash-", "Shell"}, {"shellcheck-", "Shell"},
+		{"bash-", "Shell"}, {"dash-", "Shell"}, {"shellcheck-", "Shell"},
+		{"mvn-", "Java"}, {"clangxx-", "C/C++"}, {"staticcheck", "Go"},
 	} {
 		if strings.HasPrefix(fixture, p.prefix) {
 			return p.name

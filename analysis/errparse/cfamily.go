@@ -189,6 +189,29 @@ func cSeverity(s string) string {
 }
 
 // parseLinker handles GNU ld, lld and the macOS linker.
+// objectSource names the source file an object file the linker names was
+// compiled from, by the build conventions: "b.o" from b.c (b.cpp when the
+// output shows C++), CMake's "CMakeFiles/app.dir/src/b.c.o" from src/b.c.
+// "" when the name is not an object file's.
+func (s *scanner) objectSource(obj string) string {
+	stem, ok := strings.CutSuffix(obj, ".o")
+	if !ok || stem == "" || strings.HasSuffix(stem, "/") {
+		return ""
+	}
+	if l := LanguageOf(stem); l == "c" || l == "cpp" {
+		if i := strings.Index(stem, "CMakeFiles/"); i >= 0 {
+			if j := strings.Index(stem[i:], ".dir/"); j >= 0 {
+				return stem[:i] + stem[i+j+len(".dir/"):]
+			}
+		}
+		return stem
+	}
+	if s.cpp {
+		return stem + ".cpp"
+	}
+	return stem + ".c"
+}
+
 func parseLinker(s *scanner) bool {
 	line := s.lines[s.i]
 	if collect2RE.MatchString(line) {
@@ -247,6 +270,10 @@ func parseLinker(s *scanner) bool {
 	e.Language = s.cLanguage(e.File)
 	if strings.HasSuffix(e.File, ".o") || strings.HasSuffix(e.File, ".a") || strings.HasSuffix(e.File, ".so") {
 		e.Language = s.cLanguage("")
+	}
+	if src := s.objectSource(e.File); src != "" {
+		e.Details = append(e.Details, "object: "+e.File)
+		e.File = src
 	}
 	e.File = s.rel(e.File)
 	if s.ldContext != "" {

@@ -22,7 +22,9 @@
 //     with no output ("TestX failed"), "go test -json" and "go build -json"
 //     (their Output fields are reassembled per package and parsed as text;
 //     Details get "package: …"). In -v output, log lines of tests that
-//     passed or were skipped are dropped: they are not failures.
+//     passed or were skipped are dropped: they are not failures. A failed
+//     test's last log line comes before its others (t.Fatal ends a test,
+//     t.Log lines usually precede the failing check).
 //   - Go panics and fatal errors: "panic: …" / "fatal error: …", "[signal …]",
 //     "goroutine N [running]:", "pkg.f(...)" + "\t/abs/x.go:12 +0x1d" frames,
 //     "created by". Tool "go panic", Code "panic" or "fatal error", Message the
@@ -61,11 +63,13 @@
 //     printed ("ValueError", "json.decoder.JSONDecodeError"). Each traceback
 //     of a chain ("The above exception was the direct cause…") is one Error,
 //     in printed order, so the original cause comes first and is primary.
+//     An ExceptionGroup's boxed report ("+ Exception Group Traceback", "| "
+//     lines) is unboxed; its sub-exceptions come first, the group last.
 //   - javac: "A.java:3: error: …" with the column taken from the caret line
 //     and "symbol:"/"location:"/"required:"/"found:" lines as Details (Code is
 //     the lint category of "warning: [deprecation] …", else empty), and
 //     -XDrawDiagnostics ("A.java:3:21: compiler.err.cant.resolve.location: …",
-//     Code the diagnostic key).
+//     Code the diagnostic key), and Maven's "[ERROR] /abs/A.java:[3,21] …".
 //   - java (runtime): "Exception in thread "main" java.lang.X: msg" with "\tat
 //     pkg.C.m(C.java:5)" frames; "Caused by:" lines become Details. Code is the
 //     exception class. Tool "java" (not in the original list: it is what a
@@ -84,13 +88,18 @@
 //     test timeout is located in the goroutine running the test. testify's
 //     block (Error Trace / Error / Messages) gives the message, the file and,
 //     for assert.NotPanics, the panic's frames.
-//   - pytest (long and short tracebacks, rootdir-relative paths, "FAILED
-//     f::t - msg" lines when no section describes the test), jest, vitest,
+//   - pytest (long, short and --tb=line tracebacks, rootdir-relative paths,
+//     "FAILED f::t - msg" lines when no section describes the test), jest, vitest,
 //     node --test (spec: Node's own format; TAP: the YAML block).
 //   - C/C++ beyond the compiler line: an error in a system header moves to
 //     the user's "required from here" (g++) or "requested here" (clang)
 //     line, "reported in …" keeping the header's place; make's "Entering
-//     directory" resolves relative file names; AddressSanitizer (Tool
+//     directory" resolves relative file names; make's "*** [Makefile:4:
+//     target] Error 127" is an error (Tool "make", at the recipe's line) only
+//     when nothing else in the output is; a linker error that names only
+//     an object file is located at its source (b.o → b.c, or b.cpp when the
+//     output shows C++; CMake's CMakeFiles/x.dir/src/b.c.o → src/b.c), the
+//     object kept in Details; AddressSanitizer (Tool
 //     "asan", Code the bug kind); "CMake Error at f:3 (cmd):" (Code cmd).
 //   - bash/dash ("x.sh: line 3: msg"), shellcheck -f gcc and -f tty.
 //
@@ -376,25 +385,28 @@ type scanner struct {
 	cargo, clang, cpp, pytest, jest bool
 
 	// Context carried from line to line.
-	goTest      string // the test whose output follows
-	failedTests []string
-	okTests     map[string]bool // passed or skipped: their log lines are not failures
-	testErrs    map[string]bool
-	testOf      map[int]string  // index in out of a go test log line → its test
-	cContext    []string        // "In function ‘main’" and include chains, for the next C error
-	ldContext   string          // "in function `main'", for the next linker error
-	rustTest    string          // the cargo test whose output follows
-	nodeTest    string          // the node --test test whose failure follows
-	races       int             // data races reported so far
-	pytestRoot  string          // pytest's rootdir: its paths are relative to it
-	makeDirs    []string        // make's "Entering directory" stack
-	cFile       map[int]string  // index in out of a C error → its file as printed
-	relocated   map[int]bool    // C errors moved from a system header to the user's line
-	pytestSeen  map[string]bool // tests a pytest section described
-	lastRace    int             // index in out of the last one
-	lastC       int             // index in out of the last gcc/clang/ld error, -1 if none
-	lastLD      int
-	noCloseFrom bool // no line "}" follows: a go vet -json object cannot start
+	goTest        string // the test whose output follows
+	failedTests   []string
+	okTests       map[string]bool // passed or skipped: their log lines are not failures
+	testErrs      map[string]bool
+	testOf        map[int]string  // index in out of a go test log line → its test
+	cContext      []string        // "In function ‘main’" and include chains, for the next C error
+	ldContext     string          // "in function `main'", for the next linker error
+	rustTest      string          // the cargo test whose output follows
+	nodeTest      string          // the node --test test whose failure follows
+	races         int             // data races reported so far
+	pytestRoot    string          // pytest's rootdir: its paths are relative to it
+	pytestSection string          // the "=== FAILURES ===" section pytest is in
+	pytestLines   []int           // indexes in out of pytest --tb=line failures
+	makeDirs      []string        // make's "Entering directory" stack
+	makeFailure   *Error          // make's first "*** [file:line: target] Error N"
+	cFile         map[int]string  // index in out of a C error → its file as printed
+	relocated     map[int]bool    // C errors moved from a system header to the user's line
+	pytestSeen    map[string]bool // tests a pytest section described
+	lastRace      int             // index in out of the last one
+	lastC         int             // index in out of the last gcc/clang/ld error, -1 if none
+	lastLD        int
+	noCloseFrom   bool // no line "}" follows: a go vet -json object cannot start
 }
 
 func newScanner(lines []string, o Options) *scanner {
@@ -456,6 +468,7 @@ func (s *scanner) run() {
 		parseSanitizer,
 		parseCMake,
 		parseGoTestLine,
+		parsePythonExceptionGroup,
 		parsePythonTraceback,
 		parseJavaException,
 		parseNodeError,
@@ -497,6 +510,7 @@ func (s *scanner) run() {
 		}
 	}
 	s.finishGoTests()
+	s.finishMake()
 }
 
 // add appends e and returns its index.

@@ -175,10 +175,54 @@ func parseGoTestLine(s *scanner) bool {
 	return true
 }
 
+// lastLogFirst puts the last log line of each test before its other ones.
+// The text does not tell t.Log from t.Error, but t.Fatal ends a test and
+// tests log what they do before the check that fails, so the last line is
+// the failure more often than the first: "converting 0.29 euros" then
+// "Cents(0.29) = 28, want 29".
+func (s *scanner) lastLogFirst() {
+	lines := map[string][]int{}
+	for i := range s.out {
+		if t, ok := s.testOf[i]; ok {
+			lines[t] = append(lines[t], i)
+		}
+	}
+	moved := false
+	for _, l := range lines {
+		if len(l) > 1 {
+			moved = true
+			break
+		}
+	}
+	if !moved {
+		return
+	}
+	out := make([]Error, 0, len(s.out))
+	testOf := map[int]string{}
+	for i, e := range s.out {
+		t, ok := s.testOf[i]
+		if !ok {
+			out = append(out, e)
+			continue
+		}
+		l := lines[t]
+		if i != l[0] {
+			continue // emitted with the test's first line
+		}
+		last := l[len(l)-1]
+		for _, j := range append([]int{last}, l[:len(l)-1]...) {
+			testOf[len(out)] = t
+			out = append(out, s.out[j])
+		}
+	}
+	s.out, s.testOf = out, testOf
+}
+
 // finishGoTests reports failed tests that printed nothing of their own (a
 // bare t.Fail, or a timeout) so that no failure goes unexplained. Parents of
 // failed subtests are skipped: the subtest is the failure.
 func (s *scanner) finishGoTests() {
+	s.lastLogFirst()
 	// In -v mode passing tests print their t.Log lines too: drop them.
 	if len(s.okTests) > 0 {
 		failed := map[string]bool{}

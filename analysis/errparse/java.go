@@ -8,8 +8,10 @@ import (
 // javac diagnostics and Java runtime exceptions.
 
 var (
-	javacRE      = regexp.MustCompile(`^(\S.*?\.java):(\d+): (error|warning|Note|note): (.*)$`)
-	javacRawRE   = regexp.MustCompile(`^(\S.*?\.java):(\d+):(\d+): (compiler\.(err|warn|note|misc)\.[\w.]+): ?(.*)$`)
+	javacRE    = regexp.MustCompile(`^(\S.*?\.java):(\d+): (error|warning|Note|note): (.*)$`)
+	javacRawRE = regexp.MustCompile(`^(\S.*?\.java):(\d+):(\d+): (compiler\.(err|warn|note|misc)\.[\w.]+): ?(.*)$`)
+	// Maven's compiler plugin: "[ERROR] /abs/A.java:[11,21] msg".
+	mavenRE      = regexp.MustCompile(`^\[(ERROR|WARNING|INFO)\] (\S.*?\.(?:java|kt|scala|groovy)):\[(\d+),(\d+)\] (.*)$`)
 	javacLintRE  = regexp.MustCompile(`^\[([\w-]+)\] (.*)$`)
 	javacDetRE   = regexp.MustCompile(`^\s{2,}(symbol|location|required|found|reason|where|actual and formal argument lists differ|both|first type|second type|lower bounds|upper bounds)\b.*$`)
 	javaThreadRE = regexp.MustCompile(`^Exception in thread "(.*?)" (\S+?)(?:: (.*))?$`)
@@ -29,6 +31,16 @@ func parseJavac(s *scanner) bool {
 	if m := javacRawRE.FindStringSubmatch(line); m != nil {
 		sev := map[string]string{"err": "error", "warn": "warning", "note": "note", "misc": "note"}[m[5]]
 		s.add(Error{Tool: "javac", Language: "java", File: s.rel(m[1]), Line: atoi(m[2]), Column: atoi(m[3]), Severity: sev, Code: m[4], Message: m[6]})
+		s.i++
+		return true
+	}
+	if m := mavenRE.FindStringSubmatch(line); m != nil {
+		sev := map[string]string{"ERROR": "error", "WARNING": "warning", "INFO": "note"}[m[1]]
+		e := Error{Tool: "javac", Language: LanguageOf(m[2]), File: s.rel(m[2]), Line: atoi(m[3]), Column: atoi(m[4]), Severity: sev, Message: m[5], Details: []string{"reported by maven"}}
+		if lm := javacLintRE.FindStringSubmatch(m[5]); lm != nil {
+			e.Code, e.Message = lm[1], lm[2]
+		}
+		s.add(e)
 		s.i++
 		return true
 	}

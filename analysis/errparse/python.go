@@ -15,7 +15,50 @@ var (
 	pyLibRE = regexp.MustCompile(`/lib/python\d[\d.]*/|/Lib/`)
 )
 
-const pyTracebackHead = "Traceback (most recent call last):"
+const (
+	pyTracebackHead = "Traceback (most recent call last):"
+	pyGroupHead     = "+ Exception Group Traceback (most recent call last):"
+)
+
+// parsePythonExceptionGroup handles the boxed report of an ExceptionGroup
+// (Python 3.11+, asyncio.TaskGroup): "+ Exception Group Traceback …", the
+// group's frames and exception behind "| ", then each sub-exception's
+// traceback in a "+-+---- 1 ----" section. The box is removed and the text
+// inside parsed as usual (nested groups included). The sub-exceptions are
+// the root causes: they come first, the group last, as for a chain.
+func parsePythonExceptionGroup(s *scanner) bool {
+	if strings.TrimSpace(s.lines[s.i]) != pyGroupHead {
+		return false
+	}
+	inner := []string{pyTracebackHead}
+	s.i++
+	for ; s.i < len(s.lines); s.i++ {
+		l := strings.TrimLeft(s.lines[s.i], " ")
+		if rest, ok := strings.CutPrefix(l, "|"); ok {
+			inner = append(inner, strings.TrimPrefix(rest, " "))
+			continue
+		}
+		if strings.HasPrefix(l, "+-") {
+			continue // a sub-exception's separator, or the box's end
+		}
+		break
+	}
+	sub := newScanner(inner, s.o)
+	sub.run()
+	if len(sub.out) == 0 {
+		return true
+	}
+	group := sub.out[0]
+	causes := sub.out[1:]
+	for i := range causes {
+		causes[i].Details = append(causes[i].Details, "in exception group: "+group.Code+": "+group.Message)
+	}
+	for _, e := range causes {
+		s.add(e)
+	}
+	s.add(group)
+	return true
+}
 
 // parsePythonTraceback handles a full traceback, or the bare block Python
 // prints for a SyntaxError in the main script ("  File "x.py", line 2").

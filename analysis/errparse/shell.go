@@ -24,6 +24,9 @@ var (
 
 	makeDirRE   = regexp.MustCompile("^g?make(?:\\[\\d+\\])?: (Entering|Leaving) directory [`'‘](.*)['’]$")
 	makeErrorRE = regexp.MustCompile(`^g?make(?:\[\d+\])?: \*\*\* `)
+	// "make: *** [Makefile:4: version.h] Error 127": the rule's file and
+	// the line of the recipe command that failed.
+	makeRecipeRE = regexp.MustCompile(`^g?make(?:\[\d+\])?: \*\*\* \[(\S+?):(\d+): (.*?)\] (Error \d+.*)$`)
 
 	sanitizerRE   = regexp.MustCompile(`^==\d+==ERROR: (Address|Leak|Thread|Memory)Sanitizer: (\S+)(.*)$`)
 	sanFrameRE    = regexp.MustCompile(`^\s+#\d+ 0x[0-9a-f]+ in (\S+) (.*?)(?::(\d+))?(?::(\d+))?$`)
@@ -130,8 +133,10 @@ func parseCMake(s *scanner) bool {
 
 // parseMake follows make's "Entering directory" / "Leaving directory"
 // lines: the compilers it runs name files relative to that directory (see
-// scanner.rel). Its own "*** [target] Error 1" lines are only the echo of
-// the failure above them.
+// scanner.rel). Its own "*** [Makefile:4: target] Error 1" lines are
+// usually the echo of a compiler error above them; when the output holds no
+// other error (a recipe command that is missing or failed without saying
+// where), the first of them is the error, at the recipe's line.
 func parseMake(s *scanner) bool {
 	line := s.lines[s.i]
 	if !strings.HasPrefix(line, "make") && !strings.HasPrefix(line, "gmake") {
@@ -147,10 +152,31 @@ func parseMake(s *scanner) bool {
 		return true
 	}
 	if makeErrorRE.MatchString(line) {
+		if m := makeRecipeRE.FindStringSubmatch(line); m != nil && s.makeFailure == nil {
+			e := Error{Tool: "make", Language: "make", File: s.rel(m[1]), Line: atoi(m[2]), Message: m[4] + " making " + m[3]}
+			if prev := strings.TrimSpace(s.peek(s.i - 1)); prev != "" && !makeErrorRE.MatchString(prev) && !makeDirRE.MatchString(prev) {
+				e.Message = prev
+				e.Details = []string{"target " + m[3] + ": " + m[4]}
+			}
+			s.makeFailure = &e
+		}
 		s.i++
 		return true
 	}
 	return false
+}
+
+// finishMake adds make's own failure when nothing else explains it.
+func (s *scanner) finishMake() {
+	if s.makeFailure == nil {
+		return
+	}
+	for _, e := range s.out {
+		if e.Severity == "" || e.Severity == "error" {
+			return
+		}
+	}
+	s.add(*s.makeFailure)
 }
 
 // parseSanitizer handles an AddressSanitizer (or Leak/Thread/Memory

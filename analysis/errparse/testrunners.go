@@ -16,6 +16,9 @@ var (
 	pytestLongLocRE = regexp.MustCompile(`^(\S+?\.py):(\d+): ?([A-Za-z_][\w.]*)?$`)
 	pytestShortRE   = regexp.MustCompile(`^(\S+?\.py):(\d+): in (\S+)$`)
 	pytestSummaryRE = regexp.MustCompile(`^(FAILED|ERROR) (\S+?\.py)(?:::(\S+))?(?: - (.*))?$`)
+	// --tb=line: one "path.py:12: message" line per failure.
+	pytestLineRE    = regexp.MustCompile(`^(\S+?\.py):(\d+): (\S.*)$`)
+	pytestSectionRE = regexp.MustCompile(`^={3,} (\S.*?) ={3,}$`)
 
 	jestHeadRE   = regexp.MustCompile(`^\s*● (\S.*)$`)
 	jestCodeRE   = regexp.MustCompile(`^\s*>?\s*\d+ \|`)
@@ -62,10 +65,19 @@ func parsePytest(s *scanner) bool {
 	}
 	if m := pytestSummaryRE.FindStringSubmatch(line); m != nil {
 		if !s.pytestSeen[m[3]] || m[3] == "" {
-			e := Error{Tool: "pytest", Language: "python", File: s.pytestPath(m[2])}
+			e := Error{Tool: "pytest", Language: "python", File: s.rel(s.pytestPath(m[2]))}
 			e.Code, e.Message = pythonError(m[4])
 			if e.Message == "" {
 				e.Message = m[1] + " " + m[3]
+			}
+			if j := s.pytestLineFailure(e); j >= 0 {
+				// The --tb=line report of the same failure: it has
+				// the line, this one the test's name.
+				if m[3] != "" {
+					s.out[j].Details = append(s.out[j].Details, "test: "+m[3])
+				}
+				s.i++
+				return true
 			}
 			if m[3] != "" {
 				e.Details = append(e.Details, "test: "+m[3])
@@ -74,6 +86,21 @@ func parsePytest(s *scanner) bool {
 		}
 		s.i++
 		return true
+	}
+	if m := pytestSectionRE.FindStringSubmatch(line); m != nil && s.pytestSession() {
+		s.pytestSection = m[1]
+		s.i++
+		return true
+	}
+	if s.pytestSection == "FAILURES" && s.pytestSession() {
+		if m := pytestLineRE.FindStringSubmatch(line); m != nil && !pytestShortRE.MatchString(line) {
+			file := s.pytestPath(m[1])
+			e := Error{Tool: "pytest", Language: "python", File: s.rel(file), Line: atoi(m[2])}
+			e.Code, e.Message = pythonError(m[3])
+			s.pytestLines = append(s.pytestLines, s.add(e))
+			s.i++
+			return true
+		}
 	}
 	m := pytestHeadRE.FindStringSubmatch(line)
 	if m == nil || strings.HasPrefix(m[1], "_ ") || !s.pytestSession() {
@@ -131,6 +158,17 @@ func parsePytest(s *scanner) bool {
 // underlined text: the output shows pytest at work.
 func (s *scanner) pytestSession() bool {
 	return s.pytestRoot != "" || s.pytest
+}
+
+// pytestLineFailure returns the index of the --tb=line failure that e, a
+// summary line's error, reports again (same file and message), or -1.
+func (s *scanner) pytestLineFailure(e Error) int {
+	for _, j := range s.pytestLines {
+		if o := s.out[j]; o.File == e.File && o.Message == e.Message {
+			return j
+		}
+	}
+	return -1
 }
 
 func (s *scanner) pytestPath(p string) string {

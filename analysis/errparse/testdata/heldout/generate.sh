@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# generate.sh writes the held-out fixtures: it runs the REAL tools on the
+# broken programs in heldout/programs and writes what they print to
+# heldout/outputs/<name>.txt. The conventions are those of ../generate.sh:
+# a fresh copy of the programs as the workspace, stdout and stderr captured
+# together, the workspace path replaced by $WORKSPACE and nothing else
+# rewritten, patterns to regenerate only some fixtures.
+#
+# These programs are not the ones the parsers were written against: they
+# measure how well the parsers locate errors in output they have not seen
+# (TestHeldOutAccuracy). Run ../generate.sh first once: it installs the
+# Debian and npm tools both scripts use. The Maven fixture runs offline
+# against Debian's maven-repo (libmaven-compiler-plugin-java and
+# libmaven-resources-plugin-java and junit5, whose BOM the compiler plugin
+# needs; installed here when missing).
+#
+# Usage: bash analysis/errparse/testdata/heldout/generate.sh [PATTERN...]
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+out=$here/outputs
+mkdir -p "$out"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/errparse-heldout.XXXXXX")
+trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+ws=$tmp/ws
+cp -R "$here/programs" "$ws"
+wsreal=$(cd "$ws" && pwd -P)
+
+export PATH="$PATH:$HOME/.cargo/bin"
+export GOTOOLCHAIN=local GOPROXY=off GOFLAGS='' GOWORK=off
+export CARGO_TARGET_DIR=$tmp/target CARGO_TERM_COLOR=never
+export NO_COLOR=1 FORCE_COLOR=0
+export LC_ALL=C.UTF-8 LANG=C.UTF-8
+
+have() { command -v "$1" >/dev/null 2>&1; }
+skip() { echo "skip $1: $2" >&2; }
+
+patterns=("$@")
+selected() {
+	[ ${#patterns[@]} -eq 0 ] && return 0
+	local p
+	for p in "${patterns[@]}"; do
+		# shellcheck disable=SC2053 # glob match on purpose
+		[[ $1 == $p ]] && return 0
+	done
+	return 1
+}
+
+# capture NAME DIR CMD...: runs CMD in $ws/DIR, writes outputs/NAME.txt.
+capture() {
+	local name=$1 dir=$2
+	shift 2
+	selected "$name" || return 0
+	local raw=$tmp/$name.raw
+	(cd "$ws/$dir" && "$@") >"$raw" 2>&1
+	sed -e "s|$wsreal|\$WORKSPACE|g" -e "s|$ws|\$WORKSPACE|g" "$raw" >"$out/$name.txt"
+	echo "wrote outputs/$name.txt ($(wc -l <"$out/$name.txt") lines)"
+}
+
+# --- Go -------------------------------------------------------------------
+if have go; then
+	capture go-generics go/generics go build ./...
+	capture go-multipkg go/multipkg go build ./...
+	capture go-vet-assign go/vetassign go vet ./...
+	capture go-test-subtests go/subtests go test ./...
+	capture go-panic-goroutine go/goroutine go run .
+	capture go-test-panic go/testpanic go test ./...
+	capture go-test-helper go/helper go test ./...
+	capture go-missing-return go/missingreturn go build .
+	capture go-panic-custom go/custompanic go run .
+	capture go-test-json-subtest go/testjson go test -json ./...
+	# A wider second set, written before the parsers were changed too.
+	capture go-test-build-failed go/testbuild go test ./...
+	capture go-test-verbose go/verbose go test -v ./...
+	if [ -x "$HOME/go/bin/staticcheck" ]; then
+		capture staticcheck go/staticcheck "$HOME/go/bin/staticcheck" ./...
+	else
+		skip staticcheck "not installed in ~/go/bin"
+	fi
+else
+	skip go "not installed"
+fi
+
+# --- Rust -------------------------------------------------------------------
+if have cargo; then
+	capture cargo-borrow rust/borrow cargo build --offline --color never
+	capture rust-unwrap-none rust/unwrapnone cargo run --offline --color never -q
+	capture rust-index-oob rust/indexoob cargo run --offline --color never -q
+	capture cargo-test-assert-eq rust/asserteq cargo test --offline --color never
+	capture rust-overflow rust/overflow cargo run --offline --color never -q
+	capture rust-expect rust/expect env RUST_BACKTRACE=1 cargo run --offline --color never -q
+	capture cargo-lifetime rust/lifetime cargo build --offline --color never
+	capture cargo-warning-first rust/warnfirst cargo build --offline --color never
+	capture rust-thread-panic rust/thread cargo run --offline --color never -q
+	capture cargo-trait-bound rust/traitbound cargo build --offline --color never
+	capture cargo-clippy rust/clippy cargo clippy --offline --color never -- -D warnings
+else
+	skip cargo "not installed"
+fi
+if have rustc; then
+	capture rustc-unresolved-import rust/single rustc --edition 2021 --color never -o "$tmp/rustbin" imports.rs
+else
+	skip rustc "not installed"
+fi
+
+# --- C / C++ ----------------------------------------------------------------
+if have gcc; then
+	capture gcc-project-header c/header gcc -fdiagnostics-color=never -Iinclude -c main.c -o "$tmp/main.o"
+	capture make-nested-gxx c/nested make
+	capture gcc-multiple-definition c/multidef sh -c "gcc -c a.c b.c && gcc a.o b.o -o '$tmp/multidef'"
+	capture gxx-project-template c/projtemplate g++ -fdiagnostics-color=never -Iinclude -c main.cpp -o "$tmp/stack.o"
+	capture gxx-map-key c/maptemplate g++ -fdiagnostics-color=never -c main.cpp -o "$tmp/map.o"
+	capture gcc-werror c/werror gcc -fdiagnostics-color=never -Wall -Werror -c stats.c -o "$tmp/stats.o"
+	capture gcc-missing-include c/missinginc gcc -fdiagnostics-color=never -c main.c -o "$tmp/missinginc.o"
+	# With -g the linker names the source line of the call.
+	capture gcc-link-line c/ldline sh -c "gcc -g -c '$ws/c/ldline/main.c' -o main.o && gcc main.o -o '$tmp/ldline'"
+	capture make-recipe c/recipe make
+else
+	skip gcc "not installed"
+fi
+if have clang; then
+	capture clang-implicit c/implicit clang -fno-color-diagnostics -Werror -c main.c -o "$tmp/implicit.o"
+	capture clangxx-link c/cxxlink sh -c "clang++ -c main.cpp -o main.o && clang++ main.o -o '$tmp/cxxlink'"
+	capture clang-project-template c/clangproj clang++ -fno-color-diagnostics -Iinclude -c main.cpp -o "$tmp/clangproj.o"
+else
+	skip clang "not installed"
+fi
+if have cmake; then
+	capture cmake-build c/cmakebuild sh -c 'cmake -S . -B build >/dev/null && cmake --build build'
+else
+	skip cmake "not installed"
+fi
+
+# --- Python -----------------------------------------------------------------
+if have python3; then
+	capture python-indentation python python3 "$ws/python/indent.py"
+	capture python-module-not-found python/modnotfound python3 main.py
+	capture python-strptime python /usr/bin/python3 "$ws/python/strptime.py"
+	capture python-missing-arg python python3 "$ws/python/missingarg.py"
+	capture python-import-syntax python/importsyntax python3 main.py
+	capture python-unittest python/unittest python3 -m unittest test_stack
+	capture python-exception-group python python3 "$ws/python/taskgroup.py"
+else
+	skip python3 "not installed"
+fi
+if /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1; then
+	capture pytest-parametrize python/pytest-param /usr/bin/python3 -m pytest -p no:cacheprovider --color=no
+	capture pytest-fixture-error python/pytest-fixture /usr/bin/python3 -m pytest -p no:cacheprovider --color=no
+	capture pytest-raise-in-code python/pytest-raise /usr/bin/python3 -m pytest -p no:cacheprovider --color=no --tb=short
+	capture pytest-tb-line python/pytest-line /usr/bin/python3 -m pytest -p no:cacheprovider --color=no --tb=line
+	capture pytest-helper python/pytest-helper /usr/bin/python3 -m pytest -p no:cacheprovider --color=no
+else
+	skip pytest "python3-pytest not installed"
+fi
+
+# --- JavaScript -------------------------------------------------------------
+npmprefix=${ERRPARSE_NPM_PREFIX:-$HOME/.cache/kodyls-gen}
+if have node; then
+	capture node-esm-missing-export node/esmexport node main.mjs
+	capture node-module-not-found node/modnotfound node main.js
+	capture node-async-rejection node/asyncreject node main.js
+	capture node-json-parse node/jsonparse node main.js
+	capture node-test-describe node/nodetest node --test
+	capture node-esm-reference node/classref node main.mjs
+	capture node-assert-script node/assertscript node main.js
+	capture node-test-spec-throw node/specthrow node --test --test-reporter=spec
+	capture node-unhandled-error-event node/emitter node main.js
+else
+	skip node "not installed"
+fi
+jest=$npmprefix/node_modules/.bin/jest
+vitest=$npmprefix/node_modules/.bin/vitest
+if [ -x "$jest" ]; then
+	capture jest-tothrow node/jestthrow "$jest" --ci --colors=false --rootDir .
+	capture jest-toequal node/jestequal "$jest" --ci --colors=false --rootDir .
+	capture jest-typeerror node/jesttype "$jest" --ci --colors=false --rootDir .
+else
+	skip jest "run ../generate.sh first"
+fi
+if [ -x "$vitest" ]; then
+	for d in vitestthrow vitestequal; do
+		ln -sfn "$npmprefix/node_modules" "$ws/node/$d/node_modules"
+	done
+	capture vitest-typeerror node/vitestthrow "$vitest" run --color=false --root .
+	capture vitest-toequal node/vitestequal "$vitest" run --color=false --root .
+	rm -f "$ws/node/vitestthrow/node_modules" "$ws/node/vitestequal/node_modules"
+else
+	skip vitest "run ../generate.sh first"
+fi
+
+# --- TypeScript ---------------------------------------------------------------
+tsc=$npmprefix/node_modules/.bin/tsc
+if [ -x "$tsc" ]; then
+	capture tsc-multi ts/multi "$tsc" --noEmit --strict --pretty false src/model.ts src/api.ts
+	capture tsc-project-pretty ts/project "$tsc" -p . --pretty
+	capture tsc-bad-config ts/badconfig "$tsc" -p . --pretty false
+	capture tsc-related-pretty ts/related "$tsc" --noEmit --strict --pretty true src/settings.ts
+	capture tsc-missing-module ts/missingmod "$tsc" --noEmit --strict --pretty false src/app.ts
+	capture tsc-two-files-pretty ts/twofiles "$tsc" --noEmit --strict --pretty true src/a.ts src/b.ts
+else
+	skip tsc "run ../generate.sh first"
+fi
+
+# --- Java -------------------------------------------------------------------
+if have javac; then
+	capture javac-multi java/multi javac -d "$tmp/multi" Main.java Util.java
+	capture javac-packages java/pkgs sh -c "javac -d '$tmp/pkgs' \$(find src -name '*.java' | sort)"
+	capture javac-lint java/lint javac -Xlint:all -d "$tmp/lint" Main.java
+fi
+if have javac && have java; then
+	capture java-index-out-of-bounds java/aioobe sh -c "javac -d '$tmp/aioobe' \$(find src -name '*.java' | sort) && java -cp '$tmp/aioobe' com.acme.Main"
+	capture java-caused-by-npe java/chain java Store.java
+	capture java-lambda java/lambda java Main.java
+	capture java-thread java/thread java Main.java
+else
+	skip java "not installed"
+fi
+if have mvn; then
+	if [ ! -d /usr/share/maven-repo/org/apache/maven/plugins/maven-compiler-plugin ] && [ "$(id -u)" = 0 ] && have apt-get; then
+		apt-get install -y libmaven-compiler-plugin-java libmaven-resources-plugin-java junit5 >/dev/null 2>&1 ||
+			skip apt-get "could not install the Maven plugins"
+	fi
+	# Offline, against a private copy of Debian's repository so that
+	# nothing is written to ~/.m2.
+	cp -RL /usr/share/maven-repo "$tmp/m2" 2>/dev/null
+	capture mvn-compile java/maven mvn -q -o -B -Dmaven.repo.local="$tmp/m2" compile
+else
+	skip mvn "not installed"
+fi
+
+# --- Shell ------------------------------------------------------------------
+capture bash-syntax shell bash syntax.sh
+capture dash-not-found shell sh dash.sh
+capture bash-unbound shell bash unbound.sh
+capture bash-sourced shell/sourced bash main.sh
+capture bash-arithmetic shell bash arith.sh
+capture bash-eof shell bash parse.sh
+if have shellcheck; then
+	capture shellcheck-error-after-info shell shellcheck -f gcc checkerr.sh
+	capture shellcheck-tty-parse shell shellcheck -f tty --color=never parse.sh
+else
+	skip shellcheck "not installed"
+fi
+
+# --- Written after the parsers were fixed against the sets above ------------
+if have cmake; then
+	capture cmake-link-multidef c/cmakelink sh -c 'cmake -S . -B build >/dev/null && cmake --build build'
+fi
+if have g++; then
+	capture gxx-override-header c/override g++ -fdiagnostics-color=never -Iinclude -c "$ws/c/override/main.cpp" -o "$tmp/override.o"
+fi
+if have go; then
+	capture go-vet-multipkg go/vetmulti go vet ./...
+fi
+if have python3; then
+	capture python-recursion python python3 "$ws/python/recursion.py"
+fi
+if /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1; then
+	capture pytest-class python/pytest-class /usr/bin/python3 -m pytest -p no:cacheprovider --color=no -q --tb=short
+fi
+if have node; then
+	capture node-toplevel-await node/toplevel node main.mjs
+fi
+if have cargo; then
+	capture rust-unreachable rust/unreachable cargo run --offline --color never -q
+fi
+if [ -x "$tsc" ]; then
+	capture tsc-nullable-pretty ts/nullable "$tsc" -p . --pretty
+fi
+if have java; then
+	capture java-concurrent-modification java/cme java Main.java
+fi
+capture bash-readonly shell bash readonly.sh

@@ -1,0 +1,3 @@
+int hits = 0;
+
+void hit(void) { hits++; }

@@ -1,0 +1,4 @@
+struct Shape {
+	double w, h;
+	double area() const;
+};

@@ -1,0 +1,3 @@
+int counter = 0;
+
+int bump(void) { return ++counter; }

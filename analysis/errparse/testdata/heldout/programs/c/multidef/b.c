@@ -1,0 +1,4 @@
+int counter = 1;
+int bump(void);
+
+int main(void) { return bump() + counter; }

@@ -1,0 +1,6 @@
+#include "shapes/shape.hpp"
+
+int main() {
+	Square s;
+	return s.side > 0;
+}

@@ -1,0 +1,3 @@
+module example.com/custompanic
+
+go 1.22

@@ -1,0 +1,3 @@
+module example.com/goroutine
+
+go 1.22

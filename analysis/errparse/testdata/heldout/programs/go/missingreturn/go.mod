@@ -1,0 +1,3 @@
+module example.com/missingreturn
+
+go 1.22

@@ -1,0 +1,3 @@
+module example.com/sc
+
+go 1.22

@@ -1,0 +1,3 @@
+module example.com/testbuild
+
+go 1.22

@@ -1,0 +1,3 @@
+module example.com/testjson
+
+go 1.22

@@ -1,0 +1,7 @@
+package testjson
+
+import "strings"
+
+func Split(s string) []string {
+	return strings.Split(s, ";")
+}

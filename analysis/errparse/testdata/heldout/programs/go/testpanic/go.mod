@@ -1,0 +1,3 @@
+module example.com/testpanic
+
+go 1.22

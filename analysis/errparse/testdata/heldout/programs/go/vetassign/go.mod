@@ -1,0 +1,3 @@
+module example.com/vetassign
+
+go 1.22

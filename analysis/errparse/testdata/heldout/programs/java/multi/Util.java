@@ -1,0 +1,6 @@
+public class Util {
+    int twice(int n) {
+        int result = n * 2;
+        return reslt;
+    }
+}

@@ -1,0 +1,9 @@
+export class Circle {
+  constructor(r) {
+    this.r = r;
+  }
+
+  area() {
+    return PI * this.r * this.r;
+  }
+}

@@ -1,0 +1,3 @@
+import { formatPrice } from "./money.mjs";
+
+console.log(formatPrice(3));

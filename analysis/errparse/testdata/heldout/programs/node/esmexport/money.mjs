@@ -1,0 +1,3 @@
+export function formatCents(c) {
+  return (c / 100).toFixed(2);
+}

@@ -1,0 +1,5 @@
+function merge(a, b) {
+  return Object.assign({}, b, a);
+}
+
+module.exports = { merge };

@@ -1,0 +1,6 @@
+function parseAge(s) {
+  const n = Number(s);
+  return n;
+}
+
+module.exports = { parseAge };

@@ -1,0 +1,4 @@
+const path = require("path");
+const settings = require("./setings");
+
+console.log(path.join(settings.root, "x"));

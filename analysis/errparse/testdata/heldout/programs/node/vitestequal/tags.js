@@ -1,0 +1,3 @@
+export function tags(s) {
+  return s.split(",");
+}

@@ -1,0 +1,3 @@
+import helpers
+
+print(helpers.double(4))

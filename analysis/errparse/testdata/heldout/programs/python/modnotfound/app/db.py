@@ -1,0 +1,5 @@
+import sqlalchemyx
+
+
+def connect(host):
+    return sqlalchemyx.create_engine(host)

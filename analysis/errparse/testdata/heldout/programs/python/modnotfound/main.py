@@ -1,0 +1,8 @@
+from app import db
+
+
+def main():
+    print(db.connect("localhost"))
+
+
+main()

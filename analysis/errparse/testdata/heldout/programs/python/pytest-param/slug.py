@@ -1,0 +1,2 @@
+def slugify(text):
+    return "-".join(text.lower().split(" "))

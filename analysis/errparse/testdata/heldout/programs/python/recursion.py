@@ -1,0 +1,5 @@
+def depth(node):
+    return 1 + depth(node.get("child", node))
+
+
+print(depth({"name": "root"}))

@@ -1,0 +1,5 @@
+use std::fmt::Display;
+
+pub fn show<T: Display>(v: T) -> String {
+    format!("<{}>", v)
+}

@@ -1,0 +1,7 @@
+mod shape;
+
+fn main() {
+    for n in ["square", "circle"] {
+        println!("{}", shape::sides(n));
+    }
+}

@@ -1,0 +1,5 @@
+#!/bin/sh
+set -e
+echo "building"
+compile_all
+echo "built"

@@ -1,0 +1,4 @@
+# shellcheck shell=bash
+setup_dirs() {
+  frobnicate "$1"
+}

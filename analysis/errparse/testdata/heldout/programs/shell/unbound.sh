@@ -1,0 +1,6 @@
+#!/bin/bash
+set -u
+greet() {
+  echo "hello $NAME"
+}
+greet

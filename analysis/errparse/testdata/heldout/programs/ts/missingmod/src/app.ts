@@ -1,0 +1,3 @@
+import { parse } from "yamlx";
+
+export const doc = parse("a: 1");

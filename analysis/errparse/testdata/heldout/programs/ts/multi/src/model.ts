@@ -1,0 +1,4 @@
+export interface Order {
+  id: number;
+  lines: { sku: string; qty: number }[];
+}

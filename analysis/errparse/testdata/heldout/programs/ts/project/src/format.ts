@@ -1,0 +1,3 @@
+export function pad(s: string, width: number): string {
+  return s.padStart(width);
+}

@@ -1,0 +1,4 @@
+import { pad } from "./format";
+
+const width = "8";
+console.log(pad("x", width));

@@ -1,0 +1,9 @@
+interface Settings {
+  retries: number;
+  verbose: boolean;
+}
+
+export const defaults: Settings = {
+  retries: "3",
+  verbose: false,
+};

@@ -1,0 +1,5 @@
+export function greet(name: string): string {
+  return "hello " + name.toUpperCase();
+}
+
+greet(42);

@@ -1,0 +1,3 @@
+import { greet } from "./a";
+
+const n: number = greet("x");
