@@ -202,7 +202,16 @@ func changedFiles(ctx context.Context, root, base string, staged bool, paths []s
 		return nil, fmt.Errorf("--base %q is not a git revision", base)
 	}
 	if _, err := gitOutput(ctx, root, "rev-parse", "--verify", "--quiet", base+"^{commit}"); err != nil {
-		return nil, fmt.Errorf("--base %q is not a commit in %s", base, root)
+		if _, serr := gitOutput(ctx, root, "symbolic-ref", "--quiet", "HEAD"); base != "HEAD" || serr != nil {
+			return nil, fmt.Errorf("--base %q is not a commit in %s", base, root)
+		}
+		// No commit yet (HEAD names an unborn branch): every file is new,
+		// as the editor sees it. Compare with the empty tree.
+		empty, err := gitOutput(ctx, root, "hash-object", "-t", "tree", "--stdin")
+		if err != nil {
+			return nil, err
+		}
+		base = strings.TrimSpace(empty)
 	}
 	var pathspec []string
 	for _, p := range paths {

@@ -85,6 +85,30 @@ func TestReviewOffline(t *testing.T) {
 	}
 }
 
+// TestReviewBeforeTheFirstCommit: in a repository with no commit yet every
+// file is new, as in the editor; a --base that names nothing is still an
+// error.
+func TestReviewBeforeTheFirstCommit(t *testing.T) {
+	repo := lsptest.NewRepo(t, nil)
+	repo.Write(map[string]string{
+		".kody/rules/no-println.md": lsptest.RuleFile("No fmt.Println", printlnRule, "high", "**/*.go", `fmt\.Println\(`),
+		"main.go":                   strings.Replace(reviewGo, "fmt.Print(total(nil))", "fmt.Println(total(nil))", 1),
+	})
+	env := testEnv(t)
+	out, errOut, code := runBin(t, env, repo.Dir, "review", "--offline")
+	if code != 0 || !strings.Contains(out, "main.go:14:2: high kody_rules: No fmt.Println") {
+		t.Errorf("working tree before the first commit: code %d\n%s%s", code, out, errOut)
+	}
+	repo.Git("add", "main.go")
+	out, errOut, code = runBin(t, env, repo.Dir, "review", "--offline", "--staged")
+	if code != 0 || !strings.Contains(out, "main.go:14:2: high kody_rules: No fmt.Println") || !strings.Contains(out, "in 1 changed files") {
+		t.Errorf("staged before the first commit: code %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code := runBin(t, env, repo.Dir, "review", "--base", "main~1"); code != 2 || !strings.Contains(errOut, "is not a commit") {
+		t.Errorf("--base main~1 with no commit: code %d, %q", code, errOut)
+	}
+}
+
 func TestReviewWithModelJSONAndCacheAcrossRuns(t *testing.T) {
 	fake := llmtest.NewServer()
 	defer fake.Close()
