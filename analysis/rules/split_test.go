@@ -59,7 +59,6 @@ func TestApplySplitKeepsTheCodeRules(t *testing.T) {
 	}
 }
 
-
 func TestApplySplitDropsWhatTheFileDoesNotSay(t *testing.T) {
 	a, det := parseAgents(t, "AGENTS.md", agentsMD)
 	good := SplitRule{Title: "Wrap errors", Text: "Wrap errors with %w and context.", StartLine: 8, EndLine: 8}
