@@ -29,8 +29,8 @@ const (
 	// condense the file's words, not write its own rules.
 	MinGrounding = 0.6
 	// minTitleGrounding is the share of a title's words that must appear
-	// in the cited lines for the model's title to be kept; a title that
-	// is not is replaced by the first sentence of the rule.
+	// in the file for the model's title to be kept; a title that is not
+	// is replaced by the first sentence of the rule.
 	minTitleGrounding = 0.5
 )
 
@@ -92,6 +92,9 @@ func (a *Assistant) ApplySplit(content []byte, det []*Rule, split []SplitRule) (
 		}
 	}
 
+	// A title may name the rule with words from anywhere in the file,
+	// such as a front matter's description.
+	fileVocab := wordSet(strings.Join(lines, "\n"))
 	slugs := map[string]int{}
 	seen := map[string]bool{}
 	for i, s := range split {
@@ -131,7 +134,7 @@ func (a *Assistant) ApplySplit(content []byte, det []*Rule, split []SplitRule) (
 			continue
 		}
 		seen[text] = true
-		if g, n := grounding(title, vocab); n > 0 && g < minTitleGrounding {
+		if g, n := grounding(title, fileVocab); n > 0 && g < minTitleGrounding {
 			title = firstSentence(text)
 		}
 		title = cutTitle(title)
