@@ -102,8 +102,8 @@ type kodyRulesSetup struct {
 	repo   *lsptest.Repo
 	fake   *llmtest.Server
 	splits map[string]*llmtest.Script // the model's split, by assistant's file
-	uuids  map[string]string // rule uuid by title
-	titles map[string]string // rule title by uuid
+	uuids  map[string]string          // rule uuid by title
+	titles map[string]string          // rule title by uuid
 	checks map[string]reviewtest.RuleScripts
 }
 
