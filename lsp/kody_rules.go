@@ -207,6 +207,11 @@ func (s *Server) reloadRules(ctx context.Context, token protocol.ProgressToken) 
 		s.log.Info("loaded Kody Rules", "workspace", f.Root, "rules", len(rs), "broken", len(errs))
 	}
 	prog.End(fmt.Sprintf("%d rules loaded, %d broken", total, len(allErrs)))
+	for _, f := range folders {
+		if f.SplitPending() {
+			s.splitRules(f)
+		}
+	}
 	for _, od := range s.openDocs() {
 		if od.isRule {
 			s.publishRuleFileErrors(ctx, od)
@@ -214,6 +219,20 @@ func (s *Server) reloadRules(ctx context.Context, token protocol.ProgressToken) 
 	}
 	s.recheckAll()
 	return total, allErrs
+}
+
+// splitRules has the model split, in the background, the assistants' rule
+// files of f whose split is not cached, and reloads the rules once one is:
+// until then the files' sections and bullets are the rules, so that
+// loading rules never waits for a model.
+func (s *Server) splitRules(f *workspace.Folder) {
+	done := s.work.add("")
+	s.goBackground(func(ctx context.Context) {
+		defer done()
+		if f.SplitRules(ctx) {
+			s.reloadRules(ctx, nil)
+		}
+	})
 }
 
 // publishRuleFileErrors shows the load error of an open rule file on it.

@@ -374,3 +374,15 @@ type PullRequestEvidenceData struct {
 	Patch string
 	Rules []RuleRef
 }
+
+// RuleSplitData is the data of kodyrules_split, which splits another
+// coding assistant's instruction file (AGENTS.md, CLAUDE.md,
+// .cursorrules…) into the rules a reviewer can check in code.
+type RuleSplitData struct {
+	// FileName is the file's workspace-relative path.
+	FileName string
+	// Content is the file's whole text; the prompt numbers its lines.
+	Content string
+	// Globs are the paths the file's front matter limits it to, if any.
+	Globs []string
+}

@@ -71,6 +71,9 @@ var examples = map[string]func() any{
 			ResponseLanguage: "en-US",
 		}
 	},
+	"kodyrules_split": func() any {
+		return RuleSplitData{FileName: "AGENTS.md", Content: exampleAgentsFile}
+	},
 	"kodyrules_pr_check": func() any {
 		return PullRequestRulesData{
 			Files: []string{exampleFile, "internal/billing/refund_test.go"},
@@ -447,3 +450,16 @@ func exampleEvidence() []EvidenceRef {
 		{ID: "E2", Tool: "read_file", Args: `{"path":"#E1"}`, Reason: "what the tests cover", Text: "error: path is outside the workspace", Failed: true},
 	}
 }
+
+// exampleAgentsFile is an AGENTS.md mixing workflow steps with code rules.
+const exampleAgentsFile = `# AGENTS.md
+## Setup
+- Install deps with ` + "`go mod download`" + `.
+- Run ` + "`make test`" + ` before you open a PR.
+## Code style
+- Never use fmt.Println in production code; use the logger.
+- Every exported function must have a doc comment.
+- Wrap errors with %w and context.
+## Commit messages
+- Use Conventional Commits.
+`

@@ -23,6 +23,7 @@ var builtinNames = []string{
 	"kodyrules_guardian",
 	"kodyrules_pr_check",
 	"kodyrules_pr_evidence",
+	"kodyrules_split",
 	"plan_execute_answer",
 	"plan_execute_plan",
 	"plan_execute_replan",

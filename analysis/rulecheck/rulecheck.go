@@ -21,6 +21,10 @@ type Engine struct {
 	root string
 	reg  *rules.Registry
 
+	// refine, when set, may replace the rules a Reload read before they
+	// are kept.
+	refine func(context.Context, []*rules.Rule) []*rules.Rule
+
 	mu       sync.RWMutex
 	rules    []*rules.Rule
 	errs     []*rules.LoadError
@@ -52,10 +56,19 @@ func (e *Engine) Root() string { return e.root }
 // Registry is the registry of rule sources the engine reads.
 func (e *Engine) Registry() *rules.Registry { return e.reg }
 
+// SetRefine sets a function that may replace the rules every Reload reads
+// before they are kept, such as a model's split of assistants' files
+// served from a cache. It runs on every reload, so it must be fast and
+// must not call a model. Set it before the first Reload.
+func (e *Engine) SetRefine(fn func(context.Context, []*rules.Rule) []*rules.Rule) { e.refine = fn }
+
 // Reload reads the rule files again. Broken files are reported and skipped;
 // the good ones replace the previous set.
 func (e *Engine) Reload(ctx context.Context) ([]*rules.Rule, []*rules.LoadError) {
 	rep := e.reg.LoadReport(ctx, e.root)
+	if e.refine != nil {
+		rep.Rules = e.refine(ctx, rep.Rules)
+	}
 	e.mu.Lock()
 	e.rules, e.errs, e.warnings = rep.Rules, rep.Errors, rep.Warnings
 	e.mu.Unlock()

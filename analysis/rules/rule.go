@@ -161,6 +161,11 @@ type Rule struct {
 	// only be checked by a reviewer.
 	Detector *Detector
 
+	// Split is set for a rule a model split out of an assistant's
+	// instruction file (Assistant.ApplySplit) rather than the file's
+	// sections or bullets.
+	Split bool
+
 	// uuidLine is the line of the uuid key, kept to point at it when two
 	// files declare the same uuid.
 	uuidLine, uuidColumn int

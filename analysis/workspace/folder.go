@@ -28,10 +28,15 @@ type Folder struct {
 	reviewer    *filereview.Reviewer
 	problems    []string
 	buildCancel context.CancelFunc // the running build's
+	// pendingSplit are the assistants' files whose split by the model was
+	// not cached at the last Reload (see SplitRules).
+	pendingSplit []splitFile
 }
 
 func newFolder(s *Services, root string) *Folder {
-	return &Folder{Root: root, Engine: rulecheck.New(root), s: s}
+	f := &Folder{Root: root, Engine: rulecheck.New(root), s: s}
+	f.Engine.SetRefine(f.refineRules)
+	return f
 }
 
 // Reload reads the folder's rules again; the reviewer is rebuilt with them.

@@ -88,6 +88,7 @@ type Services struct {
 	historyIndexed bool
 	folders        map[string]*Folder
 	dismissed      map[string]map[string]bool // when there is no store
+	split          *splitter
 }
 
 // Open builds the services. It never fails: a store that cannot be opened
@@ -106,6 +107,7 @@ func Open(ctx context.Context, cfg Config) *Services {
 		settings:  cfg.Settings,
 		folders:   map[string]*Folder{},
 		dismissed: map[string]map[string]bool{},
+		split:     newSplitter(),
 	}
 	if s.Store == nil && !cfg.NoStore {
 		dir, _, err := index.DataDir(cfg.Getenv)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"github.com/kodustech/kodyls/analysis/review"
 	"github.com/kodustech/kodyls/analysis/review/reviewtest"
 	"github.com/kodustech/kodyls/analysis/rules"
+	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/lsp/lsptest"
 )
 
@@ -99,8 +101,9 @@ var kodyRulesViolations = []kodyRulesViolation{
 type kodyRulesSetup struct {
 	repo   *lsptest.Repo
 	fake   *llmtest.Server
-	uuids  map[string]string // rule uuid by title
-	titles map[string]string // rule title by uuid
+	splits map[string]*llmtest.Script // the model's split, by assistant's file
+	uuids  map[string]string          // rule uuid by title
+	titles map[string]string          // rule title by uuid
 	checks map[string]reviewtest.RuleScripts
 }
 
@@ -159,6 +162,7 @@ func newKodyRulesSetup(t *testing.T) *kodyRulesSetup {
 
 	s.fake = llmtest.NewServer()
 	t.Cleanup(s.fake.Close)
+	s.scriptSplits(t, loaded)
 	reviewtest.Script(s.fake, nil)
 	s.fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), llmtest.JSON(map[string]any{"violations": []any{}}))
 	for _, f := range kodyRulesChanged {
@@ -191,6 +195,35 @@ func newKodyRulesSetup(t *testing.T) *kodyRulesSetup {
 	// A check of anything else, or a prompt that lost a rule, finds nothing.
 	reviewtest.Rules(s.fake, nil)
 	return s
+}
+
+// scriptSplits makes the model split each assistant's file of the fixture
+// into the rules its sections and bullets already are, each on its lines,
+// so that the rules keep their ids and the split is exercised end to end.
+func (s *kodyRulesSetup) scriptSplits(t *testing.T, loaded []*rules.Rule) {
+	t.Helper()
+	s.splits = map[string]*llmtest.Script{}
+	byFile := map[string][]map[string]any{}
+	for _, r := range loaded {
+		if _, ok := rules.AssistantSource(r.Source); !ok {
+			continue
+		}
+		end := r.BodyLine + strings.Count(r.Body, "\n")
+		byFile[r.File] = append(byFile[r.File], map[string]any{"title": r.Title, "text": r.Instructions, "startLine": r.Line, "endLine": end})
+	}
+	for file, rs := range byFile {
+		s.splits[file] = s.fake.On(llmtest.All(llmtest.SchemaName(workspace.SchemaRuleSplit), llmtest.PromptContains("a coding assistant ("+file+")")),
+			llmtest.JSON(map[string]any{"rules": rs}))
+	}
+}
+
+// splitCalls is how many times each assistant's file was split.
+func (s *kodyRulesSetup) splitCalls() map[string]int {
+	out := map[string]int{}
+	for file, sc := range s.splits {
+		out[file] = sc.Times()
+	}
+	return out
 }
 
 // normalizeCode trims every line, as a reader comparing code would.
@@ -271,6 +304,7 @@ func TestKodyRulesComplete(t *testing.T) {
 	want := s.wanted(t)
 
 	t.Run("rules list", func(t *testing.T) {
+		splitsBefore := s.splitCalls()
 		out, errOut, code := runBin(t, s.env(t), s.repo.Dir, "rules", "list", "--json")
 		if code != 0 {
 			t.Fatalf("kodyls rules list --json: exit %d\n%s%s", code, out, errOut)
@@ -278,7 +312,7 @@ func TestKodyRulesComplete(t *testing.T) {
 		var list struct {
 			Rules []struct {
 				UUID, Title, Source, Check, Scope string
-				Enabled                           bool
+				Enabled, Split                    bool
 			} `json:"rules"`
 			Broken []problemJSON `json:"broken"`
 		}
@@ -294,6 +328,10 @@ func TestKodyRulesComplete(t *testing.T) {
 			if !r.Enabled || r.UUID != s.uuids[r.Title] {
 				t.Errorf("%q: enabled %v, uuid %q; want enabled with uuid %q", r.Title, r.Enabled, r.UUID, s.uuids[r.Title])
 			}
+			// With a model, every assistant's file is the model's split.
+			if _, assistant := rules.AssistantSource(r.Source); r.Split != assistant {
+				t.Errorf("%q (%s): split %v", r.Title, r.Source, r.Split)
+			}
 		}
 		for _, r := range kodyRulesFixtureRules {
 			wantRules = append(wantRules, fmt.Sprintf("%s (%s, %s)", r.title, r.source, r.check))
@@ -302,6 +340,14 @@ func TestKodyRulesComplete(t *testing.T) {
 		slices.Sort(wantRules)
 		if !slices.Equal(got, wantRules) {
 			t.Errorf("rules list:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(wantRules, "\n  "))
+		}
+		for file, n := range s.splitCalls() {
+			if n != splitsBefore[file]+1 {
+				t.Errorf("%s split %d times by rules list, want once", file, n-splitsBefore[file])
+			}
+		}
+		if len(s.splits) != 7 {
+			t.Errorf("%d assistant's files split, want the fixture's 7", len(s.splits))
 		}
 		if out, errOut, code := runBin(t, s.env(t), s.repo.Dir, "rules", "check"); code != 0 {
 			t.Errorf("kodyls rules check: exit %d\n%s%s", code, out, errOut)
@@ -346,8 +392,13 @@ func TestKodyRulesComplete(t *testing.T) {
 			t.Fatalf("kodyls review --format json:\n  %s\nwant:\n  %s\n%s", strings.Join(got, "\n  "), strings.Join(want, "\n  "), out)
 		}
 
-		// SARIF lists the same findings, with the same ids, rules and lines.
+		// SARIF lists the same findings, with the same ids, rules and lines;
+		// the second run finds the assistants' files split in the store.
+		splitsBefore := s.splitCalls()
 		out = s.review(t, env, "sarif")
+		if got := s.splitCalls(); !maps.Equal(got, splitsBefore) {
+			t.Errorf("the second review split files again: %v, before %v", got, splitsBefore)
+		}
 		var sarif struct {
 			Runs []struct {
 				Tool struct {

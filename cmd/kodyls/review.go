@@ -91,7 +91,9 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		}
 	}
 	folder := svc.Folder(root)
-	loaded, ruleErrs := folder.Reload(ctx)
+	// With a model, assistants' rule files are split by it first (once
+	// per content), so that the review checks the rules they hold.
+	loaded, ruleErrs := folder.ReloadAndSplit(ctx)
 	ruleTitles := map[string]string{}
 	for _, r := range loaded {
 		ruleTitles[r.UUID] = r.Title

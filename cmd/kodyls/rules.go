@@ -34,6 +34,10 @@ Tools for the authors of a workspace's Kody Rules.
          whether it is enabled, how it is checked (a local detector or the
          model) and the tokens its text costs in a model prompt; then the
          tokens of the active rule set. Broken rule files are listed too.
+         With a model configured, other assistants' files (AGENTS.md,
+         CLAUDE.md, .cursorrules…) are split into rules by the model,
+         once per content; such rules show "(model split)" after their
+         source ("split": true in --json).
   check  validate every rule file and print file:line:col: message for each
          problem; exit 1 when a rule file is broken (usable in CI).
   test   run one rule's detector over whole FILEs (default: the files
@@ -98,19 +102,24 @@ type rulesWorkspace struct {
 	errs   []*rules.LoadError
 }
 
-// openRules resolves the workspace root and loads its rules. The model is
-// never called and nothing is stored: these commands only read rule files.
+// openRules resolves the workspace root and loads its rules. Without
+// withModel the model is never called and nothing is stored: the command
+// only reads rule files. With it, and a model configured, the assistants'
+// files are split by the model first (once per content: the split is kept
+// in the local store).
 func openRules(ctx context.Context, dir string, logger *slog.Logger, withModel bool) (*rulesWorkspace, error) {
 	root, err := rulesRoot(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
+	settings := contract.Resolve(os.Getenv, nil, nil).Settings
+	withModel = withModel && settings.LLMConfigured()
 	svc := workspace.Open(ctx, workspace.Config{
-		Settings: contract.Resolve(os.Getenv, nil, nil).Settings,
-		Getenv:   os.Getenv, Log: logger, NoStore: true, Offline: !withModel,
+		Settings: settings,
+		Getenv:   os.Getenv, Log: logger, NoStore: !withModel, Offline: !withModel,
 	})
 	folder := svc.Folder(root)
-	rs, errs := folder.Reload(ctx)
+	rs, errs := folder.ReloadAndSplit(ctx)
 	return &rulesWorkspace{svc: svc, folder: folder, rules: rs, errs: errs}, nil
 }
 
@@ -153,6 +162,8 @@ type ruleJSON struct {
 	Enabled  bool     `json:"enabled"`
 	Check    string   `json:"check"`
 	Tokens   int      `json:"tokens"`
+	// Split is set for a rule the model split out of an assistant's file.
+	Split bool `json:"split"`
 }
 
 // problemJSON is a problem of a rule file. Line and Column are 1-based, 0
@@ -238,7 +249,7 @@ func rulesList(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		fmt.Fprintf(stderr, "kodyls rules list: unexpected argument %q\n", pos[0])
 		return 2
 	}
-	ws, err := openRules(ctx, *f.workspace, logger, false)
+	ws, err := openRules(ctx, *f.workspace, logger, true)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls rules list: %v\n", err)
 		return 2
@@ -258,7 +269,7 @@ func rulesList(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		rj := ruleJSON{
 			UUID: r.UUID, Title: r.Title, Source: r.Source, File: r.File, Line: r.Line,
 			Scope: string(r.Scope), Paths: paths, Severity: string(r.Severity), Enabled: r.Enabled,
-			Check: checkKind(r), Tokens: llm.CountTokens(model, ruleModelText(r)),
+			Check: checkKind(r), Tokens: llm.CountTokens(model, ruleModelText(r)), Split: r.Split,
 		}
 		if slices.Contains(active, r) {
 			total += rj.Tokens
@@ -293,8 +304,12 @@ func rulesList(ctx context.Context, args []string, stdout, stderr io.Writer, log
 			if !r.Enabled {
 				enabled = "no"
 			}
+			source := r.Source
+			if r.Split {
+				source += " (model split)"
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n",
-				r.UUID, r.Title, r.Source, file, r.Scope, paths, r.Severity, enabled, r.Check, r.Tokens)
+				r.UUID, r.Title, source, file, r.Scope, paths, r.Severity, enabled, r.Check, r.Tokens)
 		}
 		_ = tw.Flush()
 		fmt.Fprintf(stdout, "\n%d rule(s); the active rule set sent to the model (%d enabled file-scope rule(s) without a detector) is %d tokens for %s\n",
