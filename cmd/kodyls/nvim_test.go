@@ -38,7 +38,7 @@ var (
 // neovims lists the Neovims to test the plugin in: `nvim` on PATH (CI
 // installs Debian 12's, 0.7) and those KODYLS_NVIMS names (a path list;
 // .ci/run adds Debian 13's 0.10 and Debian testing's 0.12, fetched by
-// editors/neovim/tests/debian-nvim.sh). Without any, the tests are skipped
+// .ci/debian-unpack.sh). Without any, the tests are skipped
 // locally and fail in CI.
 func neovims(t *testing.T) []neovim {
 	t.Helper()
