@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"strings"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
@@ -46,9 +47,6 @@ func (s *Server) initialize(_ context.Context, params []byte) (any, error) {
 	cfg := s.cfg
 	s.mu.Unlock()
 	s.svc.SetSettings(cfg.Settings)
-	for _, pr := range cfg.Problems {
-		s.log.Warn("configuration problem", "problem", pr)
-	}
 	s.log.Info("initialize", "client", p.ClientInfo.Name, "folders", folders, "positionEncoding", s.encoding.String())
 
 	var commands []string
@@ -144,6 +142,13 @@ func canonicalPath(path string) string {
 // initialized starts the session's background work: the client's
 // configuration, the rules, the file watcher.
 func (s *Server) initialized() {
+	if !s.clientCap.configuration {
+		// Otherwise the settings fetched next are reported with these.
+		s.mu.Lock()
+		problems := s.cfg.Problems
+		s.mu.Unlock()
+		s.reportConfigProblems(problems)
+	}
 	if err := s.svc.StoreErr; err != nil && s.conn != nil {
 		// Said once, where the user looks: the log alone would leave them
 		// wondering why nothing is remembered.
@@ -186,6 +191,10 @@ func (s *Server) fetchConfiguration(ctx context.Context) {
 		&protocol.ConfigurationParams{Items: []protocol.ConfigurationItem{{Section: &section}}}, &result)
 	if err != nil {
 		s.log.Warn("workspace/configuration failed; keeping current settings", "error", err)
+		s.mu.Lock()
+		problems := s.cfg.Problems
+		s.mu.Unlock()
+		s.reportConfigProblems(problems)
 		return
 	}
 	var raw []byte
@@ -201,17 +210,55 @@ func (s *Server) applyClientConfig(raw []byte) {
 	s.cfg = contract.Resolve(s.opts.Getenv, s.initOptions, raw)
 	cfg := s.cfg
 	s.mu.Unlock()
-	for _, pr := range cfg.Problems {
-		s.log.Warn("configuration problem", "problem", pr)
-	}
+	s.reportConfigProblems(cfg.Problems)
 	if s.svc.SetSettings(cfg.Settings) {
 		s.sendStatus()
+		// The model's split of assistants' rule files depends on the
+		// model: reload, unless the first load is still to come.
+		select {
+		case <-s.rulesLoaded:
+			done := s.work.add("")
+			s.goBackground(func(ctx context.Context) {
+				defer done()
+				s.reloadRules(ctx, nil)
+			})
+		default:
+		}
 	}
 	if old.Rules.Scope != cfg.Settings.Rules.Scope || !maps.Equal(old.Severity, cfg.Settings.Severity) {
 		s.recheckAll()
 	}
 	if old.BaseRef != cfg.Settings.BaseRef {
 		s.refreshBaselines()
+	}
+}
+
+// reportConfigProblems logs the problems of the settings and shows the
+// ones not shown before in one warning: a setting the editor sent that
+// kodyls cannot use must not be noticed only in a log.
+func (s *Server) reportConfigProblems(problems []string) {
+	var fresh []string
+	s.mu.Lock()
+	for _, pr := range problems {
+		if !s.shownProbs[pr] {
+			if s.shownProbs == nil {
+				s.shownProbs = map[string]bool{}
+			}
+			s.shownProbs[pr] = true
+			fresh = append(fresh, pr)
+		}
+	}
+	s.mu.Unlock()
+	for _, pr := range fresh {
+		s.log.Warn("configuration problem", "problem", pr)
+	}
+	if len(fresh) == 0 || s.conn == nil {
+		return
+	}
+	msg := "kodyls settings: " + strings.Join(fresh, "; ")
+	if err := s.conn.Notify(context.WithoutCancel(s.ctx), protocol.MethodWindowShowMessage,
+		&protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: msg}); err != nil {
+		s.log.Debug("showMessage failed", "error", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package lsp_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/kodustech/kodyls/analysis/review/reviewtest"
 	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
+	"github.com/kodustech/kodyls/lsp"
 	"github.com/kodustech/kodyls/lsp/lsptest"
 )
 
@@ -95,4 +97,37 @@ func TestModelSplitOfAgentsFileInTheEditor(t *testing.T) {
 	if split.Times() != 1 {
 		t.Fatalf("%d split calls after the save, want 1", split.Times())
 	}
+}
+
+// TestModelConfiguredLaterSplitsAgentsFile: kodyls starts without a model,
+// so AGENTS.md's sections are the rules; once the editor's settings name an
+// endpoint and a model, the rules are reloaded and split by the model
+// without a restart.
+func TestModelConfiguredLaterSplitsAgentsFile(t *testing.T) {
+	repo := lsptest.NewRepo(t, map[string]string{"main.go": reviewGo, "AGENTS.md": splitAgentsMD})
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	split := fake.On(llmtest.SchemaName(workspace.SchemaRuleSplit), llmtest.JSON(map[string]any{"rules": []map[string]any{
+		{"title": "Walk slices with for-range", "text": "Walk slices with for-range, never with an index.", "startLine": 4, "endLine": 4},
+	}}))
+	svc := workspace.Open(context.Background(), workspace.Config{Getenv: func(string) string { return "" }, NoStore: true})
+	t.Cleanup(svc.Close)
+	s := lsptest.StartInProcess(t, repo.Dir, lsp.Options{Services: svc})
+	s.Initialize(lsptest.InitOptions{})
+	s.AwaitIdle("")
+	var loc protocol.Location
+	if err := s.ExecuteCommand(contract.CommandShowRule, contract.ShowRuleArgs{UUID: "agents:AGENTS.md#working-here"}, &loc); err != nil {
+		t.Fatalf("offline, the section is not a rule: %v", err)
+	}
+
+	s.Settings = map[string]any{"llm": map[string]any{"baseUrl": fake.URL, "model": "fake-model"}}
+	s.Notify(protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{Settings: protocol.LSPAny(`null`)})
+	s.AwaitIdle("")
+	if split.Times() != 1 {
+		t.Fatalf("%d split calls after the model was configured, want 1", split.Times())
+	}
+	if err := s.ExecuteCommand(contract.CommandShowRule, contract.ShowRuleArgs{UUID: "agents:AGENTS.md#walk-slices-with-for-range"}, &loc); err != nil {
+		t.Fatalf("the split rule is not loaded: %v", err)
+	}
+	s.Shutdown()
 }

@@ -81,6 +81,7 @@ type Server struct {
 	mu          sync.Mutex
 	initOptions []byte
 	cfg         contract.Resolved
+	shownProbs  map[string]bool // configuration problems already shown to the user
 	folders     []*workspace.Folder
 	open        map[string]*openDoc // by URI
 	progressSeq int

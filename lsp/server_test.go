@@ -556,3 +556,40 @@ func TestShutdownWithWorkInFlight(t *testing.T) {
 	}
 	t.Logf("exited in %v with 3 requests in flight", time.Since(begin))
 }
+
+// TestConfigurationProblemsShownOnce: a setting kodyls cannot use is shown
+// to the user in one warning, not only logged; the same problem is not
+// shown again when the settings are sent again, a new one is.
+func TestConfigurationProblemsShownOnce(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Settings = map[string]any{"review": map[string]any{"trigger": "sometimes"}}
+	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{"llm": map[string]any{"timeoutMs": 5}}})
+	s.AwaitIdle("")
+	shown := func() []string {
+		var out []string
+		for _, m := range s.Messages() {
+			if strings.HasPrefix(m, "kodyls settings: ") {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	got := shown()
+	if len(got) != 1 || !strings.Contains(got[0], "llm.timeoutMs 5 is outside") || !strings.Contains(got[0], `review.trigger "sometimes" is not one of`) {
+		t.Fatalf("warnings after start-up: %q", got)
+	}
+	s.Notify(protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{Settings: protocol.LSPAny(`null`)})
+	s.AwaitIdle("")
+	if got := shown(); len(got) != 1 {
+		t.Fatalf("the same problems shown again: %q", got)
+	}
+	s.Settings = map[string]any{"rules": map[string]any{"scope": "repo"}}
+	s.Notify(protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{Settings: protocol.LSPAny(`null`)})
+	s.AwaitIdle("")
+	got = shown()
+	if len(got) != 2 || !strings.Contains(got[1], `rules.scope "repo"`) || strings.Contains(got[1], "timeoutMs") {
+		t.Fatalf("warnings after a new problem: %q", got)
+	}
+	s.Shutdown()
+}
