@@ -13,6 +13,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/kodustech/kodyls/analysis/filereview"
 	"github.com/kodustech/kodyls/analysis/rules"
 	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
@@ -216,9 +217,30 @@ func (s *Server) reloadRules(ctx context.Context, token protocol.ProgressToken) 
 		if od.isRule {
 			s.publishRuleFileErrors(ctx, od)
 		}
+		s.dropGoneRuleFindings(ctx, od)
 	}
 	s.recheckAll()
 	return total, allErrs
+}
+
+// dropGoneRuleFindings removes the model's Kody Rules findings of od whose
+// rule is no longer loaded (deleted, edited away, or replaced by the model's
+// split of its file): a finding must not outlive its rule until the next
+// save.
+func (s *Server) dropGoneRuleFindings(ctx context.Context, od *openDoc) {
+	if od.folder == nil {
+		return
+	}
+	loaded := map[string]bool{}
+	for _, r := range od.folder.Rules() {
+		loaded[r.UUID] = true
+	}
+	key := string(od.uri)
+	if s.reviews.Remove(key, func(f filereview.Finding) bool {
+		return f.RuleID != "" && !loaded[f.RuleID]
+	}) > 0 {
+		s.publishReview(ctx, key)
+	}
 }
 
 // splitRules has the model split, in the background, the assistants' rule

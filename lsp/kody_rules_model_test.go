@@ -154,3 +154,40 @@ func TestSaveBeforeRulesLoadIsReviewedWithThem(t *testing.T) {
 	}
 	e.Shutdown()
 }
+
+// TestDeletedRuleTakesItsFindingsAlong: when a rule is gone after a reload
+// (its file deleted), the model's findings of that rule leave the editor at
+// once, without waiting for the next save, and no model call is made.
+func TestDeletedRuleTakesItsFindingsAlong(t *testing.T) {
+	repo := lsptest.NewRepo(t, map[string]string{"main.go": reviewGo, ".kody/rules/loops.md": loopRule("Loops over slices use range")})
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, nil)
+	scripts := reviewtest.Rules(fake, nil, reviewtest.RuleViolation{
+		Rule: 1, Reason: "The loop indexes the slice.", ExistingCode: "for i := 0; i <= len(items); i++ {",
+		ImprovedCode: "for _, it := range items {", OneSentenceSummary: "range over items", RelevantLinesStart: 7, RelevantLinesEnd: 7,
+	})
+	e := startReviewing(t, repo, fake, t.TempDir(), "save")
+	e.AwaitIdle("")
+	e.OpenFile("main.go")
+	typeBug(e)
+	e.Save("main.go")
+	e.AwaitDiagnostics("main.go", lsptest.HasCodeOnLine("loops-range", 6))
+
+	if err := os.Remove(e.Path(".kody/rules/loops.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ExecuteCommand(contract.CommandReloadRules, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.AwaitIdle("")
+	for _, d := range e.Diagnostics("main.go") {
+		if lsptest.Code(d) == "loops-range" {
+			t.Fatalf("the finding of the deleted rule is still shown: %+v", d)
+		}
+	}
+	if n := scripts.Check.Times(); n != 1 {
+		t.Fatalf("%d rule checks, want 1: dropping a finding needs no model", n)
+	}
+	e.Shutdown()
+}
