@@ -164,6 +164,7 @@ func startHelix(t *testing.T, hx, tmux, languages string, repo *lsptest.Repo) *h
 	shots := t.TempDir()
 	if dir := os.Getenv("KODYLS_E2E_ARTIFACTS"); dir != "" {
 		shots = filepath.Join(dir, "helix", strings.ReplaceAll(t.Name(), "/", "-"))
+		_ = os.RemoveAll(shots) // a previous run's
 		if err := os.MkdirAll(shots, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -180,8 +181,13 @@ func startHelix(t *testing.T, hx, tmux, languages string, repo *lsptest.Repo) *h
 		}
 		_ = os.RemoveAll(sockDir)
 	})
+	// env -i: the tmux server's own environment does not reach Helix.
+	envBin, err := exec.LookPath("env")
+	if err != nil {
+		t.Fatal(err)
+	}
 	args := append([]string{"-S", s.socket, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "30", "-c", repo.Dir,
-		"/usr/bin/env", "-i"}, env...)
+		envBin, "-i"}, env...)
 	args = append(args, hx, "-v", "--log", s.log, "main.go")
 	if out, err := exec.Command(tmux, args...).CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
