@@ -43,7 +43,8 @@ type fileDiagnostics struct {
 	version  int32
 	sources  map[string][]protocol.Diagnostic
 	lastHash [sha256.Size]byte
-	sent     bool // something non-empty was sent and not yet cleared
+	lastSent int32 // the version the last notification carried
+	sent     bool  // something non-empty was sent and not yet cleared
 }
 
 func newPublisher(conn notifier, log *slog.Logger, current func(uri.URI) (int32, bool)) *publisher {
@@ -131,8 +132,11 @@ func (p *publisher) publishLocked(ctx context.Context, u uri.URI, f *fileDiagnos
 	if f.version > 0 {
 		params.Version = protocol.NewOptional(f.version)
 	}
-	// The hash covers the diagnostics only: a new version with the same
-	// findings need not be re-sent.
+	// An unchanged set is not re-sent for the version it was sent for. It is
+	// re-sent for a newer version: clients that check the version (Helix)
+	// drop a notification for a version older than their buffer's, so when
+	// the user typed on while the last one was on its way, only the set for
+	// the newer version is ever shown.
 	body, err := protocol.Marshal(merged)
 	if err != nil {
 		p.log.Error("encode diagnostics", "uri", u, "error", err)
@@ -144,14 +148,14 @@ func (p *publisher) publishLocked(ctx context.Context, u uri.URI, f *fileDiagnos
 			delete(p.files, u)
 			return
 		}
-	} else if f.sent && h == f.lastHash {
+	} else if f.sent && h == f.lastHash && f.version == f.lastSent {
 		return
 	}
 	if err := p.conn.Notify(ctx, protocol.MethodTextDocumentPublishDiagnostics, params); err != nil {
 		p.log.Warn("publish diagnostics", "uri", u, "error", err)
 		return
 	}
-	f.lastHash = h
+	f.lastHash, f.lastSent = h, f.version
 	f.sent = len(merged) > 0
 	if len(merged) == 0 {
 		delete(p.files, u)

@@ -46,10 +46,20 @@ func TestPublisherMergesSourcesAndSendsOnlyChanges(t *testing.T) {
 		t.Fatalf("version %d, want 2", v)
 	}
 
-	// The same findings again: nothing is sent.
-	p.Set(ctx, u, SourceRules, 3, []protocol.Diagnostic{diag(5, "rule")})
+	// The same findings again for the same version: nothing is sent.
+	p.Set(ctx, u, SourceRules, 2, []protocol.Diagnostic{diag(5, "rule")})
 	if len(rec.sent) != 2 {
-		t.Fatalf("unchanged set re-sent")
+		t.Fatalf("unchanged set re-sent for the same version")
+	}
+	// For a newer version they are sent again, with that version: a client
+	// that drops notifications for older versions than its buffer's (Helix)
+	// would otherwise never show them.
+	p.Set(ctx, u, SourceRules, 3, []protocol.Diagnostic{diag(5, "rule")})
+	if len(rec.sent) != 3 {
+		t.Fatalf("unchanged set not re-sent for a newer version")
+	}
+	if v, _ := rec.sent[2].Version.Get(); v != 3 || len(rec.sent[2].Diagnostics) != 2 {
+		t.Fatalf("re-sent version %d with %d diagnostics, want 3 with 2", v, len(rec.sent[2].Diagnostics))
 	}
 	// One source cleared: the other stays.
 	p.Set(ctx, u, SourceRules, 4, nil)

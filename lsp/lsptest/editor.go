@@ -422,6 +422,17 @@ func (e *Editor) Diagnostics(name string) []protocol.Diagnostic {
 	return nil
 }
 
+// DiagnosticsVersion is the document version the last diagnostics
+// published for a buffer were for (false when they named none).
+func (e *Editor) DiagnosticsVersion(name string) (int32, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p := e.diags[e.URI(name)]; p != nil {
+		return p.Version.Get()
+	}
+	return 0, false
+}
+
 // PublishCount is the number of publishDiagnostics received so far.
 func (e *Editor) PublishCount() int {
 	e.mu.Lock()
