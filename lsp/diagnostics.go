@@ -144,8 +144,13 @@ func (p *publisher) publishLocked(ctx context.Context, u uri.URI, f *fileDiagnos
 	}
 	h := sha256.Sum256(body)
 	if len(merged) == 0 {
-		if !f.sent {
-			delete(p.files, u)
+		// A clear of an open buffer is re-sent for newer versions too, for
+		// the same reason: a dropped clear would leave a stale finding.
+		// Once no buffer holds the file, nothing more is needed.
+		if !f.sent && (f.version == 0 || f.version == f.lastSent) {
+			if f.version == 0 {
+				delete(p.files, u)
+			}
 			return
 		}
 	} else if f.sent && h == f.lastHash && f.version == f.lastSent {
@@ -157,7 +162,7 @@ func (p *publisher) publishLocked(ctx context.Context, u uri.URI, f *fileDiagnos
 	}
 	f.lastHash, f.lastSent = h, f.version
 	f.sent = len(merged) > 0
-	if len(merged) == 0 {
+	if len(merged) == 0 && f.version == 0 {
 		delete(p.files, u)
 	}
 }

@@ -66,6 +66,27 @@ func TestPublisherMergesSourcesAndSendsOnlyChanges(t *testing.T) {
 	if got := rec.sent[len(rec.sent)-1].Diagnostics; len(got) != 1 || got[0].Message != protocol.String("review") {
 		t.Fatalf("after clearing rules: %+v", got)
 	}
+	// Everything cleared while the buffer is open: [] for version 5, and
+	// again for version 6 (a clear the client dropped as older than its
+	// buffer would leave a stale finding), but once per version.
+	p.Set(ctx, u, SourceReview, 5, nil)
+	n := len(rec.sent)
+	if v, _ := rec.sent[n-1].Version.Get(); len(rec.sent[n-1].Diagnostics) != 0 || v != 5 {
+		t.Fatalf("clear sent %d diagnostics for version %d, want none for 5", len(rec.sent[n-1].Diagnostics), v)
+	}
+	p.Set(ctx, u, SourceReview, 5, nil)
+	if len(rec.sent) != n {
+		t.Fatal("a clear re-sent for the same version")
+	}
+	p.Set(ctx, u, SourceRules, 6, nil)
+	if v, _ := rec.sent[len(rec.sent)-1].Version.Get(); len(rec.sent) != n+1 || v != 6 {
+		t.Fatalf("a clear not re-sent for version 6 (%d sent, last for %d)", len(rec.sent)-n, v)
+	}
+	p.Set(ctx, u, SourceRules, 6, []protocol.Diagnostic{diag(1, "again")})
+	p.Set(ctx, u, SourceReview, 6, []protocol.Diagnostic{diag(2, "review")})
+	if got := rec.sent[len(rec.sent)-1].Diagnostics; len(got) != 2 {
+		t.Fatalf("after new findings: %+v", got)
+	}
 	// Clearing everything sends [] (never null).
 	p.Clear(ctx, u)
 	final := rec.sent[len(rec.sent)-1]
@@ -78,7 +99,7 @@ func TestPublisherMergesSourcesAndSendsOnlyChanges(t *testing.T) {
 		t.Fatalf("cleared file sent %s, want []", wire.Diagnostics)
 	}
 	// Clearing a clear file sends nothing more.
-	n := len(rec.sent)
+	n = len(rec.sent)
 	p.Clear(ctx, u)
 	p.Set(ctx, u, SourceRules, 5, nil)
 	if len(rec.sent) != n {
