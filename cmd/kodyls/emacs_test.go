@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -263,4 +264,32 @@ func TestEmacsEglotEndToEnd(t *testing.T) {
 	}
 	// Reported, not asserted: the README quotes it.
 	t.Logf("Emacs (eglot-send-changes-idle-time %.1f s): keystroke → diagnostic %s ms", res.IdleTime, fmt.Sprint(res.LatencyMs))
+}
+
+// TestEmacsEglotWorkspaceConfiguration: the snippet's
+// eglot-workspace-configuration reaches kodyls. The server starts with
+// rules.scope "file", which flags a committed violation; the snippet's
+// rules.scope "changed", answered to workspace/configuration, leaves only
+// the newly typed one. Without the snippet's settings both are flagged.
+func TestEmacsEglotWorkspaceConfiguration(t *testing.T) {
+	committed := strings.Replace(mainGo, `fmt.Print("hi")`, `fmt.Println("committed")`, 1)
+	for _, tc := range []struct {
+		name  string
+		env   []string
+		lines []int
+	}{
+		{"snippet", nil, []int{7}},
+		{"without the snippet's settings", []string{"KODYLS_EMACS_CONFIG=none"}, []int{6, 7}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := lsptest.NewRepo(t, map[string]string{
+				".kody/rules/no-println.md": lsptest.RuleFile("No fmt.Println", printlnRule, "high", "**/*.go", `fmt\.Println\(`),
+				"main.go":                   committed,
+			})
+			res := emacsScript(t, "config.el", repo, append(tc.env, `KODYLS_SETTINGS={"rules":{"scope":"file"}}`)...)
+			if !slices.Equal(res.Lines, tc.lines) {
+				t.Fatalf("lines with a kody diagnostic: %v, want %v", res.Lines, tc.lines)
+			}
+		})
+	}
 }
