@@ -20,6 +20,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/review/reviewtest"
 	"github.com/kodustech/kodyls/lsp/lsptest"
 )
 
@@ -73,6 +75,7 @@ type emacsResult struct {
 	AfterTyping []emacsDiagnostic `json:"after_typing"`
 	Actions     []string          `json:"actions"`
 	Explanation string            `json:"explanation"`
+	Echo        string            `json:"echo"`
 	LatencyMs   []float64         `json:"latency_ms"`
 	IdleTime    float64           `json:"send_changes_idle_time"`
 	Lines       []int             `json:"lines"`
@@ -258,7 +261,10 @@ func TestEmacsEglotEndToEnd(t *testing.T) {
 		t.Errorf("diagnostic after typing: %+v", d)
 	}
 	t.Logf("code actions: %q", res.Actions)
-	t.Logf("explanation:\n%s", res.Explanation)
+	if !strings.Contains(res.Explanation, "### Root cause") || !strings.Contains(res.Explanation, "source: offline") {
+		t.Errorf("explanation:\n%s", res.Explanation)
+	}
+	t.Logf("echo area after Explain this error:\n%s", res.Echo)
 	if len(res.LatencyMs) != 5 {
 		t.Errorf("latency samples: %v", res.LatencyMs)
 	}
@@ -291,5 +297,18 @@ func TestEmacsEglotWorkspaceConfiguration(t *testing.T) {
 				t.Fatalf("lines with a kody diagnostic: %v, want %v", res.Lines, tc.lines)
 			}
 		})
+	}
+}
+
+// TestEmacsEglotReviewQuickFix: save a change, see the review's finding
+// in flymake, apply its quick fix from M-x eglot-code-actions.
+func TestEmacsEglotReviewQuickFix(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
+	repo := lsptest.NewRepo(t, map[string]string{"main.go": reviewGo})
+	res := emacsScript(t, "review.el", repo, "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	if res.FixedLine != "\tfor _, it := range items {" {
+		t.Fatalf("line 7 after the fix: %q", res.FixedLine)
 	}
 }

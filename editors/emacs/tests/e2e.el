@@ -52,7 +52,11 @@ Returns what workspace/executeCommand answered: eglot itself drops it."
      (kodyls-test-step "Explain this error ran kodyls.explainError"
                        (equal (plist-get ran :command) "kodyls.explainError") ran)
      (kodyls-test-step "the server answered an explanation" (stringp md) ran)
-     (kodyls-test-put :explanation md))
+     (kodyls-test-put :explanation md)
+     ;; What the echo area showed for it (eglot 1.9 neither shows a
+     ;; command's result nor $/progress).
+     (kodyls-test-put :echo (let ((m (kodyls-test-messages)))
+                              (substring m (max 0 (- (length m) 300))))))
 
    ;; 3. Delete the line: the diagnostic goes away.
    (goto-char (point-min))
