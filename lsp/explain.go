@@ -3,9 +3,13 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -16,6 +20,7 @@ import (
 	"github.com/kodustech/kodyls/agents/rca"
 	"github.com/kodustech/kodyls/analysis/errparse"
 	"github.com/kodustech/kodyls/editors/contract"
+	"github.com/kodustech/kodyls/index"
 )
 
 func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.ProgressToken) (any, error) {
@@ -53,7 +58,104 @@ func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.Pr
 		return nil, fmt.Errorf("explain: %w", err)
 	}
 	prog.End(fmt.Sprintf("%s (confidence %.0f%%)", rep.RCA.Source, rep.RCA.Confidence*100))
-	return &contract.ExplainResult{Markdown: rep.Markdown(), RCA: rep}, nil
+	res := &contract.ExplainResult{Markdown: rep.Markdown(), RCA: rep}
+	if !s.clientCap.commandResults {
+		// Shown after the command answered: the client may wait for the
+		// answer before it handles a request of the server's.
+		done := s.work.add(string(a.URI))
+		s.goBackground(func(ctx context.Context) {
+			defer done()
+			s.showExplanation(ctx, res.Markdown, rep)
+		})
+	}
+	return res, nil
+}
+
+// keptExplanations is how many explanation documents showExplanation keeps.
+const keptExplanations = 20
+
+// showDocumentWait bounds how long showExplanation waits for the editor to
+// open the explanation before it sends it as a message instead.
+const showDocumentWait = 5 * time.Second
+
+// showExplanation shows an explanation to a client that drops the results
+// of commands (a generic LSP client such as Helix or eglot, which run
+// "Explain this error" from the code action and discard what it returns):
+// as a Markdown document when the client opens it, else as a message.
+// window/showDocument is tried even when the client does not advertise it:
+// Helix 25.01 opens the document without saying it can, and a client that
+// cannot answers with an error, which falls back to the message.
+func (s *Server) showExplanation(ctx context.Context, md string, rep *rca.Report) {
+	if s.conn == nil {
+		return
+	}
+	path, err := s.writeExplanation(md)
+	if err == nil {
+		takeFocus := true
+		var res protocol.ShowDocumentResult
+		cctx, cancel := context.WithTimeout(ctx, showDocumentWait)
+		err = protocol.Call(cctx, s.conn, protocol.MethodWindowShowDocument, &protocol.ShowDocumentParams{URI: fileURI(path), TakeFocus: &takeFocus}, &res)
+		cancel()
+		if err == nil && res.Success {
+			return
+		}
+		if err == nil {
+			err = errors.New("the editor did not open it")
+		}
+	}
+	s.log.Info("explanation shown as a message", "reason", err)
+	if err := s.conn.Notify(context.WithoutCancel(ctx), protocol.MethodWindowShowMessage,
+		&protocol.ShowMessageParams{Type: protocol.MessageTypeInfo, Message: explanationText(rep)}); err != nil {
+		s.log.Debug("showMessage failed", "error", err)
+	}
+}
+
+// writeExplanation writes md to a new file of the explanations directory
+// (in the data directory, else the temporary one), keeping the latest
+// keptExplanations, and returns its path.
+func (s *Server) writeExplanation(md string) (string, error) {
+	dir, _, err := index.DataDir(s.opts.Getenv)
+	if err != nil {
+		dir = filepath.Join(os.TempDir(), fmt.Sprintf("kodyls-%d", os.Getuid()))
+	}
+	dir = filepath.Join(dir, "explanations")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, time.Now().UTC().Format("20060102-150405")+"-*.md")
+	if err != nil {
+		return "", err
+	}
+	_, werr := f.WriteString(md)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return "", werr
+	}
+	if old, err := filepath.Glob(filepath.Join(dir, "*.md")); err == nil && len(old) > keptExplanations {
+		slices.Sort(old) // named by time: oldest first
+		for _, p := range old[:len(old)-keptExplanations] {
+			os.Remove(p)
+		}
+	}
+	return f.Name(), nil
+}
+
+// explanationText is an explanation as plain text, for window/showMessage.
+func explanationText(rep *rca.Report) string {
+	var b strings.Builder
+	e := rep.Errors[rep.Primary]
+	fmt.Fprintf(&b, "kodyls: %s\n", e.Message)
+	if a := rep.RCA; a != nil {
+		fmt.Fprintf(&b, "Root cause: %s\n", a.RootCause)
+		for i, step := range a.FixGuidelines {
+			fmt.Fprintf(&b, "%d. %s\n", i+1, step)
+		}
+		fmt.Fprintf(&b, "(confidence %.0f%%, source: %s)", a.Confidence*100, a.Source)
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 // diagnosticError turns an editor diagnostic (kodyls's or another

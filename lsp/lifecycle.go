@@ -26,6 +26,13 @@ func (s *Server) initialize(_ context.Context, params []byte) (any, error) {
 		s.clientCap.workDoneProgress = w.WorkDoneProgress != nil && *w.WorkDoneProgress
 		s.clientCap.showDocument = w.ShowDocument != nil && w.ShowDocument.Support
 	}
+	if len(caps.Experimental) > 0 {
+		var exp map[string]json.RawMessage
+		var ours contract.ClientExperimental
+		if json.Unmarshal(caps.Experimental, &exp) == nil && json.Unmarshal(exp[contract.ExperimentalKey], &ours) == nil {
+			s.clientCap.commandResults = ours.CommandResults
+		}
+	}
 	if w := caps.Workspace; w != nil {
 		s.clientCap.configuration = w.Configuration != nil && *w.Configuration
 	}

@@ -102,6 +102,9 @@ type clientCapabilities struct {
 	configuration    bool
 	showDocument     bool
 	resolveEdit      bool // codeAction/resolve can fill in the edit
+	// commandResults: a kodyls plugin that shows command results itself
+	// (contract.ClientExperimental); a generic client drops them.
+	commandResults bool
 }
 
 // New returns a server; Serve runs it on a connection.

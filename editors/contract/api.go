@@ -59,6 +59,9 @@ func API() ([]byte, error) {
 	if doc.Requests, err = apiMessages(Requests); err != nil {
 		return nil, err
 	}
+	if doc.ClientCapabilities, err = typeSchema(reflect.TypeFor[ClientExperimental]()); err != nil {
+		return nil, fmt.Errorf("client capabilities: %w", err)
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -75,6 +78,9 @@ type apiDoc struct {
 	Commands      []apiCommand       `json:"commands"`
 	Notifications []apiMessage       `json:"notifications"`
 	Requests      []apiMessage       `json:"requests"`
+	// ClientCapabilities is the schema of capabilities.experimental.kodyls
+	// in initialize.
+	ClientCapabilities *jsonschema.Schema `json:"clientCapabilities"`
 }
 
 type apiCommand struct {

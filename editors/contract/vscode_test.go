@@ -118,3 +118,22 @@ func vscodeProperties(t *testing.T, raw json.RawMessage) map[string]map[string]a
 	}
 	return props
 }
+
+// TestPluginsDeclareCommandResults: the VS Code extension and the Neovim
+// plugin show command results themselves and must say so in
+// capabilities.experimental, or the server would also open every
+// explanation as a document.
+func TestPluginsDeclareCommandResults(t *testing.T) {
+	for file, want := range map[string]string{
+		filepath.Join("..", "vscode", "src", "extension.ts"):       ExperimentalKey + ": { commandResults: true }",
+		filepath.Join("..", "neovim", "lua", "kodyls", "init.lua"): ExperimentalKey + " = { commandResults = true }",
+	} {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(src), want) {
+			t.Errorf("%s does not declare %q", file, want)
+		}
+	}
+}

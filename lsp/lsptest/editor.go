@@ -51,10 +51,13 @@ type Editor struct {
 	buffers  map[string]*buffer
 	progress []Progress
 	shown    []protocol.ShowDocumentParams
-	messages []string
-	statuses []contract.StatusParams
-	vchanged []contract.RuleViolationsChangedParams
-	applied  []AppliedEdit
+	// noShowDocument: window/showDocument is answered "method not found",
+	// as by a client without it (InitOptions.NoShowDocument).
+	noShowDocument bool
+	messages       []string
+	statuses       []contract.StatusParams
+	vchanged       []contract.RuleViolationsChangedParams
+	applied        []AppliedEdit
 	// configHold, when set, holds the answers to workspace/configuration
 	// until it is closed.
 	configHold chan struct{}
@@ -184,6 +187,12 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		}
 		return jsonrpc2.RawMessage(`{"applied":true}`), nil
 	case protocol.MethodWindowShowDocument:
+		e.mu.Lock()
+		unsupported := e.noShowDocument
+		e.mu.Unlock()
+		if unsupported {
+			return nil, jsonrpc2.ErrMethodNotFound
+		}
 		var p protocol.ShowDocumentParams
 		_ = protocol.Unmarshal(req.Params(), &p)
 		e.mu.Lock()
@@ -227,6 +236,11 @@ type InitOptions struct {
 	InitializationOptions any
 	PositionEncodings     []string // client preference, e.g. {"utf-8","utf-16"}
 	NoConfiguration       bool     // do not advertise workspace/configuration
+	// Generic makes the editor a generic LSP client (Helix, eglot): it does
+	// not declare contract.ClientExperimental, so the server shows command
+	// results itself. By default it declares it, as the kodyls plugins do.
+	Generic        bool
+	NoShowDocument bool // do not advertise window/showDocument
 }
 
 // Initialize performs initialize and initialized.
@@ -235,7 +249,10 @@ func (e *Editor) Initialize(o InitOptions) *protocol.InitializeResult {
 	root := uri.File(e.Root)
 	cfg := !o.NoConfiguration
 	wdp := true
-	sd := protocol.ShowDocumentClientCapabilities{Support: true}
+	sd := protocol.ShowDocumentClientCapabilities{Support: !o.NoShowDocument}
+	e.mu.Lock()
+	e.noShowDocument = o.NoShowDocument
+	e.mu.Unlock()
 	p := &protocol.InitializeParams{
 		// rootUri, as Neovim 0.7 sends it, exercises the server's fallback.
 		RootURI:    &root, //lint:ignore SA1019 see above
@@ -244,6 +261,10 @@ func (e *Editor) Initialize(o InitOptions) *protocol.InitializeResult {
 			Workspace: &protocol.WorkspaceClientCapabilities{Configuration: &cfg},
 			Window:    &protocol.WindowClientCapabilities{WorkDoneProgress: &wdp, ShowDocument: &sd},
 		},
+	}
+	if !o.Generic {
+		raw, _ := json.Marshal(map[string]any{contract.ExperimentalKey: contract.ClientExperimental{CommandResults: true}})
+		p.Capabilities.Experimental = raw
 	}
 	p.WorkspaceFolders = protocol.NewNullable([]protocol.WorkspaceFolder{{URI: root, Name: filepath.Base(e.Root)}})
 	if len(o.PositionEncodings) > 0 {

@@ -49,6 +49,16 @@ H.step('explanation has the root cause', text:find('Root cause', 1, true) ~= nil
   and text:find('reads one element past the end', 1, true) ~= nil, text)
 H.step('explanation is Markdown', vim.bo[fbuf].filetype == 'markdown', vim.bo[fbuf].filetype)
 H.step('the float has the focus', vim.api.nvim_get_current_win() == float, '')
+-- The plugin declares that it shows command results, so the server opens
+-- no explanation document and sends no message of its own (it does for
+-- generic clients).
+local opened = {}
+for _, b in ipairs(vim.api.nvim_list_bufs()) do
+  local name = vim.api.nvim_buf_get_name(b)
+  if name:find('explanations', 1, true) then table.insert(opened, name) end
+end
+H.step('no explanation document opened by the server', #opened == 0, vim.inspect(opened))
+H.step('no explanation message from the server', not H.messages():find('Root cause: ', 1, true), H.messages())
 H.wait_message('progress of the explanation', 'kodyls: Explaining the error')
 vim.cmd('normal q')
 H.step('q closes the float', not vim.api.nvim_win_is_valid(float) and vim.api.nvim_get_current_buf() == main, '')

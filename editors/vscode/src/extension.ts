@@ -180,6 +180,19 @@ async function start(): Promise<void> {
   };
   output.appendLine(`starting ${server.resolved} serve`);
   const c = new LanguageClient('kodyls', 'Kody (kodyls)', serverOptions, clientOptions);
+  // The extension shows command results itself (the explanation panel):
+  // declared so that the server does not also open each explanation as a
+  // document, as it does for generic clients (contract ClientExperimental).
+  c.registerFeature({
+    fillClientCapabilities(caps) {
+      caps.experimental = { ...((caps.experimental as object | undefined) ?? {}), kodyls: { commandResults: true } };
+    },
+    initialize() {},
+    getState() {
+      return { kind: 'static' };
+    },
+    clear() {},
+  });
   client = c;
   c.onDidChangeState((e) => {
     if (e.newState === State.Stopped) showStatus(undefined, 'kodyls stopped');

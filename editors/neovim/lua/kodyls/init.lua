@@ -220,6 +220,11 @@ function M.client_config(root)
     root_markers = root == nil and o.root_markers or nil,
     filetypes = root == nil and o.filetypes or nil,
     init_options = object(o.settings),
+    -- The plugin shows command results itself (the explanation float), so
+    -- the server need not open them as documents (kodyls-api.json's
+    -- clientCapabilities).
+    capabilities = vim.tbl_deep_extend('force', vim.lsp.protocol.make_client_capabilities(),
+      { experimental = { kodyls = { commandResults = true } } }),
     settings = { kodyls = object(o.settings) },
     handlers = handlers,
     flags = o.flags,
