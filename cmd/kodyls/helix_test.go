@@ -395,6 +395,12 @@ func TestHelixEndToEnd(t *testing.T) {
 	s.keys(":buffer-close", "Enter")
 	s.await("back in main.go", 5*time.Second, func(screen string) bool { return strings.Contains(statusLine(screen), "main.go") })
 	s.normal("normal mode in main.go")
+	// Back on the typed line with a one-character selection, whatever
+	// selection Helix restored.
+	s.keys(":7", "Enter")
+	s.await("on line 7", 5*time.Second, func(screen string) bool {
+		return strings.Contains(statusLine(screen), " 7:") && strings.Contains(statusLine(screen), "1 sel")
+	})
 
 	// Delete the line (`;` first: `x` on a whole-line selection would take
 	// the next line too): the diagnostic goes away.
