@@ -6,7 +6,11 @@ import (
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/blevesearch/bleve/v2/search/searcher"
+	index "github.com/blevesearch/bleve_index_api"
 )
 
 // A word of an error is common when more than commonShare of the history's
@@ -126,10 +130,51 @@ func byFrequency(ctx context.Context, idx bleve.Index, words, fields []string) (
 	return rare, common, nil
 }
 
-func kindQuery() query.Query {
-	q := bleve.NewTermQuery(docKindValue)
-	q.SetField(docKindField)
-	return q
+// kindQuery matches the history documents. Every search of similar
+// intersects with it, so it is advanced to each candidate in turn; a plain
+// term query would decode the frequency and norm of every document it
+// passes on the way, a cost in proportion to the history (scorch reads
+// them one posting at a time). kindTerm skips through the postings
+// instead and scores exactly as the term query would.
+func kindQuery() query.Query { return kindTerm{} }
+
+// kindTerm is a term query for docKindField = docKindValue. Every history
+// document holds that field once, as a single token (see docOp), so its
+// frequency and norm are 1 in every document: the reader states them
+// rather than decoding them.
+type kindTerm struct{}
+
+func (kindTerm) Searcher(ctx context.Context, i index.IndexReader, m mapping.IndexMapping, options search.SearcherOptions) (search.Searcher, error) {
+	return searcher.NewTermSearcher(ctx, unitReader{i}, docKindValue, docKindField, 1, options)
+}
+
+// unitReader is i with term readers that report a frequency and norm of 1
+// without reading them.
+type unitReader struct{ index.IndexReader }
+
+func (r unitReader) TermFieldReader(ctx context.Context, term []byte, field string, _, _, _ bool) (index.TermFieldReader, error) {
+	tfr, err := r.IndexReader.TermFieldReader(ctx, term, field, false, false, false)
+	if err != nil {
+		return nil, err
+	}
+	return unitTermReader{tfr}, nil
+}
+
+type unitTermReader struct{ index.TermFieldReader }
+
+func (r unitTermReader) Next(pre *index.TermFieldDoc) (*index.TermFieldDoc, error) {
+	return unit(r.TermFieldReader.Next(pre))
+}
+
+func (r unitTermReader) Advance(id index.IndexInternalID, pre *index.TermFieldDoc) (*index.TermFieldDoc, error) {
+	return unit(r.TermFieldReader.Advance(id, pre))
+}
+
+func unit(d *index.TermFieldDoc, err error) (*index.TermFieldDoc, error) {
+	if d != nil {
+		d.Freq, d.Norm = 1, 1
+	}
+	return d, err
 }
 
 // anyWord matches documents holding any of words in any of fields.
