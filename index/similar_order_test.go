@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/blevesearch/bleve/v2"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/similar_order.golden with what Similar returns now")
@@ -175,3 +177,93 @@ func firstWord(msg string) string {
 }
 
 func roundScore(s float64) string { return strconv.FormatFloat(s, 'g', 12, 64) }
+
+// TestTextStatsMatchIndex checks what textTerm relies on: the frequency
+// and norm docTexts derives from a document's stored text are the ones
+// bleve stored when it indexed the document, for every term of every
+// document in the fields Similar searches, including repeated words,
+// non-ASCII letters, digits and underscores.
+func TestTextStatsMatchIndex(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	seedHistoryIn(t, dir, 300, []string{"/w"})
+	st, err := OpenStore(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h, err := OpenHistory(ctx, st, HistoryOptions{RequireIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for i, msg := range []string{
+		"x x x y: x",
+		"Ünïcode naïve CAFÉ café Café_2 İstanbul ΣΊΣΥΦΟΣ",
+		"E0382 e0382 use of moved value: `v` (v v)",
+		"  leading, trailing, and--double--separators  ",
+		"数字 ١٢٣ 123 under_score __init__",
+	} {
+		mustRecord(t, h, ErrorRecord{Workspace: "/w", Fingerprint: fmt.Sprintf("odd%d", i), Tool: "t",
+			Code: "C" + strconv.Itoa(i) + " c" + strconv.Itoa(i), Message: msg, Template: msg + " %s %s"})
+	}
+	checked := 0
+	err = h.x.with(ctx, func(idx bleve.Index) error {
+		ai, err := idx.Advanced()
+		if err != nil {
+			return err
+		}
+		r, err := ai.Reader()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		a := idx.Mapping().AnalyzerNamed(analyzerName)
+		for _, f := range similarFields {
+			dict, err := r.FieldDict(f)
+			if err != nil {
+				return err
+			}
+			var terms []string
+			for e, err := dict.Next(); e != nil || err != nil; e, err = dict.Next() {
+				if err != nil {
+					return err
+				}
+				terms = append(terms, e.Term)
+			}
+			_ = dict.Close()
+			for _, term := range terms {
+				texts := newDocTexts(a, []string{term}, similarFields)
+				if err := texts.find(ctx, r); err != nil {
+					return err
+				}
+				tfr, err := r.TermFieldReader(ctx, []byte(term), f, true, true, false)
+				if err != nil {
+					return err
+				}
+				for d, err := tfr.Next(nil); d != nil || err != nil; d, err = tfr.Next(nil) {
+					if err != nil {
+						return err
+					}
+					freq, norm, err := texts.stats(d.ID, f, term)
+					if err != nil {
+						return err
+					}
+					if freq != d.Freq || norm != d.Norm {
+						id, _ := r.ExternalID(d.ID)
+						t.Errorf("%s %s:%q: from the text freq %d norm %v, in the index freq %d norm %v", id, f, term, freq, norm, d.Freq, d.Norm)
+					}
+					checked++
+				}
+				_ = tfr.Close()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 3000 {
+		t.Fatalf("checked only %d postings", checked)
+	}
+}
