@@ -118,6 +118,7 @@ func BenchmarkSimilarLookup(b *testing.B) {
 					b.Fatal(err)
 				}
 				samples := make([]time.Duration, 0, b.N)
+				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					q := recs[(i*7919)%len(recs)]
