@@ -489,25 +489,37 @@ func (h *LocalHistory) hitEntries(ctx context.Context, hits []Hit, workspace str
 		ids = append(ids, id)
 		score[id] = hit.Score
 	}
-	found, err := h.entries(ctx, ids, workspace)
+	// Which of the hits are errors in workspace is asked first, by id
+	// alone; only the k that are returned are read in full.
+	q := `SELECT id FROM errors WHERE id IN (SELECT value FROM json_each(?))`
+	args := []any{idList(ids)}
+	if workspace != "" {
+		q += ` AND +workspace = ?`
+		args = append(args, workspace)
+	}
+	existing, err := h.queryIDs(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read errors: %w", err)
+	}
+	in := make(map[int64]bool, len(existing))
+	for _, id := range existing {
+		in[id] = true
+	}
+	picked := make([]int64, 0, k)
+	for _, id := range ids {
+		if in[id] {
+			picked = append(picked, id)
+			if len(picked) == k {
+				break
+			}
+		}
+	}
+	out, err := h.entries(ctx, picked, workspace)
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[int64]HistoryEntry, len(found))
-	for _, en := range found {
-		byID[en.ErrorID] = en
-	}
-	var out []HistoryEntry
-	for _, id := range ids {
-		en, ok := byID[id]
-		if !ok {
-			continue
-		}
-		en.Score = score[id]
-		out = append(out, en)
-		if len(out) == k {
-			break
-		}
+	for i := range out {
+		out[i].Score = score[out[i].ErrorID]
 	}
 	return out, nil
 }
@@ -548,19 +560,8 @@ func (h *LocalHistory) entries(ctx context.Context, ids []int64, workspace strin
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	// The ids go in as one JSON array, so the statement is the same for
-	// any number of them and is prepared once.
-	list := make([]byte, 0, 8*len(ids))
-	list = append(list, '[')
-	for i, id := range ids {
-		if i > 0 {
-			list = append(list, ',')
-		}
-		list = strconv.AppendInt(list, id, 10)
-	}
-	list = append(list, ']')
 	q := entrySelect + ` WHERE e.id IN (SELECT value FROM json_each(?))`
-	args := []any{string(list)}
+	args := []any{idList(ids)}
 	if workspace != "" {
 		// The unary + keeps sqlite from using the (workspace, fingerprint)
 		// index, which would scan the whole workspace, rather than look
@@ -583,6 +584,21 @@ func (h *LocalHistory) entries(ctx context.Context, ids []int64, workspace strin
 		}
 	}
 	return out, nil
+}
+
+// idList is ids as a JSON array, for json_each: a statement with a list
+// in one parameter is the same for any number of ids, so it is prepared
+// once.
+func idList(ids []int64) string {
+	list := make([]byte, 0, 8*len(ids))
+	list = append(list, '[')
+	for i, id := range ids {
+		if i > 0 {
+			list = append(list, ',')
+		}
+		list = strconv.AppendInt(list, id, 10)
+	}
+	return string(append(list, ']'))
 }
 
 // queryEntries runs q, an entrySelect with its conditions, through a
