@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -86,6 +87,9 @@ type LocalHistory struct {
 	// when it has ended.
 	stopWarm context.CancelFunc
 	warmed   chan struct{}
+	// stmts are the lookup's statements, prepared once (see stmt).
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
 }
 
 // newLocalHistory returns the history kept in st and indexed in x. The
@@ -105,6 +109,12 @@ func (h *LocalHistory) Close() error {
 		h.stopWarm()
 		<-h.warmed
 	}
+	h.stmtMu.Lock()
+	for _, st := range h.stmts {
+		_ = st.Close()
+	}
+	h.stmts = nil
+	h.stmtMu.Unlock()
 	if h.x == nil {
 		return nil
 	}
@@ -368,19 +378,15 @@ func (h *LocalHistory) Similar(ctx context.Context, workspace string, e ErrorRec
 	if k <= 0 {
 		k = 5
 	}
-	q := `SELECT id FROM errors WHERE fingerprint = ?`
+	q := entrySelect + ` WHERE e.fingerprint = ?`
 	args := []any{e.Fingerprint}
 	if workspace != "" {
-		q += ` AND workspace = ?`
+		q += ` AND e.workspace = ?`
 		args = append(args, workspace)
 	}
-	q += ` ORDER BY last_seen DESC, id DESC LIMIT ?`
+	q += ` ORDER BY e.last_seen DESC, e.id DESC LIMIT ?`
 	args = append(args, k)
-	exactIDs, err := h.queryIDs(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("similar errors: %w", err)
-	}
-	out, err := h.entries(ctx, exactIDs, workspace)
+	out, err := h.queryEntries(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("similar errors: %w", err)
 	}
@@ -483,31 +489,47 @@ func (h *LocalHistory) hitEntries(ctx context.Context, hits []Hit, workspace str
 		ids = append(ids, id)
 		score[id] = hit.Score
 	}
-	found, err := h.entries(ctx, ids, workspace)
+	// Which of the hits are errors in workspace is asked first, by id
+	// alone; only the k that are returned are read in full.
+	q := `SELECT id FROM errors WHERE id IN (SELECT value FROM json_each(?))`
+	args := []any{idList(ids)}
+	if workspace != "" {
+		q += ` AND +workspace = ?`
+		args = append(args, workspace)
+	}
+	existing, err := h.queryIDs(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read errors: %w", err)
+	}
+	in := make(map[int64]bool, len(existing))
+	for _, id := range existing {
+		in[id] = true
+	}
+	picked := make([]int64, 0, k)
+	for _, id := range ids {
+		if in[id] {
+			picked = append(picked, id)
+			if len(picked) == k {
+				break
+			}
+		}
+	}
+	out, err := h.entries(ctx, picked, workspace)
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[int64]HistoryEntry, len(found))
-	for _, en := range found {
-		byID[en.ErrorID] = en
-	}
-	var out []HistoryEntry
-	for _, id := range ids {
-		en, ok := byID[id]
-		if !ok {
-			continue
-		}
-		en.Score = score[id]
-		out = append(out, en)
-		if len(out) == k {
-			break
-		}
+	for i := range out {
+		out[i].Score = score[out[i].ErrorID]
 	}
 	return out, nil
 }
 
 func (h *LocalHistory) queryIDs(ctx context.Context, q string, args ...any) ([]int64, error) {
-	rows, err := h.st.Reader().QueryContext(ctx, q, args...)
+	stmt, err := h.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -523,80 +545,133 @@ func (h *LocalHistory) queryIDs(ctx context.Context, q string, args ...any) ([]i
 	return ids, rows.Err()
 }
 
+// entrySelect reads an error with its latest explanation, if any, as
+// scanEntry scans it. The latest explanation is found through the
+// explanations_error index, newest first, ties to the last written.
+const entrySelect = `SELECT e.id, e.workspace, e.fingerprint, e.tool, e.language, e.code, e.message, e.template, e.file, e.raw,
+  e.first_seen, e.last_seen, e.count,
+  x.root_cause, x.steps, x.confidence, x.source, x.model, x.content_hash, x.created_at, x.feedback
+FROM errors e LEFT JOIN explanations x ON x.id = (
+  SELECT y.id FROM explanations y WHERE y.error_id = e.id ORDER BY y.created_at DESC, y.id DESC LIMIT 1)`
+
 // entries loads the errors with these ids (in workspace, unless it is "")
 // and their latest explanations, in the order of ids.
 func (h *LocalHistory) entries(ctx context.Context, ids []int64, workspace string) ([]HistoryEntry, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	in, args := inList(ids)
-	q := `SELECT id, workspace, fingerprint, tool, language, code, message, template, file, raw, first_seen, last_seen, count
-FROM errors WHERE id IN (` + in + `)`
+	q := entrySelect + ` WHERE e.id IN (SELECT value FROM json_each(?))`
+	args := []any{idList(ids)}
 	if workspace != "" {
 		// The unary + keeps sqlite from using the (workspace, fingerprint)
 		// index, which would scan the whole workspace, rather than look
 		// the few ids up by rowid.
-		q += ` AND +workspace = ?`
+		q += ` AND +e.workspace = ?`
 		args = append(args, workspace)
 	}
-	rows, err := h.st.Reader().QueryContext(ctx, q, args...)
+	found, err := h.queryEntries(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read errors: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
-	byID := map[int64]*HistoryEntry{}
-	for rows.Next() {
-		var en HistoryEntry
-		var first, last int64
-		if err := rows.Scan(&en.ErrorID, &en.Workspace, &en.Fingerprint, &en.Tool, &en.Language, &en.Code,
-			&en.Message, &en.Template, &en.File, &en.Raw, &first, &last, &en.Count); err != nil {
-			return nil, fmt.Errorf("read errors: %w", err)
-		}
-		en.FirstSeen, en.LastSeen = time.UnixMilli(first), time.UnixMilli(last)
-		byID[en.ErrorID] = &en
+	byID := make(map[int64]int, len(found))
+	for i, en := range found {
+		byID[en.ErrorID] = i
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read errors: %w", err)
-	}
-	rows.Close()
-
-	// Newest first per error, so the first row seen for an id is its latest.
-	in, args = inList(ids)
-	xrows, err := h.st.Reader().QueryContext(ctx, `SELECT x.error_id, `+explanationCols+`
-FROM explanations x WHERE x.error_id IN (`+in+`) ORDER BY x.error_id, x.created_at DESC, x.id DESC`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read explanations: %w", err)
-	}
-	defer xrows.Close()
-	for xrows.Next() {
-		id, ex, err := scanExplanation(xrows)
-		if err != nil {
-			return nil, fmt.Errorf("read explanations: %w", err)
-		}
-		if en := byID[id]; en != nil && en.Latest == nil {
-			en.Latest = ex
-		}
-	}
-	if err := xrows.Err(); err != nil {
-		return nil, fmt.Errorf("read explanations: %w", err)
-	}
-
-	out := make([]HistoryEntry, 0, len(byID))
+	out := make([]HistoryEntry, 0, len(found))
 	for _, id := range ids {
-		if en := byID[id]; en != nil {
-			out = append(out, *en)
+		if i, ok := byID[id]; ok {
+			out = append(out, found[i])
 		}
 	}
 	return out, nil
 }
 
-// inList returns "?, ?, ..." and the arguments for a SQL IN list.
-func inList(ids []int64) (string, []any) {
-	args := make([]any, len(ids))
+// idList is ids as a JSON array, for json_each: a statement with a list
+// in one parameter is the same for any number of ids, so it is prepared
+// once.
+func idList(ids []int64) string {
+	list := make([]byte, 0, 8*len(ids))
+	list = append(list, '[')
 	for i, id := range ids {
-		args[i] = id
+		if i > 0 {
+			list = append(list, ',')
+		}
+		list = strconv.AppendInt(list, id, 10)
 	}
-	return strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", "), args
+	return string(append(list, ']'))
+}
+
+// queryEntries runs q, an entrySelect with its conditions, through a
+// prepared statement.
+func (h *LocalHistory) queryEntries(ctx context.Context, q string, args ...any) ([]HistoryEntry, error) {
+	stmt, err := h.stmt(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("read errors: %w", err)
+	}
+	rows, err := stmt.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read errors: %w", err)
+	}
+	defer rows.Close()
+	var out []HistoryEntry
+	for rows.Next() {
+		en, err := scanEntry(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read errors: %w", err)
+		}
+		out = append(out, en)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read errors: %w", err)
+	}
+	return out, nil
+}
+
+// scanEntry scans a row of entrySelect.
+func scanEntry(r scanner) (HistoryEntry, error) {
+	var (
+		en                   HistoryEntry
+		first, last          int64
+		rootCause, steps     sql.NullString
+		source, model, chash sql.NullString
+		confidence           sql.NullFloat64
+		created, feedback    sql.NullInt64
+	)
+	if err := r.Scan(&en.ErrorID, &en.Workspace, &en.Fingerprint, &en.Tool, &en.Language, &en.Code,
+		&en.Message, &en.Template, &en.File, &en.Raw, &first, &last, &en.Count,
+		&rootCause, &steps, &confidence, &source, &model, &chash, &created, &feedback); err != nil {
+		return HistoryEntry{}, err
+	}
+	en.FirstSeen, en.LastSeen = time.UnixMilli(first), time.UnixMilli(last)
+	if created.Valid {
+		ex := &Explanation{RootCause: rootCause.String, Confidence: confidence.Float64, Source: source.String,
+			Model: model.String, ContentHash: chash.String, CreatedAt: time.UnixMilli(created.Int64), Feedback: int(feedback.Int64)}
+		if err := json.Unmarshal([]byte(steps.String), &ex.Steps); err != nil {
+			return HistoryEntry{}, fmt.Errorf("decode steps of error %d: %w", en.ErrorID, err)
+		}
+		en.Latest = ex
+	}
+	return en, nil
+}
+
+// stmt returns q prepared on the read pool, preparing it the first time.
+// A lookup runs a handful of statements; parsing them anew each time
+// cost more than running them.
+func (h *LocalHistory) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	h.stmtMu.Lock()
+	defer h.stmtMu.Unlock()
+	if st, ok := h.stmts[q]; ok {
+		return st, nil
+	}
+	st, err := h.st.Reader().PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if h.stmts == nil {
+		h.stmts = map[string]*sql.Stmt{}
+	}
+	h.stmts[q] = st
+	return st, nil
 }
 
 func nonEmpty(ss ...string) []string {

@@ -14,10 +14,16 @@ import (
 // transaction; the index is then filled from sqlite, as a rebuild does): a
 // mix of languages and kinds with varied identifiers, as a workspace
 // accumulates over months. It returns the dir and the records.
-func seedHistory(b *testing.B, n int) (string, []ErrorRecord) {
+func seedHistory(b testing.TB, n int) (string, []ErrorRecord) {
+	b.Helper()
+	return seedHistoryIn(b, b.TempDir(), n, []string{"/w"})
+}
+
+// seedHistoryIn is seedHistory in dir, spreading the errors round-robin
+// over workspaces.
+func seedHistoryIn(b testing.TB, dir string, n int, workspaces []string) (string, []ErrorRecord) {
 	b.Helper()
 	ctx := context.Background()
-	dir := b.TempDir()
 	st, err := OpenStore(ctx, dir)
 	if err != nil {
 		b.Fatal(err)
@@ -61,7 +67,7 @@ func seedHistory(b *testing.B, n int) (string, []ErrorRecord) {
 			msg = fmt.Sprintf(k.tmpl, word())
 		}
 		// Each record is its own fingerprint: a distinct error in history.
-		recs[i] = ErrorRecord{Workspace: "/w", Fingerprint: fmt.Sprintf("fp%07d", i), Tool: k.tool, Language: k.lang, Code: k.code,
+		recs[i] = ErrorRecord{Workspace: workspaces[i%len(workspaces)], Fingerprint: fmt.Sprintf("fp%07d", i), Tool: k.tool, Language: k.lang, Code: k.code,
 			Message: msg, Template: k.tmpl, File: fmt.Sprintf("pkg%d/file%d.x", i%50, i%7)}
 	}
 	now := time.Now().UnixMilli()
@@ -112,6 +118,7 @@ func BenchmarkSimilarLookup(b *testing.B) {
 					b.Fatal(err)
 				}
 				samples := make([]time.Duration, 0, b.N)
+				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					q := recs[(i*7919)%len(recs)]
