@@ -7,6 +7,7 @@ import (
 	"maps"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
@@ -194,9 +195,19 @@ func (s *Server) fetchConfiguration(ctx context.Context) {
 	}
 	section := contract.Section
 	var result []json.RawMessage
-	err := protocol.Call(ctx, s.conn, protocol.MethodWorkspaceConfiguration,
+	wait := s.opts.ConfigurationWait
+	if wait <= 0 {
+		wait = 5 * time.Second
+	}
+	cctx, cancel := context.WithTimeout(ctx, wait)
+	err := protocol.Call(cctx, s.conn, protocol.MethodWorkspaceConfiguration,
 		&protocol.ConfigurationParams{Items: []protocol.ConfigurationItem{{Section: &section}}}, &result)
+	timedOut := cctx.Err() != nil && ctx.Err() == nil
+	cancel()
 	if err != nil {
+		if timedOut {
+			err = fmt.Errorf("no answer within %v", wait)
+		}
 		s.log.Warn("workspace/configuration failed; keeping current settings", "error", err)
 		s.mu.Lock()
 		problems := s.cfg.Problems

@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"go.lsp.dev/protocol"
 )
@@ -26,7 +27,12 @@ func (s *Server) beginProgress(ctx context.Context, token protocol.ProgressToken
 		s.progressSeq++
 		tok := protocol.String(fmt.Sprintf("kodyls/%d", s.progressSeq))
 		s.mu.Unlock()
-		if err := protocol.Call(ctx, s.conn, protocol.MethodWindowWorkDoneProgressCreate, &protocol.WorkDoneProgressCreateParams{Token: tok}, nil); err != nil {
+		// Bounded: an editor that lost the request (eglot 1.9 can) must not
+		// hold up the work; it goes on without progress.
+		cctx, cancel := context.WithTimeout(ctx, progressCreateWait)
+		err := protocol.Call(cctx, s.conn, protocol.MethodWindowWorkDoneProgressCreate, &protocol.WorkDoneProgressCreateParams{Token: tok}, nil)
+		cancel()
+		if err != nil {
 			s.log.Debug("client refused a progress token", "error", err)
 		} else {
 			p.token = tok
@@ -35,6 +41,10 @@ func (s *Server) beginProgress(ctx context.Context, token protocol.ProgressToken
 	p.send(&protocol.WorkDoneProgressBegin{Kind: "begin", Title: title})
 	return p
 }
+
+// progressCreateWait bounds the wait for the editor's answer to
+// window/workDoneProgress/create.
+const progressCreateWait = 2 * time.Second
 
 // Report sends an intermediate message and percentage.
 func (p *progress) Report(msg string, pct uint32) {

@@ -41,6 +41,11 @@ type Options struct {
 	// ones; used by tests to exercise cancellation and shutdown with a
 	// handler whose duration they control.
 	Commands map[string]CommandFunc
+	// ConfigurationWait bounds the wait for the editor's answer to
+	// workspace/configuration (default 5 s): an editor that never answers
+	// (eglot 1.9 can lose a request that arrives while it waits on one of
+	// its own) must not keep the rules from loading.
+	ConfigurationWait time.Duration
 }
 
 // CommandFunc handles one workspace/executeCommand command.

@@ -605,3 +605,17 @@ func TestConfigurationProblemsShownOnce(t *testing.T) {
 	}
 	s.Shutdown()
 }
+
+// TestConfigurationNeverAnswered: an editor that loses the server's
+// workspace/configuration request (eglot 1.9 can) does not keep the rules
+// from loading: after a bounded wait the server goes on with the settings it
+// has, and a violation is reported.
+func TestConfigurationNeverAnswered(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{ConfigurationWait: 200 * time.Millisecond})
+	s.DropConfiguration()
+	s.Initialize(lsptest.InitOptions{})
+	s.OpenText("n.go", "package main\nvar _ = fmt.Println(1)\n")
+	s.AwaitDiagnostics("n.go", lsptest.Count(1))
+	s.Shutdown()
+}

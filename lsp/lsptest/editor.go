@@ -11,6 +11,7 @@ package lsptest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -61,6 +62,8 @@ type Editor struct {
 	// configHold, when set, holds the answers to workspace/configuration
 	// until it is closed.
 	configHold chan struct{}
+	// configDrop, when set, drops them (closed at the end of the test).
+	configDrop chan struct{}
 }
 
 type buffer struct {
@@ -120,8 +123,15 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		return nil, nil
 	case protocol.MethodWorkspaceConfiguration:
 		e.mu.Lock()
-		hold := e.configHold
+		hold, drop := e.configHold, e.configDrop
 		e.mu.Unlock()
+		if drop != nil {
+			// Never answered, as a request the editor lost: the read loop
+			// goes on, this reply waits for the end of the test.
+			jsonrpc2.Async(ctx)
+			<-drop
+			return nil, errors.New("editor closed")
+		}
 		if hold != nil {
 			<-hold // the editor's read loop waits too, as a busy editor's would
 		}
@@ -510,6 +520,17 @@ func (e *Editor) HoldConfiguration() (release func()) {
 	e.mu.Unlock()
 	var once sync.Once
 	return func() { once.Do(func() { close(ch) }) }
+}
+
+// DropConfiguration makes the editor never answer workspace/configuration,
+// as an editor that lost the request (eglot 1.9 can). Call it before
+// Initialize.
+func (e *Editor) DropConfiguration() {
+	ch := make(chan struct{})
+	e.mu.Lock()
+	e.configDrop = ch
+	e.mu.Unlock()
+	e.t.Cleanup(func() { close(ch) })
 }
 
 // Statuses returns the kodyls/status notifications received, in order.

@@ -75,6 +75,13 @@ for on the terminal."
   ;; live here.
   (setq package-directory-list '("/usr/share/emacs/site-lisp/elpa"))
   (package-initialize)
+  ;; eglot 1.9 asks kodyls for document symbols for imenu, which kodyls
+  ;; does not offer, and waits for the answer synchronously; a request
+  ;; kodyls sends meanwhile (workspace/configuration) is lost when keys
+  ;; arrive during that wait.  kodyls then goes on after a bounded wait
+  ;; without the snippet's settings, which the tests check, so imenu is
+  ;; left out here (editors/emacs/README.md).
+  (setq eglot-stay-out-of '(imenu))
   (let ((err (condition-case err
                  (progn (load (getenv "KODYLS_SNIPPET") nil t) nil)
                (error err))))
