@@ -300,3 +300,23 @@ func startRawEnv(t *testing.T, dir string, env []string, args ...string) (*exec.
 	})
 	return cmd, lsptest.NewRaw(t, stdin, stdout), stderr
 }
+
+// readmeBlock is the first fenced block of language lang in the README
+// section whose heading starts with heading: the snippet a user copies, so
+// the editor tests run exactly what the README documents.
+func readmeBlock(t *testing.T, heading, lang string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n"+heading)
+	if !ok {
+		t.Fatalf("README.md has no %q section", heading)
+	}
+	m := regexp.MustCompile("(?s)```" + lang + "\n(.*?)```").FindStringSubmatch(section)
+	if m == nil {
+		t.Fatalf("README.md's %q section has no %s block", heading, lang)
+	}
+	return m[1]
+}

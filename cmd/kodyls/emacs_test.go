@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -28,24 +27,8 @@ import (
 // emacsTests holds the Emacs Lisp scripts the tests below run.
 var emacsTests = filepath.Join("..", "..", "editors", "emacs", "tests")
 
-// emacsSnippet is the Lisp of the README's "### Emacs (eglot)" section:
-// the tests run exactly what a user copies into an init file.
-func emacsSnippet(t *testing.T) string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(data), "\n### Emacs (eglot)\n")
-	if !ok {
-		t.Fatal(`README has no "### Emacs (eglot)" section`)
-	}
-	m := regexp.MustCompile("(?s)```elisp\n(.*?)```").FindStringSubmatch(section)
-	if m == nil {
-		t.Fatal("the README's Emacs section has no elisp block")
-	}
-	return m[1]
-}
+// emacsSnippet is the Lisp of the README's "### Emacs (eglot)" section.
+func emacsSnippet(t *testing.T) string { return readmeBlock(t, "### Emacs (eglot)\n", "elisp") }
 
 // emacsBinary is Emacs on PATH with Debian's eglot; without them the tests
 // are skipped locally and fail in CI.

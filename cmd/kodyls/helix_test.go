@@ -74,26 +74,7 @@ func helixBinary(t *testing.T) (hx, tmux string) {
 }
 
 // helixSnippet is the TOML of the README's Helix section, as documented.
-func helixSnippet(t *testing.T) string {
-	t.Helper()
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(readme), "\n### Helix")
-	if !ok {
-		t.Fatal("README.md has no Helix section")
-	}
-	_, rest, ok := strings.Cut(section, "```toml\n")
-	if !ok {
-		t.Fatal("README.md's Helix section has no toml block")
-	}
-	snippet, _, ok := strings.Cut(rest, "```")
-	if !ok {
-		t.Fatal("README.md's Helix toml block is not closed")
-	}
-	return snippet
-}
+func helixSnippet(t *testing.T) string { return readmeBlock(t, "### Helix", "toml") }
 
 // helixSession is one Helix running in its own tmux server.
 type helixSession struct {
