@@ -34,36 +34,8 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-out=$here/outputs
-mkdir -p "$out"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/errparse.XXXXXX")
-trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
-ws=$tmp/ws
-cp -R "$here/programs" "$ws"
-# The physical path too, for systems where the temp dir is behind a symlink.
-wsreal=$(cd "$ws" && pwd -P)
-
-export PATH="$PATH:$HOME/.cargo/bin"
-# Deterministic, offline, uncoloured where the tool allows it.
-export GOTOOLCHAIN=local GOPROXY=off GOFLAGS='' GOWORK=off
-export CARGO_TARGET_DIR=$tmp/target CARGO_TERM_COLOR=never
-export NO_COLOR=1 FORCE_COLOR=0
-# gcc prints typographic quotes (‘x’) in a UTF-8 locale, as most users see.
-export LC_ALL=C.UTF-8 LANG=C.UTF-8
-
-have() { command -v "$1" >/dev/null 2>&1; }
-skip() { echo "skip $1: $2" >&2; }
-
-patterns=("$@")
-selected() {
-	[ ${#patterns[@]} -eq 0 ] && return 0
-	local p
-	for p in "${patterns[@]}"; do
-		# shellcheck disable=SC2053 # glob match on purpose
-		[[ $1 == $p ]] && return 0
-	done
-	return 1
-}
+# shellcheck source=capture.sh
+source "$here/capture.sh" "$@"
 
 # Debian packages for the C, shell and pytest fixtures; skipped when present
 # or when apt-get cannot be used (not root, not Debian).
@@ -75,18 +47,6 @@ done
 if [ ${#debs[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && have apt-get; then
 	apt-get install -y "${debs[@]}" >/dev/null 2>&1 || skip apt-get "could not install ${debs[*]}"
 fi
-
-# capture NAME DIR CMD...: runs CMD in $ws/DIR, writes outputs/NAME.txt.
-capture() {
-	local name=$1 dir=$2
-	shift 2
-	selected "$name" || return 0
-	local raw=$tmp/$name.raw
-	(cd "$ws/$dir" && "$@") >"$raw" 2>&1
-	# Longest path first so the physical path is not half-replaced.
-	sed -e "s|$wsreal|\$WORKSPACE|g" -e "s|$ws|\$WORKSPACE|g" "$raw" >"$out/$name.txt"
-	echo "wrote outputs/$name.txt ($(wc -l <"$out/$name.txt") lines)"
-}
 
 # --- Go -------------------------------------------------------------------
 if have go; then

@@ -18,44 +18,8 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-out=$here/outputs
-mkdir -p "$out"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/errparse-heldout.XXXXXX")
-trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
-ws=$tmp/ws
-cp -R "$here/programs" "$ws"
-wsreal=$(cd "$ws" && pwd -P)
-
-export PATH="$PATH:$HOME/.cargo/bin"
-export GOTOOLCHAIN=local GOPROXY=off GOFLAGS='' GOWORK=off
-export CARGO_TARGET_DIR=$tmp/target CARGO_TERM_COLOR=never
-export NO_COLOR=1 FORCE_COLOR=0
-export LC_ALL=C.UTF-8 LANG=C.UTF-8
-
-have() { command -v "$1" >/dev/null 2>&1; }
-skip() { echo "skip $1: $2" >&2; }
-
-patterns=("$@")
-selected() {
-	[ ${#patterns[@]} -eq 0 ] && return 0
-	local p
-	for p in "${patterns[@]}"; do
-		# shellcheck disable=SC2053 # glob match on purpose
-		[[ $1 == $p ]] && return 0
-	done
-	return 1
-}
-
-# capture NAME DIR CMD...: runs CMD in $ws/DIR, writes outputs/NAME.txt.
-capture() {
-	local name=$1 dir=$2
-	shift 2
-	selected "$name" || return 0
-	local raw=$tmp/$name.raw
-	(cd "$ws/$dir" && "$@") >"$raw" 2>&1
-	sed -e "s|$wsreal|\$WORKSPACE|g" -e "s|$ws|\$WORKSPACE|g" "$raw" >"$out/$name.txt"
-	echo "wrote outputs/$name.txt ($(wc -l <"$out/$name.txt") lines)"
-}
+# shellcheck source=capture.sh
+source "$here/../capture.sh" "$@"
 
 # --- Go -------------------------------------------------------------------
 if have go; then
