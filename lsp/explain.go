@@ -60,11 +60,17 @@ func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.Pr
 	prog.End(fmt.Sprintf("%s (confidence %.0f%%)", rep.RCA.Source, rep.RCA.Confidence*100))
 	res := &contract.ExplainResult{Markdown: rep.Markdown(), RCA: rep}
 	if !s.clientCap.commandResults {
-		// Shown after the command answered: the client may wait for the
-		// answer before it handles a request of the server's.
+		// Shown once the editor has had the command's answer: an editor
+		// that waits for it synchronously (eglot) can lose what arrives
+		// with it.
 		done := s.work.add(string(a.URI))
 		s.goBackground(func(ctx context.Context) {
 			defer done()
+			select {
+			case <-time.After(presentAfter):
+			case <-ctx.Done():
+				return
+			}
 			s.showExplanation(ctx, res.Markdown, rep)
 		})
 	}
@@ -73,6 +79,12 @@ func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.Pr
 
 // keptExplanations is how many explanation documents showExplanation keeps.
 const keptExplanations = 20
+
+// presentAfter is how long after the command's answer showExplanation
+// starts: the answer is written when the handler returns, and a message in
+// the same read as the answer of a synchronous request is lost by eglot
+// 1.9.
+const presentAfter = 250 * time.Millisecond
 
 // showDocumentWait bounds how long showExplanation waits for the editor to
 // open the explanation before it sends it as a message instead.
