@@ -45,18 +45,15 @@ func ruleTitle(t *testing.T, e *reviewEnv, uuid string) string {
 	return ""
 }
 
-// TestRuleFileEditedOnDiskTakesEffect: a rule file rewritten on disk, not
-// through the editor, is reloaded by the file watcher, and the next save
-// checks the change against the new text of the rule, never the old; a
-// save with nothing new costs no rule check.
-func TestRuleFileEditedOnDiskTakesEffect(t *testing.T) {
-	const oldTitle, newTitle = "Loops over slices use range", "Iterate with for-range, never an index"
-	repo := lsptest.NewRepo(t, map[string]string{"main.go": reviewGo, ".kody/rules/loops.md": loopRule(oldTitle)})
+// savedLoopViolation starts a reviewing session on a repository with the
+// loop rule titled title, has the fake model report a violation of it, and
+// saves main.go with the off-by-one loop typed in.
+func savedLoopViolation(t *testing.T, title string) (*reviewEnv, *llmtest.Server, reviewtest.RuleScripts) {
+	t.Helper()
+	repo := lsptest.NewRepo(t, map[string]string{"main.go": reviewGo, ".kody/rules/loops.md": loopRule(title)})
 	fake := llmtest.NewServer()
-	defer fake.Close()
+	t.Cleanup(fake.Close)
 	reviewtest.Script(fake, nil)
-	// The model reports a violation of the rule, so the violations panel
-	// names it with the title of the rule currently loaded.
 	scripts := reviewtest.Rules(fake, nil, reviewtest.RuleViolation{
 		Rule: 1, Reason: "The loop indexes the slice.", ExistingCode: "for i := 0; i <= len(items); i++ {",
 		ImprovedCode: "for _, it := range items {", OneSentenceSummary: "range over items", RelevantLinesStart: 7, RelevantLinesEnd: 7,
@@ -68,6 +65,18 @@ func TestRuleFileEditedOnDiskTakesEffect(t *testing.T) {
 	e.OpenFile("main.go")
 	typeBug(e)
 	e.Save("main.go")
+	return e, fake, scripts
+}
+
+// TestRuleFileEditedOnDiskTakesEffect: a rule file rewritten on disk, not
+// through the editor, is reloaded by the file watcher, and the next save
+// checks the change against the new text of the rule, never the old; a
+// save with nothing new costs no rule check.
+func TestRuleFileEditedOnDiskTakesEffect(t *testing.T) {
+	const oldTitle, newTitle = "Loops over slices use range", "Iterate with for-range, never an index"
+	// The model reports a violation of the rule, so the violations panel
+	// names it with the title of the rule currently loaded.
+	e, fake, scripts := savedLoopViolation(t, oldTitle)
 	e.AwaitIdle("")
 	if n := scripts.Check.Times(); n != 1 {
 		t.Fatalf("%d rule checks after the first save, want 1", n)
@@ -159,19 +168,7 @@ func TestSaveBeforeRulesLoadIsReviewedWithThem(t *testing.T) {
 // (its file deleted), the model's findings of that rule leave the editor at
 // once, without waiting for the next save, and no model call is made.
 func TestDeletedRuleTakesItsFindingsAlong(t *testing.T) {
-	repo := lsptest.NewRepo(t, map[string]string{"main.go": reviewGo, ".kody/rules/loops.md": loopRule("Loops over slices use range")})
-	fake := llmtest.NewServer()
-	defer fake.Close()
-	reviewtest.Script(fake, nil)
-	scripts := reviewtest.Rules(fake, nil, reviewtest.RuleViolation{
-		Rule: 1, Reason: "The loop indexes the slice.", ExistingCode: "for i := 0; i <= len(items); i++ {",
-		ImprovedCode: "for _, it := range items {", OneSentenceSummary: "range over items", RelevantLinesStart: 7, RelevantLinesEnd: 7,
-	})
-	e := startReviewing(t, repo, fake, t.TempDir(), "save")
-	e.AwaitIdle("")
-	e.OpenFile("main.go")
-	typeBug(e)
-	e.Save("main.go")
+	e, _, scripts := savedLoopViolation(t, "Loops over slices use range")
 	e.AwaitDiagnostics("main.go", lsptest.HasCodeOnLine("loops-range", 6))
 
 	if err := os.Remove(e.Path(".kody/rules/loops.md")); err != nil {
