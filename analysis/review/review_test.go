@@ -398,31 +398,29 @@ func TestCancelAbortsRunningRequests(t *testing.T) {
 	type result struct {
 		res FileResult
 		err error
-		at  time.Time
 	}
 	done := make(chan result, 1)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		res, err := p.ReviewFile(ctx, fixture(t))
-		done <- result{res, err, time.Now()}
+		done <- result{res, err}
 	})
 	defer wg.Wait()
 
-	deadline := time.Now().Add(5 * time.Second)
-	for len(requestsFor(s, SchemaSafeguard)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the safeguard request never arrived")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !s.WaitSchema(SchemaSafeguard, 1, 10*time.Second) {
+		t.Fatal("the safeguard request never arrived")
 	}
-	cancelled := time.Now()
 	cancel()
-	r := <-done
+	// The endpoint never answers, so the review returns only because it
+	// was cancelled; the bound only keeps a regression from hanging the run.
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("ReviewFile did not return after the cancellation")
+	}
 	if !errors.Is(r.err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", r.err)
-	}
-	if took := r.at.Sub(cancelled); took > 500*time.Millisecond {
-		t.Errorf("ReviewFile returned %v after the cancellation, want promptly", took)
 	}
 	if len(r.res.Suggestions) != 0 {
 		t.Errorf("a cancelled review returned %d suggestions", len(r.res.Suggestions))

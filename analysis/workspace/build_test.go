@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,10 +35,18 @@ func TestBuildOutcomes(t *testing.T) {
 	if !errors.Is(err, workspace.ErrBuildUnrecognized) || !strings.Contains(err.Error(), "gcc: not found") {
 		t.Fatalf("unrecognised failure: %v", err)
 	}
-	slow := f.StartBuild(context.Background(), "sleep 5", time.Minute)
+	// The slow build says it is running through a FIFO; the newer build
+	// starts only then, so it supersedes a running build, not a queued one.
+	started := filepath.Join(dir, "started")
+	if err := syscall.Mkfifo(started, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	slow := f.StartBuild(context.Background(), "echo running > started; sleep 5", time.Minute)
 	done := make(chan error, 1)
 	go func() { _, err := slow.Wait(); done <- err }()
-	time.Sleep(100 * time.Millisecond)
+	if _, err := os.ReadFile(started); err != nil {
+		t.Fatal(err)
+	}
 	f.StartBuild(context.Background(), "true", time.Minute)
 	if err := <-done; !errors.Is(err, workspace.ErrBuildCancelled) {
 		t.Fatalf("superseded build: %v", err)
