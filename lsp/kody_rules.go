@@ -224,20 +224,29 @@ func (s *Server) reloadRules(ctx context.Context, token protocol.ProgressToken) 
 }
 
 // dropGoneRuleFindings removes the model's Kody Rules findings of od whose
-// rule is no longer loaded (deleted, edited away, or replaced by the model's
-// split of its file): a finding must not outlive its rule until the next
-// save.
+// rule no longer applies to it: deleted, edited away, replaced by the model's
+// split of its file, disabled, given a detector, or narrowed by its globs or
+// languages so that the file is no longer in its reach. A finding must not
+// outlive its rule until the next save.
 func (s *Server) dropGoneRuleFindings(ctx context.Context, od *openDoc) {
 	if od.folder == nil {
 		return
 	}
-	loaded := map[string]bool{}
-	for _, r := range od.folder.Rules() {
-		loaded[r.UUID] = true
+	rel, _ := od.folder.Rel(od.path)
+	applies := map[string]bool{}
+	all := od.folder.Rules()
+	for _, r := range all {
+		// Pull-request rules judge the change set, not one file.
+		if r.Enabled && r.Scope == rules.ScopePullRequest {
+			applies[r.UUID] = true
+		}
+	}
+	for _, r := range filereview.ModelRules(all, rel, od.language) {
+		applies[r.UUID] = true
 	}
 	key := string(od.uri)
 	if s.reviews.Remove(key, func(f filereview.Finding) bool {
-		return f.RuleID != "" && !loaded[f.RuleID]
+		return f.RuleID != "" && !applies[f.RuleID]
 	}) > 0 {
 		s.publishReview(ctx, key)
 	}

@@ -188,3 +188,56 @@ func TestDeletedRuleTakesItsFindingsAlong(t *testing.T) {
 	}
 	e.Shutdown()
 }
+
+// TestNarrowedRuleTakesItsFindingsAlong: a rule whose globs no longer reach
+// the file takes its finding along at the reload, and the next save sends
+// the file to no rule check; a rule whose examples change is checked again
+// on the next save, not answered from the cache of the old rule.
+func TestNarrowedRuleTakesItsFindingsAlong(t *testing.T) {
+	const title = "Loops over slices use range"
+	e, fake, scripts := savedLoopViolation(t, title)
+	e.AwaitDiagnostics("main.go", lsptest.HasCodeOnLine("loops-range", 6))
+
+	// The same rule with an example: a rule the model must see again.
+	withExample := loopRule(title) + "\n## Examples\n\n### Bad example\n```go\nfor i := 0; i < len(xs); i++ {}\n```\n"
+	if err := os.WriteFile(e.Path(".kody/rules/loops.md"), []byte(withExample), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ExecuteCommand(contract.CommandReloadRules, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.Save("main.go")
+	e.AwaitIdle("")
+	if n := scripts.Check.Times(); n != 2 {
+		t.Fatalf("%d rule checks after the rule's examples changed, want 2", n)
+	}
+	if p := lastRuleCheck(fake); !strings.Contains(p, "len(xs)") {
+		t.Fatalf("the check after the edit does not carry the new example:\n%s", p)
+	}
+	e.AwaitDiagnostics("main.go", lsptest.HasCodeOnLine("loops-range", 6))
+
+	narrowed := strings.Replace(loopRule(title), `path: "**/*.go"`, `path: "other/**/*.go"`, 1)
+	if err := os.WriteFile(e.Path(".kody/rules/loops.md"), []byte(narrowed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ExecuteCommand(contract.CommandReloadRules, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.AwaitIdle("")
+	for _, d := range e.Diagnostics("main.go") {
+		if lsptest.Code(d) == "loops-range" {
+			t.Fatalf("the finding of a rule that no longer covers main.go is still shown: %+v", d)
+		}
+	}
+	e.Save("main.go")
+	e.AwaitIdle("")
+	if n := scripts.Check.Times(); n != 2 {
+		t.Fatalf("%d rule checks, want 2: no rule covers main.go any more", n)
+	}
+	for _, d := range e.Diagnostics("main.go") {
+		if lsptest.Code(d) == "loops-range" {
+			t.Fatalf("the save brought back the finding of the narrowed rule: %+v", d)
+		}
+	}
+	e.Shutdown()
+}

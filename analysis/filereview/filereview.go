@@ -284,11 +284,19 @@ func PromptsKey(set *prompts.Set) string {
 	return strings.Join(parts, ",")
 }
 
-// RulesKey summarises rules for the cache key.
-func RulesKey(rules []prompts.RuleRef) string {
+// RulesKey summarises the rules the model checks for the cache key:
+// everything that changes what a rule says (its text, the files it
+// references, its examples) or where it applies (its globs, languages and
+// severity). Editing any of it reviews the hunks again; a narrowed rule must
+// not keep a finding from the cache.
+func RulesKey(rs []*rules.Rule) string {
 	d := sha256.New()
-	for _, r := range rules {
-		fmt.Fprintf(d, "%s\x00%s\x00%s\x00%s\x01", r.UUID, r.Title, r.Severity, r.Instructions)
+	for i, ref := range RuleRefs(rs) {
+		fmt.Fprintf(d, "%s\x00%s\x00%s\x00%s\x00", ref.UUID, ref.Title, ref.Severity, ref.Instructions)
+		for _, e := range ref.Examples {
+			fmt.Fprintf(d, "%t\x00%s\x00%s\x00", e.Good, e.Language, e.Code)
+		}
+		fmt.Fprintf(d, "%q\x00%q\x01", rs[i].Paths, rs[i].Languages)
 	}
 	return hex.EncodeToString(d.Sum(nil))[:16]
 }

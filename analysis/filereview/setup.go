@@ -45,18 +45,18 @@ func ForWorkspace(w Workspace) (*Reviewer, []string) {
 			problems = append(problems, p.String())
 		}
 	}
-	refs := RuleRefs(ModelRules(w.Rules, "", ""))
+	active := ModelRules(w.Rules, "", "")
 	r := &Reviewer{
 		Gate:       g,
 		Cache:      w.Cache,
-		RulesKey:   RulesKey(refs),
+		RulesKey:   RulesKey(active),
 		PromptsKey: PromptsKey(set),
 		Rules:      w.Rules,
 		Log:        w.Log,
 	}
 	if w.Gateway != nil {
 		r.Model = w.Gateway.Model(llm.TaskReview)
-		if len(refs) > 0 {
+		if len(active) > 0 {
 			// The rules are checked by the rules model: another one
 			// checks again.
 			r.RulesKey += "@" + w.Gateway.Model(llm.TaskRules)
