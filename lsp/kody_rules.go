@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"go.lsp.dev/protocol"
-	"go.lsp.dev/uri"
 
 	"github.com/kodustech/kodyls/analysis/filereview"
 	"github.com/kodustech/kodyls/analysis/rules"
@@ -113,34 +112,6 @@ func (r *ruleState) forget(key string) bool {
 	return d != nil && len(d.found) > 0
 }
 
-// diagnose is the scheduler's job for one document: it takes a snapshot of
-// the current version, runs the local rule detectors, moves the review
-// findings to the new text, and publishes both for that version. It runs
-// off the read loop; the typing path only triggers it.
-func (s *Server) diagnose(ctx context.Context, key string) {
-	snap, doc := s.snapshot(key)
-	if snap == nil || !snap.Checked() {
-		return // the baseline loader triggers a run when it is ready
-	}
-	found := snap.CheckRules()
-	ruleDiags := make([]protocol.Diagnostic, 0, len(found))
-	for _, v := range found {
-		ruleDiags = append(ruleDiags, s.violationDiagnostic(doc, v, snap.Settings.Severity))
-	}
-	// The panel's data is recorded before the diagnostics go out, so an
-	// editor that asks for it on seeing them gets the same findings.
-	s.rules.set(key, snap.Version, found)
-	s.reviews.Follow(key, snap.Version, s.editsSince(key))
-	reviewDiags := s.reviewDiagnostics(snap, doc)
-	if !s.diags.SetSources(ctx, uri.URI(key), snap.Version, map[string][]protocol.Diagnostic{SourceRules: ruleDiags, SourceReview: reviewDiags}) {
-		return // a newer edit arrived; its run publishes
-	}
-	if s.rules.takeChange(key) {
-		s.notifyViolationsChanged(ctx, uri.URI(key))
-	}
-	s.armIdleReview(key, snap.Version)
-}
-
 // diagnosticData is carried in Diagnostic.data so code actions can find the
 // rule behind a diagnostic.
 type diagnosticData struct {
@@ -232,7 +203,10 @@ func (s *Server) dropGoneRuleFindings(ctx context.Context, od *openDoc) {
 	if od.folder == nil {
 		return
 	}
-	rel, _ := od.folder.Rel(od.path)
+	snap, _ := s.snapshot(string(od.uri))
+	if snap == nil {
+		return
+	}
 	applies := map[string]bool{}
 	all := od.folder.Rules()
 	for _, r := range all {
@@ -241,7 +215,7 @@ func (s *Server) dropGoneRuleFindings(ctx context.Context, od *openDoc) {
 			applies[r.UUID] = true
 		}
 	}
-	for _, r := range filereview.ModelRules(all, rel, od.language) {
+	for _, r := range filereview.ModelRules(all, snap.Rel, snap.Language) {
 		applies[r.UUID] = true
 	}
 	key := string(od.uri)

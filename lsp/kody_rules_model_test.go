@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/kodustech/kodyls/agents/llmtest"
 	"github.com/kodustech/kodyls/analysis/review"
 	"github.com/kodustech/kodyls/analysis/review/reviewtest"
@@ -93,9 +95,11 @@ func TestRuleFileEditedOnDiskTakesEffect(t *testing.T) {
 		t.Fatalf("saving an unchanged buffer made %d more rule checks", n-1)
 	}
 
-	// Rewritten on disk: only the file watcher can notice. Its reload is
-	// debounced and is not work AwaitIdle waits for, so the server's own
-	// state is polled, within a bound.
+	// Rewritten on disk: only the file watcher can notice. AwaitIdle
+	// waits for a change the watcher has seen, debounce and reload
+	// included, but the kernel's event may still be on its way to the
+	// watcher when AwaitIdle arrives: the server's state is asked again
+	// after each idle answer, within a bound.
 	if err := os.WriteFile(e.Path(".kody/rules/loops.md"), []byte(loopRule(newTitle)), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -238,6 +242,30 @@ func TestNarrowedRuleTakesItsFindingsAlong(t *testing.T) {
 		if lsptest.Code(d) == "loops-range" {
 			t.Fatalf("the save brought back the finding of the narrowed rule: %+v", d)
 		}
+	}
+	e.Shutdown()
+}
+
+// TestWatchedFileChangeIsAwaited: a rule file change the editor reports
+// (workspace/didChangeWatchedFiles) is work the server counts from the
+// notification on: the next kodyls/awaitIdle answers after the reload, so
+// the panel already names the rule by its new title.
+func TestWatchedFileChangeIsAwaited(t *testing.T) {
+	const oldTitle, newTitle = "Loops over slices use range", "Iterate with for-range, never an index"
+	e, _, _ := savedLoopViolation(t, oldTitle)
+	e.AwaitIdle("")
+	if got := ruleTitle(t, e, "loops-range"); got != oldTitle {
+		t.Fatalf("violations panel names the rule %q, want %q", got, oldTitle)
+	}
+	if err := os.WriteFile(e.Path(".kody/rules/loops.md"), []byte(loopRule(newTitle)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.Notify(protocol.MethodWorkspaceDidChangeWatchedFiles, &protocol.DidChangeWatchedFilesParams{
+		Changes: []protocol.FileEvent{{URI: e.URI(".kody/rules/loops.md"), Type: protocol.FileChangeTypeChanged}},
+	})
+	e.AwaitIdle("")
+	if got := ruleTitle(t, e, "loops-range"); got != newTitle {
+		t.Fatalf("after the editor reported the change and the server was idle, the panel names the rule %q, want %q", got, newTitle)
 	}
 	e.Shutdown()
 }

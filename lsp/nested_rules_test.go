@@ -73,8 +73,10 @@ func notChecked(t *testing.T, s *lsptest.Session) []string {
 	return ids
 }
 
-// awaitNotChecked waits until the rules not checked are want; file
-// watching is asynchronous, so it polls after each idle signal.
+// awaitNotChecked waits until the rules not checked are want. AwaitIdle
+// covers a change the file watcher has seen, through its reload, but the
+// kernel's event may not have reached the watcher yet: it asks again after
+// each idle answer, within a bound.
 func awaitNotChecked(t *testing.T, s *lsptest.Session, what string, want []string) {
 	t.Helper()
 	deadline := time.Now().Add(lsptest.DefaultTimeout)

@@ -79,7 +79,8 @@ type Server struct {
 	docs      *textdoc.Store
 	diags     *publisher
 	checks    *scheduler // the diagnose pass of each open document
-	work      *tracker   // pending work per URI, for kodyls/awaitIdle
+	live      []liveSource
+	work      *tracker // pending work per URI, for kodyls/awaitIdle
 	encoding  textdoc.Encoding
 	clientCap clientCapabilities
 
@@ -133,6 +134,7 @@ func New(opts Options) *Server {
 		rulesLoaded: make(chan struct{}),
 		build:       builds{shown: map[string][]uri.URI{}},
 	}
+	s.live = []liveSource{ruleChecks{s}, liveReview{s}}
 	s.cfg = contract.Resolve(opts.Getenv, nil, nil)
 	s.svc = opts.Services
 	if s.svc == nil {

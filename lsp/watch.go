@@ -114,7 +114,13 @@ func (s *Server) didChangeWatchedFiles(p *protocol.DidChangeWatchedFilesParams) 
 		what |= s.classify(c.URI.FsPath())
 	}
 	if what != changeNone {
-		s.goBackground(func(ctx context.Context) { s.applyFileChanges(ctx, what) })
+		// Counted from here, on the read loop: a kodyls/awaitIdle that
+		// follows the notification waits for the reload.
+		done := s.work.add("")
+		s.goBackground(func(ctx context.Context) {
+			defer done()
+			s.applyFileChanges(ctx, what)
+		})
 	}
 }
 
@@ -137,6 +143,14 @@ func (s *Server) watchFiles(ctx context.Context, ready func()) {
 	// Once the rules are loaded, the files they were read from too.
 	loaded := s.rulesLoaded
 	var pending fileChange
+	// A change seen and waiting for the debounce is pending work, so
+	// kodyls/awaitIdle does not answer before the reload it leads to.
+	var pendingDone func()
+	defer func() {
+		if pendingDone != nil {
+			pendingDone()
+		}
+	}()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
@@ -163,6 +177,9 @@ func (s *Server) watchFiles(ctx context.Context, ready func()) {
 				s.watchCreatedDir(w, ev.Name)
 			}
 			pending |= what
+			if pendingDone == nil {
+				pendingDone = s.work.add("")
+			}
 			timer.Reset(watchDebounce)
 		case err, ok := <-w.Errors:
 			if !ok {
@@ -175,6 +192,10 @@ func (s *Server) watchFiles(ctx context.Context, ready func()) {
 			s.applyFileChanges(ctx, what)
 			if what&changeRules != 0 {
 				s.watchRuleFiles(w)
+			}
+			if pendingDone != nil {
+				pendingDone()
+				pendingDone = nil
 			}
 		}
 	}

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 
 	"github.com/kodustech/kodyls/analysis/changes"
+	"github.com/kodustech/kodyls/analysis/errparse"
 	"github.com/kodustech/kodyls/analysis/filereview"
 	"github.com/kodustech/kodyls/analysis/gate"
 	"github.com/kodustech/kodyls/analysis/rulecheck"
 	"github.com/kodustech/kodyls/analysis/rules"
+	"github.com/kodustech/kodyls/editors/contract"
 )
 
 // Folder is one workspace root: its Kody Rules, the baselines of its files
@@ -95,37 +98,22 @@ func RuleFindingID(ruleUUID, rel string, line0, startByte int) string {
 	return fmt.Sprintf("%s:%s:%d:%d", ruleUUID, rel, line0+1, startByte)
 }
 
-// CheckRules runs the rules' local detectors over text, the content of
-// rel. With onlyChanged, only the lines changed against base are checked
-// (every line when the file is untracked, base.Kind == changes.Untracked).
-// A file the gate skips has no findings.
-func (f *Folder) CheckRules(rel string, base changes.Baseline, text string, onlyChanged bool) []RuleFinding {
-	if len(f.Engine.Rules()) == 0 || f.Gate(rel, text).Skip() {
-		return nil
+// FileSnapshot is the snapshot of a file that no editor holds, as
+// `kodyls review` checks it: text against base, read from git, through the
+// file gate, with the language named by the file's extension (as the editor
+// names it in a review prompt).
+func (f *Folder) FileSnapshot(rel, text string, base changes.Baseline, settings contract.Settings) *Snapshot {
+	return &Snapshot{
+		Path:          filepath.Join(f.Root, filepath.FromSlash(rel)),
+		Rel:           rel,
+		Language:      errparse.LanguageOf(rel),
+		Folder:        f,
+		Text:          text,
+		Baseline:      base,
+		BaselineReady: true,
+		Settings:      settings,
+		Skip:          f.Gate(rel, text),
 	}
-	return f.Detect(rel, base, text, onlyChanged)
-}
-
-// Detect is CheckRules for a file already through the gate: the editor
-// gates a buffer when it is opened and saved, not on every keystroke (the
-// gate reads the whole text several times).
-func (f *Folder) Detect(rel string, base changes.Baseline, text string, onlyChanged bool) []RuleFinding {
-	rs := f.Engine.Rules()
-	if len(rs) == 0 {
-		return nil
-	}
-	var include func(int) bool
-	if onlyChanged && base.Kind != changes.Untracked {
-		if set := changes.Changed(base.Text, text); !set.All() {
-			include = set.Has
-		}
-	}
-	vs := rules.Detect(rs, rel, text, include)
-	out := make([]RuleFinding, len(vs))
-	for i, v := range vs {
-		out[i] = RuleFinding{ID: RuleFindingID(v.Rule.UUID, rel, v.Line, v.Start), Violation: v}
-	}
-	return out
 }
 
 // Review reviews one file's change with the model (or the cache) and drops

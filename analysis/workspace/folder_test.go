@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kodustech/kodyls/analysis/changes"
 	"github.com/kodustech/kodyls/analysis/workspace"
+	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/lsp/lsptest"
 )
 
@@ -36,6 +38,17 @@ func ids(fs []workspace.RuleFinding) []string {
 		out[i] = f.ID
 	}
 	return out
+}
+
+// fileSnapshot is the snapshot `kodyls review` checks for rel, with the
+// rules' scope set to the changed lines or the whole file.
+func fileSnapshot(f *workspace.Folder, rel, text string, base changes.Baseline, onlyChanged bool) *workspace.Snapshot {
+	var settings contract.Settings
+	settings.Rules.Scope = contract.ScopeFile
+	if onlyChanged {
+		settings.Rules.Scope = contract.ScopeChanged
+	}
+	return f.FileSnapshot(rel, text, base, settings)
 }
 
 func TestCheckRules(t *testing.T) {
@@ -69,7 +82,8 @@ func TestCheckRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			base := baseline(t, f, tt.rel)
-			got := f.CheckRules(tt.rel, base, tt.text, tt.onlyChanged)
+			snap := fileSnapshot(f, tt.rel, tt.text, base, tt.onlyChanged)
+			got := snap.CheckRules()
 			if !slices.Equal(ids(got), tt.want) {
 				t.Fatalf("ids %q, want %q", ids(got), tt.want)
 			}
@@ -79,11 +93,12 @@ func TestCheckRules(t *testing.T) {
 				}
 			}
 			if tt.gated {
-				if r := f.Gate(tt.rel, tt.text); !r.Skip() {
+				if !snap.Skip.Skip() {
 					t.Errorf("the gate lets %s through", tt.rel)
 				}
-				if len(f.Detect(tt.rel, base, tt.text, tt.onlyChanged)) == 0 {
-					t.Errorf("Detect finds nothing in %s either: the case does not test the gate", tt.rel)
+				snap.Skip = ""
+				if len(snap.CheckRules()) == 0 {
+					t.Errorf("the detectors find nothing in %s either: the case does not test the gate", tt.rel)
 				}
 			}
 		})
@@ -108,7 +123,7 @@ func TestBrokenRuleFileDoesNotStopTheOthers(t *testing.T) {
 		!strings.Contains(errs[0].Msg, "invalid detector pattern") {
 		t.Fatalf("load errors %v, want the pattern of broken.md on line 9", errs)
 	}
-	got := f.CheckRules("main.go", baseline(t, f, "main.go"), mainGoEdited, true)
+	got := fileSnapshot(f, "main.go", mainGoEdited, baseline(t, f, "main.go"), true).CheckRules()
 	if !slices.Equal(ids(got), []string{todoRule + ":main.go:5:11"}) {
 		t.Fatalf("with a broken rule file the others check %q", ids(got))
 	}

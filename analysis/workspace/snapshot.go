@@ -75,13 +75,24 @@ func (s *Snapshot) Rules() []*rules.Rule {
 	return out
 }
 
-// CheckRules runs the local detectors on the snapshot as the settings say
-// (changed lines or the whole file).
+// CheckRules runs the local detectors of the snapshot's rules on its text:
+// on its changed lines, or on every line, as the settings say.
 func (s *Snapshot) CheckRules() []RuleFinding {
 	if !s.Checked() || s.Skip.Skip() {
 		return nil
 	}
-	return s.Folder.Detect(s.Rel, s.Baseline, s.Text, s.Settings.Rules.Scope == contract.ScopeChanged)
+	var include func(int) bool
+	if s.Settings.Rules.Scope == contract.ScopeChanged {
+		if set := s.ChangedLines(); !set.All() {
+			include = set.Has
+		}
+	}
+	vs := rules.Detect(s.Rules(), s.Rel, s.Text, include)
+	out := make([]RuleFinding, len(vs))
+	for i, v := range vs {
+		out[i] = RuleFinding{ID: RuleFindingID(v.Rule.UUID, s.Rel, v.Line, v.Start), Violation: v}
+	}
+	return out
 }
 
 // ReviewInput is what the review of the snapshot is computed from.

@@ -114,7 +114,6 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	}
 	_, problems := folder.Reviewer()
 	rep.Notes = append(rep.Notes, problems...)
-	onlyChanged := res.Settings.Rules.Scope == contract.ScopeChanged
 
 	var results []filereview.Result
 	texts := map[string]string{} // the reviewed text of each file, for columns
@@ -131,14 +130,17 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 			rep.Files = append(rep.Files, report.File{Path: rel, Skipped: err.Error()})
 			continue
 		}
-		if reason := folder.Gate(rel, current); reason.Skip() {
-			rep.Files = append(rep.Files, report.File{Path: rel, Skipped: string(reason)})
+		// The file is checked through the same snapshot as an editor's
+		// buffer, so both find the same things.
+		snap := folder.FileSnapshot(rel, current, baseline, res.Settings)
+		if snap.Skip.Skip() {
+			rep.Files = append(rep.Files, report.File{Path: rel, Skipped: string(snap.Skip)})
 			continue
 		}
-		for _, v := range folder.CheckRules(rel, baseline, current, onlyChanged) {
+		for _, v := range snap.CheckRules() {
 			rep.Findings = append(rep.Findings, ruleFinding(rel, current, v))
 		}
-		fr, err := folder.Review(ctx, filereview.Input{Path: rel, Language: errparse.LanguageOf(rel), Base: workspace.ReviewBase(baseline), Current: current})
+		fr, err := folder.Review(ctx, snap.ReviewInput())
 		if err != nil && !errors.Is(err, filereview.ErrOffline) {
 			fr.Degraded = append(fr.Degraded, "review: "+err.Error())
 		}
