@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 
 	"github.com/kodustech/kodyls/editors/contract"
 )
@@ -27,15 +28,26 @@ func (s *Server) codeAction(_ context.Context, p *protocol.CodeActionParams) ([]
 		// Some clients send back only part of a diagnostic (Neovim keeps
 		// code and data); the data alone identifies a review finding.
 		var rd reviewData
+		detector := false
 		if json.Unmarshal(d.Data, &rd) == nil && rd.Kind == liveReviewKind {
 			actions = append(actions, s.reviewCodeActions(p.TextDocument.URI, d, rd)...)
 		} else if src, _ := d.Source.Get(); src != diagnosticSource {
 			continue
+		} else {
+			detector = true
 		}
 		// A Kody Rule's violation, found by its detector or by the model,
-		// opens the rule.
+		// opens the rule; a detector's with a replacement is fixed by it.
 		var data diagnosticData
-		if json.Unmarshal(d.Data, &data) != nil || data.Rule == "" || seen[data.Rule] {
+		if json.Unmarshal(d.Data, &data) != nil || data.Rule == "" {
+			continue
+		}
+		if detector {
+			if fix, ok := s.detectorFix(p.TextDocument.URI, d, data.ID); ok {
+				actions = append(actions, fix)
+			}
+		}
+		if seen[data.Rule] {
 			continue
 		}
 		seen[data.Rule] = true
@@ -57,4 +69,40 @@ func (s *Server) codeAction(_ context.Context, p *protocol.CodeActionParams) ([]
 		})
 	}
 	return actions, nil
+}
+
+// detectorFix is the quick fix of a detector's violation whose rule has a
+// replacement: the match replaced, offered only while the violation is of the
+// buffer's current version.
+func (s *Server) detectorFix(u uri.URI, d protocol.Diagnostic, id string) (protocol.CodeAction, bool) {
+	doc, ok := s.docs.Get(string(u))
+	if !ok || id == "" {
+		return protocol.CodeAction{}, false
+	}
+	found, version := s.rules.get(string(u))
+	if version != doc.Version() {
+		return protocol.CodeAction{}, false
+	}
+	for _, v := range found {
+		if v.ID != id || !v.HasFix {
+			continue
+		}
+		start := doc.LineStart(v.Line)
+		rng := protocol.Range{
+			Start: toProtocol(doc.PositionAt(start+v.Start, s.encoding)),
+			End:   toProtocol(doc.PositionAt(start+v.End, s.encoding)),
+		}
+		quick := protocol.CodeActionKindQuickFix
+		preferred := true
+		return protocol.CodeAction{
+			Title:       "Apply Kody fix: " + v.Rule.Title,
+			Kind:        &quick,
+			IsPreferred: &preferred,
+			Diagnostics: []protocol.Diagnostic{d},
+			Edit: &protocol.WorkspaceEdit{Changes: map[uri.URI][]protocol.TextEdit{
+				u: {{Range: rng, NewText: v.Fix}},
+			}},
+		}, true
+	}
+	return protocol.CodeAction{}, false
 }

@@ -291,6 +291,7 @@ func (s *Server) ruleViolations() *contract.RuleViolations {
 				Version:   version,
 				CheckedBy: contract.CheckedByDetector,
 				ID:        v.ID,
+				Fixable:   v.HasFix,
 			})
 		}
 		// The violations the model found at the last review, moved with
@@ -315,6 +316,7 @@ func (s *Server) ruleViolations() *contract.RuleViolations {
 			g.Violations = append(g.Violations, contract.ViolationInfo{
 				URI: od.uri, Range: s.spanRange(doc, f.Span), Match: f.ExistingCode, Version: fversion,
 				CheckedBy: contract.CheckedByModel, ID: f.ID, Message: f.SuggestionContent,
+				Fixable: strings.TrimSpace(f.ImprovedCode) != "",
 			})
 		}
 	}

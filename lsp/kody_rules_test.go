@@ -82,3 +82,72 @@ func TestShowRuleOpensItsLine(t *testing.T) {
 	}
 	s.Shutdown()
 }
+
+// TestDetectorFix: a detector with a replacement offers "Apply Kody fix" on
+// its violation; applying it clears the diagnostic, and the panel marks the
+// violation fixable. A violation of a detector without one has no fix.
+func TestDetectorFix(t *testing.T) {
+	fixRule := "---\ntitle: Log, don't print\nuuid: no-println\nseverity: high\npath: \"**/*.go\"\n" +
+		"detector:\n  type: regex\n  pattern: 'fmt\\.Println\\(([^)]*)\\)'\n  replace: 'log.Print($1)'\n---\nUse the logger.\n"
+	repo := lsptest.NewRepo(t, map[string]string{
+		".kody/rules/println.md": fixRule,
+		".kody/rules/todo.md":    lsptest.RuleFile("TODO needs an owner", "todo-owner", "low", "**/*.go", `TODO\b`),
+		"main.go":                "package main\n\nfunc main() {\n}\n",
+	})
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.AwaitIdle("")
+	s.OpenFile("main.go")
+	s.Insert("main.go", protocol.Position{Line: 3}, "\tfmt.Println(\"hi\", n) // TODO\n")
+	diags := s.AwaitDiagnostics("main.go", lsptest.HasCodeOnLine("no-println", 3))
+
+	var violation, todo protocol.Diagnostic
+	for _, d := range diags {
+		switch lsptest.Code(d) {
+		case "no-println":
+			violation = d
+		case "todo-owner":
+			todo = d
+		}
+	}
+	for _, a := range s.CodeActions("main.go", todo.Range, []protocol.Diagnostic{todo}) {
+		if strings.HasPrefix(a.Title, "Apply Kody fix") {
+			t.Fatalf("a detector without replace offers a fix: %+v", a)
+		}
+	}
+	var v contract.RuleViolations
+	if err := s.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
+		t.Fatal(err)
+	}
+	fixable := map[string]bool{}
+	for _, g := range v.Groups {
+		for _, vi := range g.Violations {
+			fixable[g.Rule.UUID] = vi.Fixable
+		}
+	}
+	if !fixable["no-println"] || fixable["todo-owner"] {
+		t.Fatalf("panel fixable = %v, want no-println only", fixable)
+	}
+
+	var fix *protocol.CodeAction
+	for _, a := range s.CodeActions("main.go", violation.Range, []protocol.Diagnostic{violation}) {
+		if a.Title == "Apply Kody fix: Log, don't print" {
+			fix = &a
+		}
+	}
+	if fix == nil {
+		t.Fatal("no \"Apply Kody fix\" action on the detector's violation")
+	}
+	s.ApplyEdit(fix.Edit)
+	if got, want := s.Text("main.go"), "package main\n\nfunc main() {\n\tlog.Print(\"hi\", n) // TODO\n}\n"; got != want {
+		t.Fatalf("after the fix:\n%s\nwant:\n%s", got, want)
+	}
+	s.AwaitIdle("main.go")
+	for _, d := range s.Diagnostics("main.go") {
+		if lsptest.Code(d) == "no-println" {
+			t.Fatalf("the fixed violation is still shown: %+v", d)
+		}
+	}
+
+	s.Shutdown()
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/kodustech/kodyls/analysis/changes"
@@ -21,6 +22,12 @@ type Detector struct {
 	Type    string
 	Pattern string
 	Flags   string
+	// Replace, when HasFix, is what a match is replaced with by the
+	// violation's quick fix: a template in which $1, ${1} or ${name} stand
+	// for the pattern's groups and $$ for a dollar sign (Go's
+	// regexp.Expand). An empty Replace deletes the match.
+	Replace string
+	HasFix  bool
 
 	re *regexp.Regexp
 }
@@ -159,12 +166,57 @@ func hasBackreference(pattern string) bool {
 
 // Violation is one match of a rule's detector. Line is 0-based; Start and
 // End are byte offsets within the line (End exclusive); Match is the matched
-// text.
+// text. When the detector has a replacement, HasFix is set and Fix is the
+// text that replaces Match.
 type Violation struct {
 	Rule       *Rule
 	Line       int
 	Start, End int
 	Match      string
+	Fix        string
+	HasFix     bool
+}
+
+// checkReplace rejects a replacement that names a group the pattern does
+// not have: regexp.Expand would silently put nothing in its place.
+func checkReplace(re *regexp.Regexp, replace string) error {
+	names := re.SubexpNames()
+	for i := 0; i < len(replace); i++ {
+		if replace[i] != '$' || i+1 == len(replace) {
+			continue
+		}
+		if replace[i+1] == '$' {
+			i++
+			continue
+		}
+		name, rest := "", replace[i+1:]
+		if rest[0] == '{' {
+			end := strings.IndexByte(rest, '}')
+			if end < 0 {
+				return fmt.Errorf("detector replace %q: ${ without a closing }", replace)
+			}
+			name = rest[1:end]
+		} else {
+			j := 0
+			for j < len(rest) && (rest[j] == '_' || rest[j] >= '0' && rest[j] <= '9' || rest[j] >= 'a' && rest[j] <= 'z' || rest[j] >= 'A' && rest[j] <= 'Z') {
+				j++
+			}
+			name = rest[:j]
+		}
+		if name == "" {
+			continue
+		}
+		if n, err := strconv.Atoi(name); err == nil {
+			if n > re.NumSubexp() {
+				return fmt.Errorf("detector replace %q uses $%s but the pattern has %d group(s)", replace, name, re.NumSubexp())
+			}
+			continue
+		}
+		if !slices.Contains(names, name) {
+			return fmt.Errorf("detector replace %q uses ${%s} but the pattern has no group (?P<%s>...); write ${1} for a numbered group followed by a letter", replace, name, name)
+		}
+	}
+	return nil
 }
 
 // Detect runs the regex detectors of the rules that apply to relPath over
@@ -199,11 +251,22 @@ func Detect(rules []*Rule, relPath, text string, include func(line int) bool) []
 		}
 		first := len(out)
 		for _, a := range act {
-			for _, m := range a.re.FindAllStringIndex(line, -1) {
+			fix := a.rule.Detector.HasFix
+			var ms [][]int
+			if fix {
+				ms = a.re.FindAllStringSubmatchIndex(line, -1)
+			} else {
+				ms = a.re.FindAllStringIndex(line, -1) // no groups needed: cheaper
+			}
+			for _, m := range ms {
 				if m[0] == m[1] {
 					continue
 				}
-				out = append(out, Violation{Rule: a.rule, Line: n, Start: m[0], End: m[1], Match: line[m[0]:m[1]]})
+				v := Violation{Rule: a.rule, Line: n, Start: m[0], End: m[1], Match: line[m[0]:m[1]], HasFix: fix}
+				if fix {
+					v.Fix = string(a.re.ExpandString(nil, a.rule.Detector.Replace, line, m))
+				}
+				out = append(out, v)
 			}
 		}
 		// Lines are visited in order, so sorting each line's matches is

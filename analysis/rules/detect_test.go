@@ -304,3 +304,35 @@ func TestForEachLine(t *testing.T) {
 		}
 	}
 }
+
+// A detector with a replacement gives each violation its fix: the match
+// with the template expanded, groups and $$ included; without one, none.
+func TestDetectFix(t *testing.T) {
+	src := "---\ntitle: printing\ndetector:\n  type: regex\n  pattern: 'fmt\\.Println\\((?P<arg>[^)]*)\\)'\n  replace: 'log.Info(${arg}) // $$'\n---\n"
+	r, err := Parse("print.md", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "package main\n\tfmt.Println(\"a\"); fmt.Println(x)\n"
+	vs := Detect([]*Rule{r}, "main.go", text, nil)
+	if len(vs) != 2 {
+		t.Fatalf("violations %+v, want 2", vs)
+	}
+	for i, want := range []string{`log.Info("a") // $`, `log.Info(x) // $`} {
+		if !vs[i].HasFix || vs[i].Fix != want {
+			t.Errorf("violation %d: fix %q (has %v), want %q", i, vs[i].Fix, vs[i].HasFix, want)
+		}
+	}
+
+	del, err := Parse("del.md", []byte("---\ntitle: no debugger\ndetector:\n  type: regex\n  pattern: 'debugger;'\n  replace: ''\n---\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs := Detect([]*Rule{del}, "a.js", "debugger;\n", nil); len(vs) != 1 || !vs[0].HasFix || vs[0].Fix != "" {
+		t.Fatalf("an empty replacement deletes the match: %+v", vs)
+	}
+	plain := mustRule(t, "plain.md", `fmt\.Println`, "")
+	if vs := Detect([]*Rule{plain}, "main.go", text, nil); len(vs) != 2 || vs[0].HasFix {
+		t.Fatalf("a detector without replace offers no fix: %+v", vs)
+	}
+}

@@ -630,13 +630,13 @@ func (d *decoder) detector(k, v *yaml.Node, r *Rule) *LoadError {
 		return nil
 	}
 	if v.Kind != yaml.MappingNode {
-		return d.errAt(valueOrKey(k, v), "detector must be a mapping with type, pattern and optional flags, not a %s", kindName(v))
+		return d.errAt(valueOrKey(k, v), "detector must be a mapping with type, pattern and optional flags and replace, not a %s", kindName(v))
 	}
 	var (
-		typ, pattern, flags           string
-		typNode, patKey, flagsNode    *yaml.Node
-		hasType, hasPattern, hasFlags bool
-		seen                          = map[string]*yaml.Node{}
+		typ, pattern, flags, replace           string
+		typNode, patKey, flagsNode, replaceKey *yaml.Node
+		hasType, hasPattern, hasFlags, hasFix  bool
+		seen                                   = map[string]*yaml.Node{}
 	)
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		dk, dv := v.Content[i], yamlpos.Deref(v.Content[i+1])
@@ -646,7 +646,7 @@ func (d *decoder) detector(k, v *yaml.Node, r *Rule) *LoadError {
 		}
 		seen[key] = dk
 		s, lerr := d.scalar(dk, dv, "detector."+key)
-		if lerr != nil && (key == "type" || key == "pattern" || key == "flags") {
+		if lerr != nil && (key == "type" || key == "pattern" || key == "flags" || key == "replace") {
 			return lerr
 		}
 		switch key {
@@ -656,8 +656,10 @@ func (d *decoder) detector(k, v *yaml.Node, r *Rule) *LoadError {
 			pattern, patKey, hasPattern = s, dk, true
 		case "flags":
 			flags, flagsNode, hasFlags = strings.TrimSpace(s), valueOrKey(dk, dv), true
+		case "replace":
+			replace, replaceKey, hasFix = s, dk, true
 		default:
-			return d.errAt(dk, "unknown detector key %q: a detector has type, pattern and flags", dk.Value)
+			return d.errAt(dk, "unknown detector key %q: a detector has type, pattern, flags and replace", dk.Value)
 		}
 	}
 	if !hasType {
@@ -686,6 +688,11 @@ func (d *decoder) detector(k, v *yaml.Node, r *Rule) *LoadError {
 		// the author looks for.
 		return d.errAt(patKey, "%s", err.Error())
 	}
-	r.Detector = &Detector{Type: t, Pattern: pattern, Flags: flags, re: re}
+	if hasFix {
+		if err := checkReplace(re, replace); err != nil {
+			return d.errAt(replaceKey, "%s", err.Error())
+		}
+	}
+	r.Detector = &Detector{Type: t, Pattern: pattern, Flags: flags, Replace: replace, HasFix: hasFix, re: re}
 	return nil
 }

@@ -237,6 +237,9 @@ func TestParseMoreErrors(t *testing.T) {
 		{"empty pattern", "---\ntitle: t\ndetector:\n  type: regex\n  pattern: ''\n---\n", 5, 3, `detector has no "pattern"`},
 		{"unknown alias", "---\ntitle: t\nseverity: *sev\n---\n", 3, 1, "unknown alias *sev"},
 		{"lookbehind", "---\ntitle: t\ndetector:\n  type: regex\n  pattern: '(?<!a)b'\n---\n", 5, 3, "negative lookbehind (?<!"},
+		{"replace names a missing group", "---\ntitle: t\ndetector:\n  type: regex\n  pattern: 'a(b)'\n  replace: '$2'\n---\n", 6, 3, "uses $2 but the pattern has 1 group(s)"},
+		{"replace names a missing named group", "---\ntitle: t\ndetector:\n  type: regex\n  pattern: 'a(b)'\n  replace: '$1x'\n---\n", 6, 3, "uses ${1x} but the pattern has no group"},
+		{"replace is a list", "---\ntitle: t\ndetector:\n  type: regex\n  pattern: 'a'\n  replace: [b]\n---\n", 6, 12, "must be a single value"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

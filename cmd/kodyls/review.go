@@ -303,7 +303,7 @@ func gitOutput(ctx context.Context, dir string, args ...string) (string, error) 
 // editor runs.
 func ruleFinding(rel, text string, v workspace.RuleFinding) report.Finding {
 	start := lineStart(text, v.Line)
-	return report.Finding{
+	f := report.Finding{
 		ID:        v.ID,
 		Source:    report.SourceRule,
 		File:      rel,
@@ -313,6 +313,11 @@ func ruleFinding(rel, text string, v workspace.RuleFinding) report.Finding {
 		Summary: v.Rule.Title, Message: v.Rule.Lead(),
 		RuleID: v.Rule.UUID, RuleTitle: v.Rule.Title,
 	}
+	if v.HasFix {
+		// The detector's replacement of the matched text.
+		f.ExistingCode, f.ImprovedCode = v.Match, v.Fix
+	}
+	return f
 }
 
 // lineStart is the byte offset of a 0-based line.

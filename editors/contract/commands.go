@@ -136,6 +136,9 @@ type ViolationInfo struct {
 	ID string `json:"id" jsonschema:"the diagnostic's data.id"`
 	// Message is the model's explanation, for violations it found.
 	Message string `json:"message,omitempty" jsonschema:"the model's explanation of the violation"`
+	// Fixable is set when the diagnostic's code actions include "Apply
+	// Kody fix": the model's improved code, or the detector's replacement.
+	Fixable bool `json:"fixable,omitempty" jsonschema:"the diagnostic has an \"Apply Kody fix\" quick fix (the model's improved code or the detector's replace)"`
 }
 
 // How a violation was found.
