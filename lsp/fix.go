@@ -77,6 +77,18 @@ func (s *Server) fixError(ctx context.Context, arg []byte, token protocol.Progre
 		prog.End("the fix no longer applies")
 		return nil, fmt.Errorf("fix: %w", err)
 	}
+	if !s.clientCap.previewEdits {
+		// The editor would apply the edits as they come: the user sees
+		// the diff and accepts it first.
+		if ok, why := s.confirmFix(ctx, res, out.Files); !ok {
+			out.Note = strings.TrimSpace(out.Note + " " + why)
+			prog.End("fix not applied")
+			if ctx.Err() != nil {
+				return nil, protocol.ErrRequestCancelled
+			}
+			return out, nil
+		}
+	}
 	var applied struct {
 		Applied       bool   `json:"applied"`
 		FailureReason string `json:"failureReason,omitempty"`
@@ -237,4 +249,39 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Prompt actions of confirmFix.
+const (
+	fixApply   = "Apply fix"
+	fixDiscard = "Discard"
+)
+
+// confirmFixDiffLines bounds the diff shown in the prompt; the full diff is
+// in the command's result.
+const confirmFixDiffLines = 60
+
+// confirmFix asks the user, with window/showMessageRequest, whether to apply
+// a fix, showing its diff; an editor that previews annotated edits asks
+// itself. It reports whether the user accepted, and otherwise why not.
+func (s *Server) confirmFix(ctx context.Context, res *fix.Result, files []string) (bool, string) {
+	diff := strings.Split(strings.TrimRight(res.Diff, "\n"), "\n")
+	if len(diff) > confirmFixDiffLines {
+		diff = append(diff[:confirmFixDiffLines], fmt.Sprintf("… %d more lines", len(diff)-confirmFixDiffLines))
+	}
+	msg := fmt.Sprintf("Kody fix of %s (verification: %s). Apply it?\n\n%s", strings.Join(files, ", "), res.Verification, strings.Join(diff, "\n"))
+	var picked *protocol.MessageActionItem
+	err := protocol.Call(ctx, s.conn, protocol.MethodWindowShowMessageRequest, &protocol.ShowMessageRequestParams{
+		Type:    protocol.MessageTypeInfo,
+		Message: msg,
+		Actions: []protocol.MessageActionItem{{Title: fixApply}, {Title: fixDiscard}},
+	}, &picked)
+	switch {
+	case err != nil:
+		s.log.Info("the editor cannot ask to confirm a fix", "error", err)
+		return false, "Not applied: the editor cannot ask you to confirm edits; the diff is above, and `kodyls fix --apply` applies it from a terminal."
+	case picked == nil || picked.Title != fixApply:
+		return false, "Not applied: you discarded it."
+	}
+	return true, ""
 }

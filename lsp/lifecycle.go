@@ -36,6 +36,7 @@ func (s *Server) initialize(_ context.Context, params []byte) (any, error) {
 	}
 	if w := caps.Workspace; w != nil {
 		s.clientCap.configuration = w.Configuration != nil && *w.Configuration
+		s.clientCap.previewEdits = w.WorkspaceEdit != nil && w.WorkspaceEdit.ChangeAnnotationSupport != nil
 	}
 	if td := caps.TextDocument; td != nil && td.CodeAction != nil {
 		for _, prop := range td.CodeAction.ResolveSupport.Properties {

@@ -111,6 +111,10 @@ type clientCapabilities struct {
 	// commandResults: a kodyls plugin that shows command results itself
 	// (contract.ClientExperimental); a generic client drops them.
 	commandResults bool
+	// previewEdits: the client shows annotated edits that need
+	// confirmation to the user before applying them
+	// (workspaceEdit.changeAnnotationSupport).
+	previewEdits bool
 }
 
 // New returns a server; Serve runs it on a connection.

@@ -16,9 +16,9 @@ import (
 
 // TestFixThisErrorInTheEditor: a build-on-save error offers "Fix this
 // error"; running it makes the server send a workspace/applyEdit whose
-// edits need confirmation, for the buffer's version; the editor applies
-// and saves it, the build passes and the diagnostic goes away. The server
-// never writes the file.
+// edits need confirmation, for the buffer's version; the editor (one that
+// previews such edits, as VS Code does) applies and saves it, the build
+// passes and the diagnostic goes away. The server never writes the file.
 func TestFixThisErrorInTheEditor(t *testing.T) {
 	repo := typeErrorRepo(t)
 	fake := llmtest.NewServer()
@@ -26,7 +26,7 @@ func TestFixThisErrorInTheEditor(t *testing.T) {
 	fake.On(llmtest.SchemaName("plan"), llmtest.Text(editPlan("\treturn 42\n", "\treturn \"42\"\n")))
 	fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"unexpected","adjustments":[]}`))
 	s := lsptest.StartBinary(t, lsptest.BuildBinary(t), repo.Dir, fakeEnv(t, fake))
-	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{
+	s.Initialize(lsptest.InitOptions{ChangeAnnotations: true, InitializationOptions: map[string]any{
 		"build":  map[string]any{"onSave": "go build ./..."},
 		"review": map[string]any{"trigger": "manual"},
 	}})
@@ -91,6 +91,9 @@ func TestFixThisErrorInTheEditor(t *testing.T) {
 	if !strings.Contains(s.Text("main.go"), "\treturn \"42\"\n") {
 		t.Fatalf("buffer after the edit:\n%s", s.Text("main.go"))
 	}
+	if p := s.Prompts(); len(p) != 0 {
+		t.Fatalf("an editor that previews edits was asked first: %+v", p)
+	}
 	var progress []string
 	for _, pr := range s.Progress() {
 		progress = append(progress, pr.Value.Title+pr.Value.Message)
@@ -100,5 +103,78 @@ func TestFixThisErrorInTheEditor(t *testing.T) {
 	}
 	s.Save("main.go")
 	s.AwaitDiagnostics("main.go", lsptest.Empty)
+	s.Shutdown()
+}
+
+// TestFixIsConfirmedInEditorsWithoutPreview: an editor that would apply a
+// workspace edit as it comes (no changeAnnotationSupport: Neovim, Helix,
+// eglot) is asked first, with the fix's diff; a discarded fix is not sent,
+// an accepted one is.
+func TestFixIsConfirmedInEditorsWithoutPreview(t *testing.T) {
+	repo := typeErrorRepo(t)
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.SchemaName("plan"), llmtest.Text(editPlan("\treturn 42\n", "\treturn \"42\"\n")))
+	fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"unexpected","adjustments":[]}`))
+	s := lsptest.StartBinary(t, lsptest.BuildBinary(t), repo.Dir, fakeEnv(t, fake))
+	s.Initialize(lsptest.InitOptions{Generic: true, InitializationOptions: map[string]any{
+		"build":  map[string]any{"onSave": "go build ./..."},
+		"review": map[string]any{"trigger": "manual"},
+	}})
+	s.OpenFile("main.go")
+	s.Save("main.go")
+	ds := s.AwaitDiagnostics("main.go", func(ds []protocol.Diagnostic) bool {
+		for _, d := range ds {
+			if src, _ := d.Source.Get(); src == "build" && d.Range.Start.Line == 5 {
+				return true
+			}
+		}
+		return false
+	})
+	var action *protocol.CodeAction
+	for _, a := range s.CodeActions("main.go", ds[0].Range, ds) {
+		if a.Title == "Fix this error" {
+			action = &a
+		}
+	}
+	if action == nil {
+		t.Fatal("no Fix this error action")
+	}
+	run := func() contract.FixResult {
+		t.Helper()
+		var res contract.FixResult
+		if err := s.ExecuteCommand(action.Command.Command, json.RawMessage(action.Command.Arguments[0]), &res); err != nil {
+			t.Fatalf("kodyls.fixError: %v", err)
+		}
+		return res
+	}
+
+	s.AnswerPrompts("Discard")
+	res := run()
+	if res.Applied || !res.Verified || !strings.Contains(res.Note, "discarded") {
+		t.Fatalf("discarded fix: %+v", res)
+	}
+	if n := len(s.AppliedEdits()); n != 0 {
+		t.Fatalf("a discarded fix was sent to the editor (%d applyEdit)", n)
+	}
+	if s.Text("main.go") != typeErrorGo {
+		t.Fatalf("the buffer changed after a discarded fix:\n%s", s.Text("main.go"))
+	}
+	prompts := s.Prompts()
+	if len(prompts) != 1 || !strings.Contains(prompts[0].Message, "main.go") || !strings.Contains(prompts[0].Message, "+\treturn \"42\"") ||
+		len(prompts[0].Actions) != 2 || prompts[0].Actions[0].Title != "Apply fix" {
+		t.Fatalf("the prompt must show the diff and offer Apply fix: %+v", prompts)
+	}
+
+	s.AnswerPrompts("Apply fix")
+	if res := run(); !res.Applied {
+		t.Fatalf("accepted fix: %+v", res)
+	}
+	if edits := s.AppliedEdits(); len(edits) != 1 || edits[0].Failure != "" {
+		t.Fatalf("applyEdit requests %+v", edits)
+	}
+	if !strings.Contains(s.Text("main.go"), "\treturn \"42\"\n") {
+		t.Fatalf("buffer after the accepted fix:\n%s", s.Text("main.go"))
+	}
 	s.Shutdown()
 }

@@ -59,6 +59,11 @@ type Editor struct {
 	statuses       []contract.StatusParams
 	vchanged       []contract.RuleViolationsChangedParams
 	applied        []AppliedEdit
+	// asked are the window/showMessageRequest prompts; answer is the
+	// action the user picks, "" to close the prompt (nil when unset: the
+	// first action, as a user accepting).
+	asked  []protocol.ShowMessageRequestParams
+	answer *string
 	// configHold, when set, holds the answers to workspace/configuration
 	// until it is closed.
 	configHold chan struct{}
@@ -180,6 +185,24 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		e.vchanged = append(e.vchanged, p)
 		e.mu.Unlock()
 		return nil, nil
+	case protocol.MethodWindowShowMessageRequest:
+		var p protocol.ShowMessageRequestParams
+		_ = protocol.Unmarshal(req.Params(), &p)
+		e.mu.Lock()
+		e.asked = append(e.asked, p)
+		answer := e.answer
+		e.mu.Unlock()
+		pick := ""
+		if answer != nil {
+			pick = *answer
+		} else if len(p.Actions) > 0 {
+			pick = p.Actions[0].Title
+		}
+		if pick == "" {
+			return jsonrpc2.RawMessage(`null`), nil
+		}
+		raw, _ := json.Marshal(protocol.MessageActionItem{Title: pick})
+		return jsonrpc2.RawMessage(raw), nil
 	case protocol.MethodWorkspaceApplyEdit:
 		// The editor applies the edit to its buffers at once, as if the
 		// user confirmed the preview; the test saves them when it wants.
@@ -251,6 +274,10 @@ type InitOptions struct {
 	// results itself. By default it declares it, as the kodyls plugins do.
 	Generic        bool
 	NoShowDocument bool // do not advertise window/showDocument
+	// ChangeAnnotations advertises workspaceEdit.changeAnnotationSupport:
+	// the editor previews annotated edits that need confirmation, as VS
+	// Code does, so the server does not ask first.
+	ChangeAnnotations bool
 }
 
 // Initialize performs initialize and initialized.
@@ -271,6 +298,9 @@ func (e *Editor) Initialize(o InitOptions) *protocol.InitializeResult {
 			Workspace: &protocol.WorkspaceClientCapabilities{Configuration: &cfg},
 			Window:    &protocol.WindowClientCapabilities{WorkDoneProgress: &wdp, ShowDocument: &sd},
 		},
+	}
+	if o.ChangeAnnotations {
+		p.Capabilities.Workspace.WorkspaceEdit = &protocol.WorkspaceEditClientCapabilities{ChangeAnnotationSupport: &protocol.ChangeAnnotationsSupportOptions{}}
 	}
 	if !o.Generic {
 		raw, _ := json.Marshal(map[string]any{contract.ExperimentalKey: contract.ClientExperimental{CommandResults: true}})
@@ -739,6 +769,22 @@ func (e *Editor) ApplyEdit(edit *protocol.WorkspaceEdit) {
 }
 
 // Messages returns the window/showMessage notifications received.
+// AnswerPrompts sets the action the user picks in every later
+// window/showMessageRequest prompt; "" closes them unanswered. By default the
+// first action is picked.
+func (e *Editor) AnswerPrompts(title string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.answer = &title
+}
+
+// Prompts returns the window/showMessageRequest prompts received.
+func (e *Editor) Prompts() []protocol.ShowMessageRequestParams {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]protocol.ShowMessageRequestParams(nil), e.asked...)
+}
+
 func (e *Editor) Messages() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -69,10 +69,30 @@ H.step('q closes the float', not vim.api.nvim_win_is_valid(float) and vim.api.nv
 vim.cmd('silent write')
 vim.api.nvim_win_set_cursor(0, { 7, 1 })
 local on_disk = vim.fn.readfile(H.file)
+-- Before 0.11 Neovim applies a workspace edit as it comes, so the server
+-- asks first, showing the diff (0.10 through vim.ui.select, 0.7 through
+-- inputlist); 0.11+ confirms edits that need it itself (confirm()). The user
+-- picks the first choice: "Apply fix", or "Yes".
+local asked = ''
+vim.fn.confirm = function(msg)
+  asked = msg
+  return 1
+end
+vim.ui.select = function(items, opts, on_choice)
+  asked = opts.prompt or ''
+  on_choice(items[1], 1)
+end
+vim.fn.inputlist = function(lines)
+  asked = table.concat(lines, '\n')
+  return 1
+end
 vim.cmd('KodyFix')
 H.step(':KodyFix edits the buffer', vim.wait(20000, function()
   return vim.api.nvim_buf_get_lines(main, 6, 7, false)[1] == '\tfor i := 0; i < len(items); i++ {'
 end, 20), vim.inspect(vim.api.nvim_buf_get_lines(main, 6, 7, false)))
+H.step('the user confirmed the fix first', (asked:find('Apply it?', 1, true) ~= nil
+  and asked:find('+\tfor i := 0; i < len(items); i++ {', 1, true) ~= nil)
+  or (vim.fn.has('nvim-0.11') == 1 and asked:find('Apply all changes?', 1, true) ~= nil), asked)
 H.wait_message(':KodyFix echoes the outcome', 'kodyls: applied a fix after 1 plan version(s); not verified (no build.onSave)', 20000)
 H.step('the buffer is modified, the file untouched', vim.bo[main].modified
   and vim.deep_equal(vim.fn.readfile(H.file), on_disk), vim.inspect(vim.fn.readfile(H.file)))

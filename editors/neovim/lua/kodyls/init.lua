@@ -328,9 +328,10 @@ function M.explain()
 end
 
 --- :KodyFix: the server plans and verifies a fix of the diagnostic under
---- the cursor and sends it as workspace/applyEdit, which changes the
---- buffers (not the files: review the change, then :write); the summary
---- with the diff opens in a floating window.
+--- the cursor, asks you to confirm it (the prompt shows the diff), and then
+--- sends it as workspace/applyEdit, which changes the buffers (not the
+--- files: review the change, then :write); the summary with the diff opens
+--- in a floating window.
 function M.fix()
   local c = client_or_warn()
   local d = diagnostic_at_cursor()
