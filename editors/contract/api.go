@@ -5,7 +5,6 @@ package contract
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -259,15 +258,5 @@ func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 // ReplaceSettingsTable returns readme with the text between
 // SettingsBeginMarker and SettingsEndMarker replaced by SettingsMarkdown.
 func ReplaceSettingsTable(readme []byte) ([]byte, error) {
-	begin := bytes.Index(readme, []byte(SettingsBeginMarker))
-	end := bytes.Index(readme, []byte(SettingsEndMarker))
-	if begin < 0 || end < begin {
-		return nil, errors.New("README.md lacks " + SettingsBeginMarker + " … " + SettingsEndMarker + " around the settings table")
-	}
-	var out bytes.Buffer
-	out.Write(readme[:begin+len(SettingsBeginMarker)])
-	out.WriteString("\n")
-	out.WriteString(SettingsMarkdown())
-	out.Write(readme[end:])
-	return out.Bytes(), nil
+	return replaceBetween(readme, SettingsBeginMarker, SettingsEndMarker, SettingsMarkdown(), "the settings table")
 }
