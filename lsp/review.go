@@ -182,7 +182,7 @@ func (s *Server) reviewDiagnostics(snap *workspace.Snapshot, doc *textdoc.Docume
 	}
 	out := make([]protocol.Diagnostic, 0, len(findings))
 	for _, f := range findings {
-		data, _ := json.Marshal(reviewData{ID: f.ID, Kind: liveReviewKind, Rule: f.RuleID})
+		data, _ := json.Marshal(contract.DiagnosticData{ID: f.ID, Kind: contract.DiagnosticKindReview, Rule: f.RuleID})
 		level := f.Severity
 		if level == "" {
 			level = "medium"
