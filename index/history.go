@@ -693,6 +693,34 @@ type Stats struct {
 	BySource     map[string]int // explanations per source
 }
 
+// IndexStatus describes the search index of the history.
+type IndexStatus struct {
+	Path      string // the bleve index directory
+	Documents uint64 // errors indexed
+	Queued    int    // changes waiting to reach the index
+}
+
+// errNoIndex: the history was opened without its search index.
+var errNoIndex = errors.New("the history has no search index")
+
+// Index applies the queued changes to the search index and reports what it
+// holds: the same way into the index every lookup takes, so a deleted index
+// is rebuilt from the history first.
+func (h *LocalHistory) Index(ctx context.Context) (IndexStatus, error) {
+	if h.x == nil {
+		return IndexStatus{}, errNoIndex
+	}
+	st := IndexStatus{Path: h.x.Path()}
+	var err error
+	if st.Documents, err = h.x.Count(ctx); err != nil {
+		return st, err
+	}
+	if st.Queued, err = h.x.Pending(ctx); err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
 // Stats counts the history over all workspaces.
 func (h *LocalHistory) Stats(ctx context.Context) (Stats, error) {
 	s := Stats{ByTool: map[string]int{}, BySource: map[string]int{}}

@@ -27,6 +27,9 @@ type History interface {
 	Search(ctx context.Context, text string, k int) ([]HistoryEntry, error)
 	// Stats counts the history.
 	Stats(ctx context.Context) (Stats, error)
+	// Index reports the search index beside the history; it fails when
+	// the history works without one.
+	Index(ctx context.Context) (IndexStatus, error)
 	// Forget deletes the errors of workspace ("" = all).
 	Forget(ctx context.Context, workspace string) (int, error)
 	// Prune keeps the maxErrors most recently seen errors.

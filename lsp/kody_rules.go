@@ -129,7 +129,7 @@ func (s *Server) violationDiagnostic(doc *textdoc.Document, v workspace.RuleFind
 	if first := v.Rule.Lead(); first != "" {
 		msg += "\n" + first
 	}
-	data, _ := json.Marshal(diagnosticData{ID: v.ID, Rule: v.Rule.UUID})
+	data, _ := json.Marshal(contract.DiagnosticData{ID: v.ID, Rule: v.Rule.UUID})
 	return protocol.Diagnostic{
 		Range:    rng,
 		Severity: severity(sev, string(v.Rule.Severity)),

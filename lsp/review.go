@@ -127,7 +127,7 @@ func (s *Server) reviewDoc(ctx context.Context, key string, token protocol.Progr
 	prog := s.beginProgress(ctx, token, "Kody review: "+snap.Rel)
 	s.modelWorkStarted()
 	res, err := s.reviews.Run(ctx, snap)
-	s.reviewDegraded(res.Degraded)
+	s.reviewDegraded(res.Degraded, err)
 	s.modelWorkEnded()
 	sum := &contract.ReviewSummary{URI: uri.URI(key), Version: snap.Version, Hunks: res.Hunks, CachedHunks: res.CachedHunks, Skipped: string(res.Skipped), Degraded: res.Degraded}
 	switch {
@@ -182,7 +182,7 @@ func (s *Server) reviewDiagnostics(snap *workspace.Snapshot, doc *textdoc.Docume
 	}
 	out := make([]protocol.Diagnostic, 0, len(findings))
 	for _, f := range findings {
-		data, _ := json.Marshal(reviewData{ID: f.ID, Kind: liveReviewKind, Rule: f.RuleID})
+		data, _ := json.Marshal(contract.DiagnosticData{ID: f.ID, Kind: contract.DiagnosticKindReview, Rule: f.RuleID})
 		level := f.Severity
 		if level == "" {
 			level = "medium"

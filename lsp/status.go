@@ -37,8 +37,14 @@ func (s *Server) modelWorkEnded() {
 	s.sendStatus()
 }
 
-// reviewDegraded records whether the last finished review lost stages.
-func (s *Server) reviewDegraded(degraded []string) {
+// reviewDegraded records whether the last finished review lost stages. A
+// review that did not finish (err != nil: cancelled, superseded by an edit)
+// changes nothing, since the findings on screen are still those of the last
+// review that did.
+func (s *Server) reviewDegraded(degraded []string, err error) {
+	if err != nil {
+		return
+	}
 	s.status.mu.Lock()
 	s.status.degraded = len(degraded) > 0
 	s.status.mu.Unlock()

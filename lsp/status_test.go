@@ -3,10 +3,12 @@ package lsp_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"go.lsp.dev/protocol"
 
 	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/review"
 	"github.com/kodustech/kodyls/analysis/review/reviewtest"
 	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/lsp"
@@ -200,4 +202,95 @@ func TestStatusEndpointDown(t *testing.T) {
 	}
 	checkNoRepeats(t, st)
 	s.Shutdown()
+}
+
+// garbledMarker in a buffer makes the fake model answer the review's
+// analysis with prose instead of the JSON asked for.
+const garbledMarker = "// garbled"
+
+// scriptGarbledAnalysis makes the analysis of any change containing
+// garbledMarker come back as text that is not JSON; every other review
+// finds rangeLoop.
+func scriptGarbledAnalysis(fake *llmtest.Server) {
+	fake.On(llmtest.All(llmtest.SchemaName(review.SchemaAnalyze), llmtest.PromptContains(garbledMarker)),
+		llmtest.Text("Looks good to me, nothing to add!"))
+	reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop})
+}
+
+func TestStatusDegradedUntilACleanReview(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	scriptGarbledAnalysis(fake)
+	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "save")
+	e.OpenFile("main.go")
+	typeBug(e)
+	e.Insert("main.go", protocol.Position{Line: 0, Character: 0}, garbledMarker+"\n")
+	e.Save("main.go")
+	e.AwaitIdle("")
+	if ds := e.Diagnostics("main.go"); hasReviewOnLine(7)(ds) {
+		t.Fatalf("a review whose analysis was garbled published a finding: %s", lsptest.Describe(ds))
+	}
+	st := e.Statuses()
+	last := st[len(st)-1]
+	if last.State != contract.StateDegraded || last.Message == "" || last.Reviewing != 0 {
+		t.Fatalf("status after a review that lost its analysis %+v, want degraded with a message and none running; all: %+v", last, st)
+	}
+	if !subsequence(st, stateIs(contract.StateReady), stateIs(contract.StateReviewing), stateIs(contract.StateDegraded)) {
+		t.Fatalf("statuses %+v, want ready, reviewing, degraded", st)
+	}
+
+	// The same file reviewed cleanly: the status is ready again.
+	seen := len(st)
+	e.EditBuffer("main.go", lsptest.Edit{Range: protocol.Range{End: protocol.Position{Line: 1}}})
+	e.Save("main.go")
+	e.AwaitIdle("")
+	if ds := e.Diagnostics("main.go"); !hasReviewOnLine(6)(ds) {
+		t.Fatalf("the clean review published %s", lsptest.Describe(ds))
+	}
+	st = e.Statuses()
+	if !subsequence(st[seen:], stateIs(contract.StateReviewing), stateIs(contract.StateReady)) {
+		t.Fatalf("statuses after a clean review %+v, want reviewing, ready", st[seen:])
+	}
+	if last := st[len(st)-1]; last.State != contract.StateReady || last.Message != "" || last.Reviewing != 0 {
+		t.Fatalf("status after a clean review %+v, want ready with no message", last)
+	}
+	checkNoRepeats(t, st)
+	e.Shutdown()
+}
+
+// TestStatusDegradedSurvivesACancelledReview: the findings on screen are
+// still those of the degraded review when the next one is cancelled by an
+// edit, so the status must keep saying so.
+func TestStatusDegradedSurvivesACancelledReview(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	scriptGarbledAnalysis(fake)
+	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "save")
+	e.OpenFile("main.go")
+	typeBug(e)
+	e.Insert("main.go", protocol.Position{Line: 0, Character: 0}, garbledMarker+"\n")
+	e.Save("main.go")
+	e.AwaitIdle("")
+	if st := e.Statuses(); st[len(st)-1].State != contract.StateDegraded {
+		t.Fatalf("statuses after a review that lost its analysis %+v, want degraded last", st)
+	}
+
+	fake.Reset()
+	reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop}, llmtest.Reply{Hang: true})
+	e.Insert("main.go", protocol.Position{Line: 1, Character: 0}, "// more\n")
+	e.Save("main.go")
+	if !fake.WaitSchema(review.SchemaAnalyze, 1, 5*time.Second) {
+		t.Fatal("the analysis request never left")
+	}
+	e.Insert("main.go", protocol.Position{Line: 1, Character: 0}, "// and more\n")
+	if !fake.WaitDisconnects(1, 5*time.Second) {
+		t.Fatal("the edit did not cancel the running review")
+	}
+	e.AwaitIdle("")
+	st := e.Statuses()
+	if last := st[len(st)-1]; last.State != contract.StateDegraded || last.Reviewing != 0 {
+		t.Fatalf("status after a cancelled review that followed a degraded one %+v, want degraded; all: %+v", last, st)
+	}
+	checkNoRepeats(t, st)
+	e.Shutdown()
 }

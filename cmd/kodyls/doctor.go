@@ -83,14 +83,15 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			v, _ := st.SchemaVersion(ctx)
 			wss, _ := st.Workspaces(ctx)
 			row("store", "%s (schema v%d, %d workspaces seen)", st.Path(), v, len(wss))
-			if x, err := index.OpenSearch(st, dir); err != nil {
+			// The index as every lookup sees it, through the history of the
+			// composition root: a deleted index is rebuilt first.
+			if h, err := svc.OpenHistory(ctx, true); err != nil {
 				row("error index", "error")
 				problems = append(problems, fmt.Sprintf("error index: %v", err))
-			} else if n, err := x.Count(ctx); err != nil {
-				row("error index", "%s (%v)", x.Path(), err)
+			} else if x, err := h.Index(ctx); err != nil {
+				row("error index", "%s (%v)", x.Path, err)
 			} else {
-				pending, _ := x.Pending(ctx)
-				row("error index", "%s (%d documents, %d queued)", x.Path(), n, pending)
+				row("error index", "%s (%d documents, %d queued)", x.Path, x.Documents, x.Queued)
 			}
 		}
 	}

@@ -5,7 +5,6 @@ package contract
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -25,8 +24,9 @@ const (
 const draft202012 = "https://json-schema.org/draft/2020-12/schema"
 
 // API returns the published contract, the content of editors/shared/kodyls-api.json:
-// the settings as a JSON Schema, and the commands, notifications and
-// requests with JSON Schemas of their arguments, params and results. The
+// the settings as a JSON Schema, the commands, notifications and requests
+// with JSON Schemas of their arguments, params and results, and the schema
+// of the data of kodyls's diagnostics. The
 // output is deterministic, indented and ends with a newline.
 func API() ([]byte, error) {
 	doc := apiDoc{
@@ -59,6 +59,11 @@ func API() ([]byte, error) {
 	if doc.Requests, err = apiMessages(Requests); err != nil {
 		return nil, err
 	}
+	if doc.DiagnosticData, err = typeSchema(reflect.TypeFor[DiagnosticData]()); err != nil {
+		return nil, fmt.Errorf("diagnostic data: %w", err)
+	}
+	doc.DiagnosticData.Description = "The data of every diagnostic with source \"kody\" (a Kody Rule violation or a review finding)."
+	doc.DiagnosticData.Properties["kind"].Enum = []any{DiagnosticKindReview}
 	if doc.ClientCapabilities, err = typeSchema(reflect.TypeFor[ClientExperimental]()); err != nil {
 		return nil, fmt.Errorf("client capabilities: %w", err)
 	}
@@ -78,6 +83,9 @@ type apiDoc struct {
 	Commands      []apiCommand       `json:"commands"`
 	Notifications []apiMessage       `json:"notifications"`
 	Requests      []apiMessage       `json:"requests"`
+	// DiagnosticData is the schema of Diagnostic.data in the diagnostics
+	// kodyls publishes.
+	DiagnosticData *jsonschema.Schema `json:"diagnosticData"`
 	// ClientCapabilities is the schema of capabilities.experimental.kodyls
 	// in initialize.
 	ClientCapabilities *jsonschema.Schema `json:"clientCapabilities"`
@@ -259,15 +267,5 @@ func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 // ReplaceSettingsTable returns readme with the text between
 // SettingsBeginMarker and SettingsEndMarker replaced by SettingsMarkdown.
 func ReplaceSettingsTable(readme []byte) ([]byte, error) {
-	begin := bytes.Index(readme, []byte(SettingsBeginMarker))
-	end := bytes.Index(readme, []byte(SettingsEndMarker))
-	if begin < 0 || end < begin {
-		return nil, errors.New("README.md lacks " + SettingsBeginMarker + " … " + SettingsEndMarker + " around the settings table")
-	}
-	var out bytes.Buffer
-	out.Write(readme[:begin+len(SettingsBeginMarker)])
-	out.WriteString("\n")
-	out.WriteString(SettingsMarkdown())
-	out.Write(readme[end:])
-	return out.Bytes(), nil
+	return replaceBetween(readme, SettingsBeginMarker, SettingsEndMarker, SettingsMarkdown(), "the settings table")
 }

@@ -68,6 +68,62 @@ func TestReplaceSettingsTableNeedsMarkers(t *testing.T) {
 	}
 }
 
+func TestREADMECommandListIsCurrent(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ReplaceCommandsList(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(readme, want) {
+		t.Fatalf("the command list of README.md is stale: %s", regenerate)
+	}
+	list := CommandsMarkdown()
+	for _, c := range Commands {
+		if !strings.Contains(list, "- `"+c.Name+"` (*"+c.Title+"*): "+c.Description) {
+			t.Errorf("the command list does not describe %s", c.Name)
+		}
+	}
+}
+
+// TestCommandsMarkdownShapes pins how arguments and results are spelled:
+// every JSON field of the contract's types, nested ones included, with
+// optional fields marked.
+func TestCommandsMarkdownShapes(t *testing.T) {
+	list := CommandsMarkdown()
+	for _, want := range []string{
+		"Result: `{groups: [{rule: {uuid, title, severity, file}, violations: [{uri, range, match, version, checkedBy, id, message?}]}], ruleErrors: [{file, line, message}], notChecked: [{uuid, title, severity, file}]}`.",
+		"Argument: `{uuid}`. Result: `{uri, range}`.",
+		"Result: `[{uri, version, findings, hunks, cachedHunks, skipped?, degraded?, offline?}]`. Reports `$/progress`",
+		"Argument: `{uri?, range?, message?, code?, source?, text?, offline?}`, with at least `uri` and `message`, or `text`. Result: `{markdown, rca}`.",
+		"Argument: `{uri, range?, message, code?, source?}`. Result: `{applied, verified, verification, rounds, files, diff, markdown, note?, edits: [{file, oldText, newText}]}`.",
+		"(*Kody: Reload Rules*): Re-reads every workspace's Kody Rules and reports how many loaded and how many files are broken. No argument. Result: `{rules, broken}`.",
+	} {
+		if !strings.Contains(list, want) {
+			t.Errorf("the command list lacks %s\n%s", want, list)
+		}
+	}
+	if got := strings.Count(list, "\n- `kodyls."); got != len(Commands)-1 || !strings.HasPrefix(list, "- `kodyls.") {
+		t.Errorf("want one item per command (%d):\n%s", len(Commands), list)
+	}
+}
+
+func TestReplaceCommandsListNeedsMarkers(t *testing.T) {
+	if _, err := ReplaceCommandsList([]byte("# no list here\n" + SettingsBeginMarker + "\n" + SettingsEndMarker + "\n")); err == nil {
+		t.Fatal("a README without markers must be an error, not a silent no-op")
+	}
+	in := []byte("a\n" + CommandsBeginMarker + "\n- `kodyls.gone`: old\n" + CommandsEndMarker + "\nb\n")
+	out, err := ReplaceCommandsList(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "a\n" + CommandsBeginMarker + "\n" + CommandsMarkdown() + CommandsEndMarker + "\nb\n"; string(out) != want {
+		t.Fatalf("replaced:\n%s\nwant:\n%s", out, want)
+	}
+}
+
 func resolvedSettingsSchema(t *testing.T) *jsonschema.Resolved {
 	t.Helper()
 	rs, err := SettingsSchema().Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})

@@ -22,8 +22,10 @@ const (
 
 // Command describes one workspace/executeCommand command.
 type Command struct {
-	Name        string
-	Title       string // for a command palette
+	Name  string
+	Title string // for a command palette
+	// Description is what the command does, for users (Markdown): the
+	// README's command list shows it with the argument and result shapes.
 	Description string
 	// Args is the type of arguments[0]; nil when the command takes none.
 	Args reflect.Type
@@ -42,7 +44,7 @@ var Commands = []Command{
 	{
 		Name:        CommandRuleViolations,
 		Title:       "Kody: Show Rule Violations",
-		Description: "The Kody Rules violations of the open buffers, grouped by rule, and the rule files that failed to load: the data of a violations panel.",
+		Description: "The Kody Rules violations of the open buffers, grouped by rule, each with how it was found (`detector` or `model`); the rule files that failed to load; and, when no model is configured, the enabled rules only a model can check. The data of a violations panel, which `kodyls/ruleViolationsChanged` tells to refresh.",
 		Result:      reflect.TypeFor[RuleViolations](),
 	},
 	{
@@ -55,14 +57,14 @@ var Commands = []Command{
 	{
 		Name:        CommandShowRule,
 		Title:       "Kody: Show Rule",
-		Description: "The location of a rule's file, opened in the editor with window/showDocument when the client supports it. Each rule diagnostic offers it as a code action (\"Show Kody Rule: …\").",
+		Description: "The location of the file of the rule with this `uuid`, opened in the editor with `window/showDocument` when the client supports it. Each rule diagnostic offers it as a code action (\"Show Kody Rule: …\").",
 		Args:        reflect.TypeFor[ShowRuleArgs](),
 		Result:      reflect.TypeFor[protocol.Location](),
 	},
 	{
 		Name:        CommandReviewFile,
 		Title:       "Kody: Review This File",
-		Description: "Runs the AI review of an open file now, whatever the review.trigger setting, and publishes its findings as diagnostics.",
+		Description: "Runs the AI review of an open file now, whatever the `review.trigger` setting, and publishes its findings as diagnostics; the URI may also be passed as a bare string.",
 		Args:        reflect.TypeFor[ReviewFileArgs](),
 		Result:      reflect.TypeFor[ReviewSummary](),
 		Progress:    true,
@@ -70,21 +72,21 @@ var Commands = []Command{
 	{
 		Name:        CommandReviewWorkspace,
 		Title:       "Kody: Review Open Files",
-		Description: "Runs the AI review of every open file; one summary per file.",
+		Description: "Runs the AI review of every open file, as `kodyls.reviewFile` does; one summary per file.",
 		Result:      reflect.TypeFor[[]ReviewSummary](),
 		Progress:    true,
 	},
 	{
 		Name:        CommandDismissSuggestion,
 		Title:       "Kody: Dismiss Suggestion",
-		Description: "Dismisses a review suggestion, remembered across sessions; scope \"file\" dismisses every suggestion with the same label in the file.",
+		Description: "Dismisses the review suggestion whose diagnostic's `data.id` is `id`, remembered across sessions; `scope` `\"file\"` dismisses every suggestion with the same label in the file.",
 		Args:        reflect.TypeFor[DismissArgs](),
 		Result:      reflect.TypeFor[DismissResult](),
 	},
 	{
 		Name:        CommandExplainError,
 		Title:       "Kody: Explain This Error",
-		Description: "Explains a diagnostic ({uri, range, message, code, source}) or raw error output ({text}) with the root-cause-analysis agent; offered as \"Explain this error\" on every diagnostic.",
+		Description: "Explains a diagnostic (`uri`, `range`, `message`, `code`, `source`) or raw error output (`text`) with the root-cause-analysis agent; with `offline` it answers from parsing, history and local docs only. `markdown` is ready to show; `rca` is the document `kodyls explain --json` prints; `$/progress` shows the agent's steps. Offered as \"Explain this error\" on every diagnostic, other servers' included.",
 		Args:        reflect.TypeFor[ExplainArgs](),
 		ArgsRequire: [][]string{{"uri", "message"}, {"text"}},
 		Result:      reflect.TypeFor[ExplainResult](),
@@ -93,7 +95,7 @@ var Commands = []Command{
 	{
 		Name:        CommandFixError,
 		Title:       "Kody: Fix This Error",
-		Description: "Fixes a diagnostic ({uri, range, message, code, source}) in plan mode: the model investigates and proposes edits, which are checked by running build.onSave on a scratch copy of the workspace and adjusted while it fails. The edits reach the editor as a workspace/applyEdit whose edits need confirmation; kodyls never writes the files. Offered as \"Fix this error\" on error diagnostics.",
+		Description: "Fixes a diagnostic (`uri`, `range`, `message`, `code`, `source`) in plan mode: the model investigates and proposes edits, which are checked by running `build.onSave` on a scratch copy of the workspace and adjusted while it fails. The edits reach the editor as a `workspace/applyEdit` whose edits need confirmation; kodyls never writes the files. Offered as \"Fix this error\" on error diagnostics.",
 		Args:        reflect.TypeFor[FixArgs](),
 		ArgsRequire: [][]string{{"uri", "message"}},
 		Result:      reflect.TypeFor[FixResult](),

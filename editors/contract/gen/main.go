@@ -1,6 +1,7 @@
 // Command gen writes the published editor contract: editors/shared/kodyls-api.json
-// from contract.API, and the settings table of README.md from
-// contract.SettingsMarkdown. Run it from anywhere inside the module:
+// from contract.API, and the command list and the settings table of
+// README.md from contract.CommandsMarkdown and contract.SettingsMarkdown.
+// Run it from anywhere inside the module:
 //
 //	go run ./editors/contract/gen
 package main
@@ -43,7 +44,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	updated, err := contract.ReplaceSettingsTable(readme)
+	updated, err := contract.ReplaceGenerated(readme)
 	if err != nil {
 		return err
 	}
