@@ -94,7 +94,7 @@ func TestREADMECommandListIsCurrent(t *testing.T) {
 func TestCommandsMarkdownShapes(t *testing.T) {
 	list := CommandsMarkdown()
 	for _, want := range []string{
-		"Result: `{groups: [{rule: {uuid, title, severity, file}, violations: [{uri, range, match, version, checkedBy, id, message?}]}], ruleErrors: [{file, line, message}], notChecked: [{uuid, title, severity, file}]}`.",
+		"Result: `{groups: [{rule: {uuid, title, severity, file}, violations: [{uri, range, match, version, checkedBy, id, message?, fixable?}]}], ruleErrors: [{file, line, message}], notChecked: [{uuid, title, severity, file}]}`.",
 		"Argument: `{uuid}`. Result: `{uri, range}`.",
 		"Result: `[{uri, version, findings, hunks, cachedHunks, skipped?, degraded?, offline?}]`. Reports `$/progress`",
 		"Argument: `{uri?, range?, message?, code?, source?, text?, offline?}`, with at least `uri` and `message`, or `text`. Result: `{markdown, rca}`.",
