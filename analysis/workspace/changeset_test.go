@@ -90,3 +90,33 @@ func TestChangeSet(t *testing.T) {
 		t.Fatal("a base that is no commit gave no error")
 	}
 }
+
+// A workspace folder below the repository's top level (a service of a
+// monorepo) has its own change set, with paths relative to itself.
+func TestChangeSetOfAFolderInsideARepository(t *testing.T) {
+	repo := lsptest.NewRepo(t, map[string]string{
+		"svc/orders/handler.go": "package orders\n",
+		"svc/billing/charge.go": "package billing\n",
+	})
+	repo.Write(map[string]string{
+		"svc/orders/handler.go":      "package orders\n\nfunc Handle() {}\n",
+		"svc/orders/handler_test.go": "package orders\n",
+		"svc/billing/charge.go":      "package billing\n\nfunc Charge() {}\n",
+	})
+	svc := offlineServices(t)
+	f := svc.Folder(filepath.Join(repo.Dir, "svc", "orders"))
+	got, err := f.ChangeSet(context.Background(), "HEAD", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, in := range got {
+		paths = append(paths, in.Path)
+	}
+	if len(got) != 2 || paths[0] != "handler.go" || paths[1] != "handler_test.go" {
+		t.Fatalf("change set %q, want handler.go and handler_test.go", paths)
+	}
+	if got[0].Base != "package orders\n" {
+		t.Fatalf("the baseline of handler.go is %q", got[0].Base)
+	}
+}
