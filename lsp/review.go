@@ -319,7 +319,8 @@ func (s *Server) resolveCodeAction(a *protocol.CodeAction) (*protocol.CodeAction
 	return a, nil
 }
 
-// reviewWorkspace reviews every open buffer of the workspace folders.
+// reviewWorkspace reviews every open buffer of the workspace folders, then
+// judges the pull-request rules over each folder's whole change set.
 func (s *Server) reviewWorkspace(ctx context.Context, token protocol.ProgressToken) ([]*contract.ReviewSummary, error) {
 	var docs []*openDoc
 	for _, od := range s.openDocs() {
@@ -345,45 +346,10 @@ func (s *Server) reviewWorkspace(ctx context.Context, token protocol.ProgressTok
 		}
 		out = append(out, sum)
 	}
-	s.checkPullRequestRules(ctx, docs)
+	s.checkChangeSetRules(ctx, docs)
 	s.clusterOpenFindings(ctx, docs)
 	prog.End(fmt.Sprintf("%d files reviewed", len(out)))
 	return out, ctx.Err()
-}
-
-// checkPullRequestRules runs each folder's pull-request scope rules once
-// over the open buffers' changes and adds their violations to the
-// buffers they name.
-func (s *Server) checkPullRequestRules(ctx context.Context, docs []*openDoc) {
-	byFolder := map[*workspace.Folder][]*workspace.Snapshot{}
-	var folders []*workspace.Folder
-	for _, od := range docs {
-		snap, _ := s.snapshot(string(od.uri))
-		if snap == nil || !snap.Checked() {
-			continue
-		}
-		if byFolder[od.folder] == nil {
-			folders = append(folders, od.folder)
-		}
-		byFolder[od.folder] = append(byFolder[od.folder], snap)
-	}
-	for _, folder := range folders {
-		snaps := byFolder[folder]
-		inputs := make([]filereview.Input, len(snaps))
-		for i, snap := range snaps {
-			inputs[i] = snap.ReviewInput()
-		}
-		byFile, err := folder.CheckPullRequest(ctx, inputs)
-		if err != nil {
-			s.log.Warn("pull-request Kody Rules not checked", "workspace", folder.Root, "error", err)
-			continue
-		}
-		for _, snap := range snaps {
-			if fs := byFile[snap.Rel]; len(fs) > 0 && s.reviews.Add(snap.URI, snap.Version, fs) {
-				s.publishReview(ctx, snap.URI)
-			}
-		}
-	}
 }
 
 // clusterOpenFindings links the findings that repeat across the reviewed

@@ -19,10 +19,35 @@ const (
 	SchemaGuardian  = "kodyrules_guardian"
 )
 
-// RuleBatchTokens bounds the rules' text sent in one kodyrules_check call;
-// a larger rule set is checked in several calls, each numbering its own
-// rules from 1.
-const RuleBatchTokens = 6000
+// ReplyReserveTokens is the most room a rule check keeps for the model's
+// reply; a smaller window keeps a quarter of itself, as the gateway does
+// when it trims a prompt.
+const ReplyReserveTokens = 4096
+
+// RuleBatchBudget is how many tokens of rules one check prompt may carry
+// for a model with a context window of window tokens, when the prompt
+// without rules (the instructions, the patch, the output format and any
+// evidence) takes bare tokens: the analysis' share of the window, no more
+// than the window less the reply's room, less the bare prompt. A rule set
+// larger than the budget is checked in several calls, each numbering its
+// own rules from 1; a budget of 0 (a patch that fills the window) still
+// sends one rule per call.
+func RuleBatchBudget(window, bare int) int {
+	reply := min(ReplyReserveTokens, window/4)
+	limit := min(int(float64(window)*contextShare), window-reply)
+	return max(0, limit-bare-chatOverheadTokens)
+}
+
+// chatOverheadTokens covers what a chat request adds to its messages'
+// text (roles, separators, the reply's priming).
+const chatOverheadTokens = 16
+
+// ruleBatches splits rules into the batches one check prompt can carry:
+// bare is the prompt rendered without rules.
+func (p *Pipeline) ruleBatches(rs []prompts.RuleRef, bare string) [][]prompts.RuleRef {
+	model := p.g.Model(llm.TaskRules)
+	return batchRules(rs, model, RuleBatchBudget(p.g.ContextWindow(model), llm.CountTokens(model, bare)))
+}
 
 // kodyRules is the pipeline's own RulesHook: the model judges the file's
 // change against the rules that apply to it (kodyrules_check) and removes
@@ -64,8 +89,12 @@ func (k kodyRules) Check(ctx context.Context, in FileInput, ss []Suggestion) ([]
 	if err != nil {
 		return nil, err
 	}
+	bare, err := k.p.prompts.Render("kodyrules_check", k.data(in, nil))
+	if err != nil {
+		return nil, err
+	}
 	var found []Suggestion
-	for _, batch := range batchRules(in.Rules, k.p.g.Model(llm.TaskRules), RuleBatchTokens) {
+	for _, batch := range k.p.ruleBatches(in.Rules, bare.Text) {
 		vs, err := k.check(ctx, in, batch)
 		if err != nil {
 			return nil, err
@@ -83,9 +112,7 @@ func (p *Pipeline) CheckKodyRules(ctx context.Context, in FileInput) ([]Suggesti
 
 // check asks for the violations of one batch of rules.
 func (k kodyRules) check(ctx context.Context, in FileInput, batch []prompts.RuleRef) ([]Suggestion, error) {
-	msg, err := k.p.prompts.Render("kodyrules_check", prompts.KodyRulesData{
-		Language: in.Language, FileName: in.Path, Patch: in.Patch, Rules: batch, ResponseLanguage: k.p.lang,
-	})
+	msg, err := k.p.prompts.Render("kodyrules_check", k.data(in, batch))
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +132,11 @@ func (k kodyRules) check(ctx context.Context, in FileInput, batch []prompts.Rule
 		out = append(out, ruleSuggestion(in.Path, in.Language, batch[v.Rule-1], v))
 	}
 	return out, nil
+}
+
+// data is the kodyrules_check prompt's data for in with the rules rs.
+func (k kodyRules) data(in FileInput, rs []prompts.RuleRef) prompts.KodyRulesData {
+	return prompts.KodyRulesData{Language: in.Language, FileName: in.Path, Patch: in.Patch, Rules: rs, ResponseLanguage: k.p.lang}
 }
 
 // ruleSuggestion turns a reported violation of rule r in the file at path
@@ -262,11 +294,16 @@ func (p *Pipeline) CheckPullRequest(ctx context.Context, files []ChangedFile, ru
 	if err != nil {
 		return nil, err
 	}
+	data := func(rs []prompts.RuleRef) prompts.PullRequestRulesData {
+		return prompts.PullRequestRulesData{Files: names, Patch: diff, Rules: rs, ResponseLanguage: p.lang, Evidence: evidence}
+	}
+	bare, err := p.prompts.Render("kodyrules_pr_check", data(nil))
+	if err != nil {
+		return nil, err
+	}
 	var out []Suggestion
-	for _, batch := range batchRules(rules, p.g.Model(llm.TaskRules), RuleBatchTokens) {
-		msg, err := p.prompts.Render("kodyrules_pr_check", prompts.PullRequestRulesData{
-			Files: names, Patch: diff, Rules: batch, ResponseLanguage: p.lang, Evidence: evidence,
-		})
+	for _, batch := range p.ruleBatches(rules, bare.Text) {
+		msg, err := p.prompts.Render("kodyrules_pr_check", data(batch))
 		if err != nil {
 			return nil, err
 		}

@@ -204,14 +204,18 @@ func benchPatch(tb testing.TB) string {
 	return fp.Render()
 }
 
-// checkPrompts renders the kodyrules_check prompts of one file check: one
-// per batch of rules.
-func checkPrompts(tb testing.TB, set *prompts.Set, p string, rs []prompts.RuleRef) []string {
+// checkPrompts renders the kodyrules_check prompts of one file check for a
+// model with a context window of window tokens: one per batch of rules.
+func checkPrompts(tb testing.TB, set *prompts.Set, p string, rs []prompts.RuleRef, window int) []string {
+	data := prompts.KodyRulesData{Language: "go", FileName: "internal/orders/handler.go", Patch: p}
+	bare, err := set.Render("kodyrules_check", data)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	var out []string
-	for _, batch := range batchRules(rs, benchModel, RuleBatchTokens) {
-		msg, err := set.Render("kodyrules_check", prompts.KodyRulesData{
-			Language: "go", FileName: "internal/orders/handler.go", Patch: p, Rules: batch,
-		})
+	for _, batch := range batchRules(rs, benchModel, RuleBatchBudget(window, llm.CountTokens(benchModel, bare.Text))) {
+		data.Rules = batch
+		msg, err := set.Render("kodyrules_check", data)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -220,10 +224,18 @@ func checkPrompts(tb testing.TB, set *prompts.Set, p string, rs []prompts.RuleRe
 	return out
 }
 
+// Windows of the benchmark: the default for a model the gateway does not
+// know (a local model served with its default context) and gpt-4o's.
+const (
+	smallWindow = llm.DefaultContextWindow
+	largeWindow = 128_000
+)
+
 // BenchmarkKodyRulesPromptTokens measures what the Kody Rules check of one
 // file change costs: the prompt tokens for 50 realistic rules, how many
-// calls 50 and 200 rules take under RuleBatchTokens, the largest prompt,
-// and the time to batch and render them (ns/op).
+// calls 50 and 200 rules take and the largest prompt, with an 8,192-token
+// window and a 128k one, and the time to batch and render 50 rules for
+// the large window (ns/op).
 func BenchmarkKodyRulesPromptTokens(b *testing.B) {
 	set := prompts.Builtin()
 	p := benchPatch(b)
@@ -237,10 +249,6 @@ func BenchmarkKodyRulesPromptTokens(b *testing.B) {
 		}
 		return total, largest
 	}
-	ps50 := checkPrompts(b, set, p, rules50)
-	ps200 := checkPrompts(b, set, p, rules200)
-	total50, _ := tokens(ps50)
-	_, largest200 := tokens(ps200)
 	ruleTokens := 0
 	for _, r := range rules50 {
 		ruleTokens += RuleTokens(benchModel, r)
@@ -251,15 +259,28 @@ func BenchmarkKodyRulesPromptTokens(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	type windowCase struct {
+		name   string
+		window int
+	}
+	cases := []windowCase{{"8k-window", smallWindow}, {"128k-window", largeWindow}}
 
 	b.ResetTimer()
 	for b.Loop() {
-		checkPrompts(b, set, p, rules50)
+		checkPrompts(b, set, p, rules50, largeWindow)
 	}
-	b.ReportMetric(float64(total50), "prompt-tokens/check")
+	b.StopTimer()
+	for _, c := range cases {
+		ps50 := checkPrompts(b, set, p, rules50, c.window)
+		ps200 := checkPrompts(b, set, p, rules200, c.window)
+		total50, largest50 := tokens(ps50)
+		_, largest200 := tokens(ps200)
+		b.ReportMetric(float64(total50), "prompt-tokens/50-rules/"+c.name)
+		b.ReportMetric(float64(len(ps50)), "batches/50-rules/"+c.name)
+		b.ReportMetric(float64(largest50), "largest-prompt-tokens/50-rules/"+c.name)
+		b.ReportMetric(float64(len(ps200)), "batches/200-rules/"+c.name)
+		b.ReportMetric(float64(largest200), "largest-prompt-tokens/200-rules/"+c.name)
+	}
 	b.ReportMetric(float64(ruleTokens)/float64(len(rules50)), "tokens/rule")
-	b.ReportMetric(float64(len(ps50)), "batches/50-rules")
-	b.ReportMetric(float64(len(ps200)), "batches/200-rules")
-	b.ReportMetric(float64(largest200), "largest-batch-tokens/200-rules")
 	b.ReportMetric(float64(llm.CountTokens(benchModel, bare.Text)), "tokens-without-rules")
 }

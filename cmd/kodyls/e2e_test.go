@@ -65,14 +65,25 @@ func TestUnknownCommandFailsClearly(t *testing.T) {
 
 func TestDoctor(t *testing.T) {
 	repo := fixtureRepo(t)
+	// A rule without a detector needs a model: with none configured the
+	// doctor lists it as not checked, which is no problem.
+	repo.Write(map[string]string{".kody/rules/validate-input.md": "---\ntitle: Handlers validate their input\nseverity: high\n---\nEvery handler validates its decoded input before using it.\n"})
 	env := testEnv(t)
 	out, errOut, code := runBin(t, env, repo.Dir, "doctor")
 	if code != 0 {
 		t.Fatalf("doctor on a healthy workspace: code %d\n%s%s", code, out, errOut)
 	}
-	for _, want := range []string{"workspace", repo.Dir, "git version", "from KODYLS_DATA_DIR", "schema v", "1 loaded", "No fmt.Println", "not configured", "no problems found"} {
+	for _, want := range []string{"workspace", repo.Dir, "git version", "from KODYLS_DATA_DIR", "schema v", "2 loaded", "No fmt.Println", "not configured", "no problems found"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+	for title, want := range map[string]string{
+		"Handlers validate their input": "not checked offline: no detector, no model configured",
+		"No fmt.Println":                "regex detector",
+	} {
+		if line := lineWith(out, title); !strings.Contains(line, want) {
+			t.Errorf("doctor's line of rule %q lacks %q: %q", title, want, line)
 		}
 	}
 
@@ -87,6 +98,16 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// lineWith returns the first line of out that contains s, or "".
+func lineWith(out, s string) string {
+	for line := range strings.Lines(out) {
+		if strings.Contains(line, s) {
+			return strings.TrimRight(line, "\n")
+		}
+	}
+	return ""
 }
 
 func TestDoctorWithLLMConfigured(t *testing.T) {

@@ -17,11 +17,16 @@ func TestDoctorChecksTheEndpoint(t *testing.T) {
 	fake.RequireKnownModel(true) // like OpenAI: an unknown model is a 404
 	fake.On(llmtest.Any(), llmtest.JSON(map[string]any{"ok": true}))
 	repo := fixtureRepo(t)
+	repo.Write(map[string]string{".kody/rules/validate-input.md": "---\ntitle: Handlers validate their input\n---\nEvery handler validates its decoded input before using it.\n"})
 
 	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=qwen2.5-coder")
 	out, errOut, code := runBin(t, env, repo.Dir, "doctor")
 	if code != 0 {
 		t.Fatalf("doctor against a healthy endpoint: code %d\n%s%s", code, out, errOut)
+	}
+	// With a model, a rule without a detector is checked by it.
+	if line := lineWith(out, "Handlers validate their input"); !strings.Contains(line, "checked by the model") || strings.Contains(line, "offline") {
+		t.Errorf("doctor's line of the model-checked rule: %q", line)
 	}
 	for _, want := range []string{fake.URL + " model qwen2.5-coder", "reachable", "2 models served", "json_schema accepted"} {
 		if !strings.Contains(out, want) {

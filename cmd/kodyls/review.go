@@ -202,21 +202,6 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 // changedFiles lists the files changed against base (or staged), plus
 // untracked files for a working-tree review, limited to paths.
 func changedFiles(ctx context.Context, root, base string, staged bool, paths []string, cwd string) ([]string, error) {
-	if strings.HasPrefix(base, "-") {
-		return nil, fmt.Errorf("--base %q is not a git revision", base)
-	}
-	if _, err := gitOutput(ctx, root, "rev-parse", "--verify", "--quiet", base+"^{commit}"); err != nil {
-		if _, serr := gitOutput(ctx, root, "symbolic-ref", "--quiet", "HEAD"); base != "HEAD" || serr != nil {
-			return nil, fmt.Errorf("--base %q is not a commit in %s", base, root)
-		}
-		// No commit yet (HEAD names an unborn branch): every file is new,
-		// as the editor sees it. Compare with the empty tree.
-		empty, err := gitOutput(ctx, root, "hash-object", "-t", "tree", "--stdin")
-		if err != nil {
-			return nil, err
-		}
-		base = strings.TrimSpace(empty)
-	}
 	var pathspec []string
 	for _, p := range paths {
 		abs := p
@@ -229,34 +214,14 @@ func changedFiles(ctx context.Context, root, base string, staged bool, paths []s
 		}
 		pathspec = append(pathspec, filepath.ToSlash(rel))
 	}
-	diffArgs := []string{"diff", "--name-only", "--diff-filter=ACMRT", "-z"}
-	if staged {
-		diffArgs = append(diffArgs, "--cached")
+	files, err := changes.ChangedFiles(ctx, root, base, staged, pathspec)
+	switch {
+	case errors.Is(err, changes.ErrNotACommit) && strings.HasPrefix(base, "-"):
+		return nil, fmt.Errorf("--base %q is not a git revision", base)
+	case errors.Is(err, changes.ErrNotACommit):
+		return nil, fmt.Errorf("--base %q is not a commit in %s", base, root)
 	}
-	diffArgs = append(append(diffArgs, base, "--"), pathspec...)
-	out, err := gitOutput(ctx, root, diffArgs...)
-	if err != nil {
-		return nil, err
-	}
-	files := splitZ(out)
-	if !staged {
-		untracked, err := gitOutput(ctx, root, append([]string{"ls-files", "--others", "--exclude-standard", "-z", "--"}, pathspec...)...)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, splitZ(untracked)...)
-	}
-	return files, nil
-}
-
-func splitZ(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, "\x00") {
-		if f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
+	return files, err
 }
 
 // fileVersions returns the text to review and its baseline.

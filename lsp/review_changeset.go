@@ -1,0 +1,69 @@
+package lsp
+
+import (
+	"context"
+
+	"github.com/kodustech/kodyls/analysis/filereview"
+	"github.com/kodustech/kodyls/analysis/workspace"
+)
+
+// checkChangeSetRules runs each folder's pull-request scope rules once over
+// the folder's whole change set against the base revision, as `kodyls
+// review` does: every changed file, open or not, with the open buffers'
+// unsaved text in place of the disk's. A rule such as "a changed handler
+// comes with its test" then sees the test even when it is not open.
+// Violations are added to the open buffers they name; one naming a file
+// that is not open has no buffer to show it and is logged. Outside a git
+// repository the change set is the open buffers' changes.
+func (s *Server) checkChangeSetRules(ctx context.Context, docs []*openDoc) {
+	byFolder := map[*workspace.Folder][]*workspace.Snapshot{}
+	var folders []*workspace.Folder
+	for _, od := range docs {
+		snap, _ := s.snapshot(string(od.uri))
+		if snap == nil || !snap.Checked() {
+			continue
+		}
+		if byFolder[od.folder] == nil {
+			folders = append(folders, od.folder)
+		}
+		byFolder[od.folder] = append(byFolder[od.folder], snap)
+	}
+	base := s.settings().BaseRef
+	for _, folder := range folders {
+		if ctx.Err() != nil {
+			return
+		}
+		snaps := byFolder[folder]
+		open := make([]filereview.Input, len(snaps))
+		for i, snap := range snaps {
+			open[i] = snap.ReviewInput()
+		}
+		inputs, err := folder.ChangeSet(ctx, base, open)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			s.log.Info("the change set is the open buffers only", "workspace", folder.Root, "error", err)
+			inputs = open
+		}
+		byFile, err := folder.CheckPullRequest(ctx, inputs)
+		if err != nil {
+			s.log.Warn("pull-request Kody Rules not checked", "workspace", folder.Root, "error", err)
+			continue
+		}
+		shown := map[string]bool{}
+		for _, snap := range snaps {
+			shown[snap.Rel] = true
+			if fs := byFile[snap.Rel]; len(fs) > 0 && s.reviews.Add(snap.URI, snap.Version, fs) {
+				s.publishReview(ctx, snap.URI)
+			}
+		}
+		for rel, fs := range byFile {
+			if !shown[rel] {
+				for _, f := range fs {
+					s.log.Info("pull-request Kody Rule violated in a file that is not open", "file", rel, "rule", f.RuleID, "summary", f.OneSentenceSummary)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package lsp_test
+
+import (
+	"strings"
+	"testing"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/agents/rewoo"
+	"github.com/kodustech/kodyls/analysis/review"
+	"github.com/kodustech/kodyls/analysis/review/reviewtest"
+	"github.com/kodustech/kodyls/editors/contract"
+	"github.com/kodustech/kodyls/lsp/lsptest"
+)
+
+const (
+	handlerTestsRule = "---\ntitle: API handlers change with their tests\nuuid: handler-tests\nseverity: high\nscope: pull_request\npath: \"api/handlers/**\"\n---\n## Instructions\nA change to an API handler under api/handlers comes with a change to its test in api/handlers/*_test.go.\n"
+	ordersGo         = "package handlers\n\nfunc Orders() string {\n\treturn \"orders\"\n}\n"
+	ordersTestGo     = "package handlers\n\nimport \"testing\"\n\nfunc TestOrders(t *testing.T) {}\n"
+	ordersTestEdited = "package handlers\n\nimport \"testing\"\n\nfunc TestOrders(t *testing.T) {}\n\nfunc TestOrdersRejectsEmptyCart(t *testing.T) {}\n"
+)
+
+// prChecks are the bodies of the pull-request rules checks fake received.
+func prChecks(fake *llmtest.Server) []string {
+	var out []string
+	for _, r := range fake.ChatRequests() {
+		if r.Chat.SchemaName() == review.SchemaPullRequestRules {
+			out = append(out, r.Chat.Text())
+		}
+	}
+	return out
+}
+
+func hasCode(code string) func([]protocol.Diagnostic) bool {
+	return func(ds []protocol.Diagnostic) bool {
+		for _, d := range ds {
+			if lsptest.Code(d) == code {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// TestReviewWorkspaceJudgesTheWholeChangeSet: the workspace review judges
+// the pull-request rules over every file changed against the base, as
+// `kodyls review` does, not over the open buffers alone. The changed
+// handler is open with unsaved text; its changed test is not open. The
+// model, scripted to see a violation unless the test is in the change set,
+// first reports one (the test is unchanged), then none once the test is
+// changed on disk, though it was never opened.
+func TestReviewWorkspaceJudgesTheWholeChangeSet(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, nil)
+	reviewtest.Rules(fake, nil)
+	fake.On(llmtest.SchemaName(rewoo.SchemaPlan), llmtest.Text("No plan: the diff is enough."))
+	complies := fake.On(llmtest.All(llmtest.SchemaName(review.SchemaPullRequestRules), llmtest.PromptContains("TestOrdersRejectsEmptyCart")),
+		llmtest.JSON(map[string]any{"violations": []any{}}))
+	untested := fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), llmtest.JSON(map[string]any{"violations": []map[string]any{{
+		"rule": 1, "file": "api/handlers/orders.go", "reason": "Orders changed and its test did not.",
+		"suggestionContent": "Test the new behaviour in api/handlers/orders_test.go.", "existingCode": "func Orders() string {",
+		"improvedCode": "func Orders() string {", "oneSentenceSummary": "test the change to Orders", "relevantLinesStart": 3, "relevantLinesEnd": 3,
+	}}}))
+	repo := lsptest.NewRepo(t, map[string]string{
+		".kody/rules/handler-tests.md": handlerTestsRule,
+		"api/handlers/orders.go":       ordersGo,
+		"api/handlers/orders_test.go":  ordersTestGo,
+	})
+	// Saved on disk, then edited again in the buffer without saving: the
+	// buffer's text is what the rule judges.
+	repo.Write(map[string]string{"api/handlers/orders.go": strings.Replace(ordersGo, `"orders"`, `"orders on disk"`, 1)})
+	e := startReviewing(t, repo, fake, t.TempDir(), "manual")
+	e.AwaitIdle("")
+	e.OpenFile("api/handlers/orders.go")
+	e.EditBuffer("api/handlers/orders.go", lsptest.Edit{Range: e.RegexpRange("api/handlers/orders.go", `"orders on disk"`), Text: `"orders in the buffer"`})
+
+	reviewWorkspace := func() {
+		t.Helper()
+		var sums []contract.ReviewSummary
+		if err := e.ExecuteCommand(contract.CommandReviewWorkspace, nil, &sums); err != nil || len(sums) != 1 {
+			t.Fatalf("reviewWorkspace: %+v %v", sums, err)
+		}
+		e.AwaitIdle("")
+	}
+
+	// The test is unchanged: the change set is the handler alone, and the
+	// rule's violation is shown on it.
+	reviewWorkspace()
+	e.AwaitDiagnostics("api/handlers/orders.go", hasCode("handler-tests"))
+	checks := prChecks(fake)
+	if len(checks) != 1 || untested.Times() != 1 {
+		t.Fatalf("%d pull-request checks, %d without the test", len(checks), untested.Times())
+	}
+	if !strings.Contains(checks[0], `"orders in the buffer"`) || strings.Contains(checks[0], "orders on disk") {
+		t.Fatalf("the check does not judge the buffer's unsaved text:\n%s", checks[0])
+	}
+
+	// The test changes on disk; it is never opened. The next workspace
+	// review sends both files and the model finds the rule kept.
+	repo.Write(map[string]string{"api/handlers/orders_test.go": ordersTestEdited})
+	e.EditBuffer("api/handlers/orders.go", lsptest.Edit{Range: e.RegexpRange("api/handlers/orders.go", `"orders in the buffer"`), Text: `"orders, tested"`})
+	reviewWorkspace()
+	checks = prChecks(fake)
+	if len(checks) != 2 || complies.Times() != 1 {
+		t.Fatalf("%d pull-request checks, %d with the changed test", len(checks), complies.Times())
+	}
+	files, _, _ := strings.Cut(strings.SplitN(checks[1], "## Changed files\n", 2)[1], "\n\n")
+	for _, want := range []string{"- api/handlers/orders.go", "- api/handlers/orders_test.go"} {
+		if !strings.Contains(files, want) {
+			t.Errorf("the changed files of the check lack %q:\n%s", want, files)
+		}
+	}
+	if !strings.Contains(checks[1], `"orders, tested"`) {
+		t.Errorf("the check does not judge the buffer's text:\n%s", checks[1])
+	}
+	if ds := e.Diagnostics("api/handlers/orders.go"); hasCode("handler-tests")(ds) {
+		t.Fatalf("a violation is shown though the model found the rule kept: %s", lsptest.Describe(ds))
+	}
+	e.Shutdown()
+}
