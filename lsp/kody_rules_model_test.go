@@ -175,18 +175,9 @@ func TestDeletedRuleTakesItsFindingsAlong(t *testing.T) {
 	e, _, scripts := savedLoopViolation(t, "Loops over slices use range")
 	e.AwaitDiagnostics("main.go", lsptest.HasCodeOnLine("loops-range", 6))
 
-	if err := os.Remove(e.Path(".kody/rules/loops.md")); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.ExecuteCommand(contract.CommandReloadRules, nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	reloadLoopRule(t, e, "")
 	e.AwaitIdle("")
-	for _, d := range e.Diagnostics("main.go") {
-		if lsptest.Code(d) == "loops-range" {
-			t.Fatalf("the finding of the deleted rule is still shown: %+v", d)
-		}
-	}
+	assertNoLoopFinding(t, e, "the finding of the deleted rule is still shown")
 	if n := scripts.Check.Times(); n != 1 {
 		t.Fatalf("%d rule checks, want 1: dropping a finding needs no model", n)
 	}
@@ -204,12 +195,7 @@ func TestNarrowedRuleTakesItsFindingsAlong(t *testing.T) {
 
 	// The same rule with an example: a rule the model must see again.
 	withExample := loopRule(title) + "\n## Examples\n\n### Bad example\n```go\nfor i := 0; i < len(xs); i++ {}\n```\n"
-	if err := os.WriteFile(e.Path(".kody/rules/loops.md"), []byte(withExample), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.ExecuteCommand(contract.CommandReloadRules, nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	reloadLoopRule(t, e, withExample)
 	e.Save("main.go")
 	e.AwaitIdle("")
 	if n := scripts.Check.Times(); n != 2 {
@@ -221,28 +207,15 @@ func TestNarrowedRuleTakesItsFindingsAlong(t *testing.T) {
 	e.AwaitDiagnostics("main.go", lsptest.HasCodeOnLine("loops-range", 6))
 
 	narrowed := strings.Replace(loopRule(title), `path: "**/*.go"`, `path: "other/**/*.go"`, 1)
-	if err := os.WriteFile(e.Path(".kody/rules/loops.md"), []byte(narrowed), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.ExecuteCommand(contract.CommandReloadRules, nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	reloadLoopRule(t, e, narrowed)
 	e.AwaitIdle("")
-	for _, d := range e.Diagnostics("main.go") {
-		if lsptest.Code(d) == "loops-range" {
-			t.Fatalf("the finding of a rule that no longer covers main.go is still shown: %+v", d)
-		}
-	}
+	assertNoLoopFinding(t, e, "the finding of a rule that no longer covers main.go is still shown")
 	e.Save("main.go")
 	e.AwaitIdle("")
 	if n := scripts.Check.Times(); n != 2 {
 		t.Fatalf("%d rule checks, want 2: no rule covers main.go any more", n)
 	}
-	for _, d := range e.Diagnostics("main.go") {
-		if lsptest.Code(d) == "loops-range" {
-			t.Fatalf("the save brought back the finding of the narrowed rule: %+v", d)
-		}
-	}
+	assertNoLoopFinding(t, e, "the save brought back the finding of the narrowed rule")
 	e.Shutdown()
 }
 
@@ -268,4 +241,32 @@ func TestWatchedFileChangeIsAwaited(t *testing.T) {
 		t.Fatalf("after the editor reported the change and the server was idle, the panel names the rule %q, want %q", got, newTitle)
 	}
 	e.Shutdown()
+}
+
+// reloadLoopRule rewrites the loop rule's file (removes it when text is
+// empty) and has the server reload the rules.
+func reloadLoopRule(t *testing.T, e *reviewEnv, text string) {
+	t.Helper()
+	var err error
+	if text == "" {
+		err = os.Remove(e.Path(".kody/rules/loops.md"))
+	} else {
+		err = os.WriteFile(e.Path(".kody/rules/loops.md"), []byte(text), 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ExecuteCommand(contract.CommandReloadRules, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// assertNoLoopFinding fails when main.go shows a finding of the loop rule.
+func assertNoLoopFinding(t *testing.T, e *reviewEnv, why string) {
+	t.Helper()
+	for _, d := range e.Diagnostics("main.go") {
+		if lsptest.Code(d) == "loops-range" {
+			t.Fatalf("%s: %+v", why, d)
+		}
+	}
 }

@@ -217,9 +217,10 @@ func scriptGarbledAnalysis(fake *llmtest.Server) {
 	reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop})
 }
 
-func TestStatusDegradedUntilACleanReview(t *testing.T) {
-	fake := llmtest.NewServer()
-	defer fake.Close()
+// degradedSession starts a reviewing session whose first save of main.go
+// (with the off-by-one loop) loses its analysis to garbled model output.
+func degradedSession(t *testing.T, fake *llmtest.Server) *reviewEnv {
+	t.Helper()
 	scriptGarbledAnalysis(fake)
 	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "save")
 	e.OpenFile("main.go")
@@ -227,6 +228,13 @@ func TestStatusDegradedUntilACleanReview(t *testing.T) {
 	e.Insert("main.go", protocol.Position{Line: 0, Character: 0}, garbledMarker+"\n")
 	e.Save("main.go")
 	e.AwaitIdle("")
+	return e
+}
+
+func TestStatusDegradedUntilACleanReview(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	e := degradedSession(t, fake)
 	if ds := e.Diagnostics("main.go"); hasReviewOnLine(7)(ds) {
 		t.Fatalf("a review whose analysis was garbled published a finding: %s", lsptest.Describe(ds))
 	}
@@ -264,13 +272,7 @@ func TestStatusDegradedUntilACleanReview(t *testing.T) {
 func TestStatusDegradedSurvivesACancelledReview(t *testing.T) {
 	fake := llmtest.NewServer()
 	defer fake.Close()
-	scriptGarbledAnalysis(fake)
-	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "save")
-	e.OpenFile("main.go")
-	typeBug(e)
-	e.Insert("main.go", protocol.Position{Line: 0, Character: 0}, garbledMarker+"\n")
-	e.Save("main.go")
-	e.AwaitIdle("")
+	e := degradedSession(t, fake)
 	if st := e.Statuses(); st[len(st)-1].State != contract.StateDegraded {
 		t.Fatalf("statuses after a review that lost its analysis %+v, want degraded last", st)
 	}

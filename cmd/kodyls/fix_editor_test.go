@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,34 +19,9 @@ import (
 // previews such edits, as VS Code does) applies and saves it, the build
 // passes and the diagnostic goes away. The server never writes the file.
 func TestFixThisErrorInTheEditor(t *testing.T) {
-	repo := typeErrorRepo(t)
-	fake := llmtest.NewServer()
-	defer fake.Close()
-	fake.On(llmtest.SchemaName("plan"), llmtest.Text(editPlan("\treturn 42\n", "\treturn \"42\"\n")))
-	fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"unexpected","adjustments":[]}`))
-	s := lsptest.StartBinary(t, lsptest.BuildBinary(t), repo.Dir, fakeEnv(t, fake))
-	s.Initialize(lsptest.InitOptions{ChangeAnnotations: true, InitializationOptions: map[string]any{
-		"build":  map[string]any{"onSave": "go build ./..."},
-		"review": map[string]any{"trigger": "manual"},
-	}})
-	s.OpenFile("main.go")
-	s.Save("main.go")
-	ds := s.AwaitDiagnostics("main.go", func(ds []protocol.Diagnostic) bool {
-		for _, d := range ds {
-			if src, _ := d.Source.Get(); src == "build" && d.Range.Start.Line == 5 {
-				return true
-			}
-		}
-		return false
-	})
-	var action *protocol.CodeAction
-	for _, a := range s.CodeActions("main.go", ds[0].Range, ds) {
-		if a.Title == "Fix this error" {
-			action = &a
-		}
-	}
-	if action == nil || action.Command.Command != contract.CommandFixError {
-		t.Fatalf("a build error must offer Fix this error: %+v", action)
+	s, action := fixSession(t, lsptest.InitOptions{ChangeAnnotations: true})
+	if action.Command.Command != contract.CommandFixError {
+		t.Fatalf("Fix this error runs %q", action.Command.Command)
 	}
 	version := s.Version("main.go")
 	var res contract.FixResult
@@ -58,7 +32,7 @@ func TestFixThisErrorInTheEditor(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	// The server did not write the file: the editor holds the change.
-	if data, _ := os.ReadFile(filepath.Join(repo.Dir, "main.go")); string(data) != typeErrorGo {
+	if data, _ := os.ReadFile(s.Path("main.go")); string(data) != typeErrorGo {
 		t.Fatalf("the server wrote main.go:\n%s", data)
 	}
 	edits := s.AppliedEdits()
@@ -111,35 +85,7 @@ func TestFixThisErrorInTheEditor(t *testing.T) {
 // eglot) is asked first, with the fix's diff; a discarded fix is not sent,
 // an accepted one is.
 func TestFixIsConfirmedInEditorsWithoutPreview(t *testing.T) {
-	repo := typeErrorRepo(t)
-	fake := llmtest.NewServer()
-	defer fake.Close()
-	fake.On(llmtest.SchemaName("plan"), llmtest.Text(editPlan("\treturn 42\n", "\treturn \"42\"\n")))
-	fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"unexpected","adjustments":[]}`))
-	s := lsptest.StartBinary(t, lsptest.BuildBinary(t), repo.Dir, fakeEnv(t, fake))
-	s.Initialize(lsptest.InitOptions{Generic: true, InitializationOptions: map[string]any{
-		"build":  map[string]any{"onSave": "go build ./..."},
-		"review": map[string]any{"trigger": "manual"},
-	}})
-	s.OpenFile("main.go")
-	s.Save("main.go")
-	ds := s.AwaitDiagnostics("main.go", func(ds []protocol.Diagnostic) bool {
-		for _, d := range ds {
-			if src, _ := d.Source.Get(); src == "build" && d.Range.Start.Line == 5 {
-				return true
-			}
-		}
-		return false
-	})
-	var action *protocol.CodeAction
-	for _, a := range s.CodeActions("main.go", ds[0].Range, ds) {
-		if a.Title == "Fix this error" {
-			action = &a
-		}
-	}
-	if action == nil {
-		t.Fatal("no Fix this error action")
-	}
+	s, action := fixSession(t, lsptest.InitOptions{Generic: true})
 	run := func() contract.FixResult {
 		t.Helper()
 		var res contract.FixResult
@@ -177,4 +123,39 @@ func TestFixIsConfirmedInEditorsWithoutPreview(t *testing.T) {
 		t.Fatalf("buffer after the accepted fix:\n%s", s.Text("main.go"))
 	}
 	s.Shutdown()
+}
+
+// fixSession starts the binary on the type-error repository with the fake
+// model scripted to fix it, saves main.go so that the build reports the
+// error, and returns the session and the error's "Fix this error" action.
+func fixSession(t *testing.T, o lsptest.InitOptions) (*lsptest.Session, *protocol.CodeAction) {
+	t.Helper()
+	repo := typeErrorRepo(t)
+	fake := llmtest.NewServer()
+	t.Cleanup(fake.Close)
+	fake.On(llmtest.SchemaName("plan"), llmtest.Text(editPlan("\treturn 42\n", "\treturn \"42\"\n")))
+	fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"unexpected","adjustments":[]}`))
+	s := lsptest.StartBinary(t, lsptest.BuildBinary(t), repo.Dir, fakeEnv(t, fake))
+	o.InitializationOptions = map[string]any{
+		"build":  map[string]any{"onSave": "go build ./..."},
+		"review": map[string]any{"trigger": "manual"},
+	}
+	s.Initialize(o)
+	s.OpenFile("main.go")
+	s.Save("main.go")
+	ds := s.AwaitDiagnostics("main.go", func(ds []protocol.Diagnostic) bool {
+		for _, d := range ds {
+			if src, _ := d.Source.Get(); src == "build" && d.Range.Start.Line == 5 {
+				return true
+			}
+		}
+		return false
+	})
+	for _, a := range s.CodeActions("main.go", ds[0].Range, ds) {
+		if a.Title == "Fix this error" {
+			return s, &a
+		}
+	}
+	t.Fatalf("a build error must offer Fix this error: %+v", ds)
+	return nil, nil
 }
