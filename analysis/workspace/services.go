@@ -29,6 +29,7 @@ import (
 	"github.com/kodustech/kodyls/agents/rca"
 	"github.com/kodustech/kodyls/agents/redact"
 	"github.com/kodustech/kodyls/analysis/filereview"
+	"github.com/kodustech/kodyls/analysis/kodusconfig"
 	"github.com/kodustech/kodyls/analysis/rules"
 	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/index"
@@ -350,7 +351,7 @@ func (s *Services) Explainer(ctx context.Context, root string) *rca.Explainer {
 	g, _ := s.Gateway()
 	x := &rca.Explainer{
 		Workspace: root, Gateway: g, History: s.History(ctx),
-		Prompts: s.Prompts, Ignore: rca.IgnoreList(), Log: s.log,
+		Prompts: s.Prompts, Ignore: s.privacyList(root), Log: s.log,
 	}
 	if s.Store != nil {
 		// An explanation cut short by a crash resumes from its last step.
@@ -362,12 +363,26 @@ func (s *Services) Explainer(ctx context.Context, root string) *rca.Explainer {
 	return x
 }
 
+// privacyList is what an explanation or a fix in root never reads into a
+// prompt nor edits: the default privacy list and the ignorePaths of the
+// workspace's kodus-config.yml, as for the review. When those patterns are
+// broken it refuses every file rather than read one the team meant to keep
+// private (the doctor and the editor report the broken configuration).
+func (s *Services) privacyList(root string) func(rel string) bool {
+	ig, err := redact.NewIgnore(kodusconfig.Load(root).IgnorePaths)
+	if err != nil {
+		s.log.Warn("kodus-config ignorePaths unusable: explanations and fixes read no workspace file", "workspace", root, "error", err)
+		return func(string) bool { return true }
+	}
+	return ig.Match
+}
+
 // Fixer returns the "Fix this error" feature of a workspace root with the
 // current model and the prompts; its Gateway is nil when no model is
 // configured, and Fix then says so.
 func (s *Services) Fixer(root string) *fix.Fixer {
 	g, _ := s.Gateway()
-	x := &fix.Fixer{Workspace: root, Gateway: g, Prompts: s.Prompts, Ignore: rca.IgnoreList(), Log: s.log}
+	x := &fix.Fixer{Workspace: root, Gateway: g, Prompts: s.Prompts, Ignore: s.privacyList(root), Log: s.log}
 	if s.Store != nil {
 		// A fix cut short by a crash resumes from its last step.
 		x.Checkpoints = s.Store.Checkpoints()

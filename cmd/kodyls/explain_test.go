@@ -205,3 +205,42 @@ func TestEvalRCAAgainstTheFake(t *testing.T) {
 		t.Fatalf("without an endpoint: %d %q", code, errOut)
 	}
 }
+
+// TestExplainKeepsToTheWorkspacePrivacyList: a file under the ignorePaths
+// of the workspace's kodus-config.yml is never read into a prompt, even
+// when the model asks for it; the explanation goes on without it.
+func TestExplainKeepsToTheWorkspacePrivacyList(t *testing.T) {
+	const marker = "CUSTOMER-EXPORT-7f3a"
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	final := llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: `{"rootCause":"unused is assigned but never read in main","fixGuidelines":["Remove the variable."],"confidence":0.8}`})
+	fake.On(llmtest.LastMessageRole("tool"), final)
+	fake.On(llmtest.Any(), llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{"path":"customer-data/export.go"}`}))
+	repo := brokenGoRepo(t)
+	repo.Write(map[string]string{
+		"kodus-config.yml":        "ignorePaths:\n  - \"customer-data/**\"\n",
+		"customer-data/export.go": "package data\n\n// " + marker + "\n",
+	})
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	out, errOut, code := runBinStdin(t, env, repo.Dir, buildOutput(t, repo), "explain", "--json")
+	if code != 0 {
+		t.Fatalf("code %d\n%s%s", code, out, errOut)
+	}
+	var rep explainJSON
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if rep.RCA.Source != "model" {
+		t.Fatalf("answer %+v", rep.RCA)
+	}
+	toolAnswered := false
+	for _, r := range fake.ChatRequests() {
+		if strings.Contains(string(r.Body), marker) {
+			t.Fatalf("the ignored file reached the model:\n%s", r.Body)
+		}
+		toolAnswered = toolAnswered || r.Chat.LastMessage().Role == "tool"
+	}
+	if !toolAnswered {
+		t.Fatal("the model's read_file was never answered: the test did not exercise the refusal")
+	}
+}
