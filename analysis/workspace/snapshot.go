@@ -61,14 +61,15 @@ func (s *Snapshot) ChangedLines() changes.LineSet {
 	return s.changed
 }
 
-// Rules are the enabled rules whose paths match the document.
+// Rules are the enabled rules whose paths and languages match the
+// document, as for the model's check (filereview.ModelRules).
 func (s *Snapshot) Rules() []*rules.Rule {
 	if s.Folder == nil {
 		return nil
 	}
 	var out []*rules.Rule
 	for _, r := range s.Folder.Rules() {
-		if r.Enabled && r.AppliesTo(s.Rel) {
+		if r.Enabled && r.AppliesTo(s.Rel) && r.AppliesToLanguage(s.Language) {
 			out = append(out, r)
 		}
 	}

@@ -49,23 +49,25 @@ func TestSnapshotRules(t *testing.T) {
 		".kody/rules/todo.md": lsptest.RuleFile("TODO needs an owner", todoRule, "low", "**/*", `TODO`),
 		".kody/rules/go.md":   lsptest.RuleFile("No panic", "no-panic", "high", "**/*.go", `panic\(`),
 		".kody/rules/off.md":  disabled,
+		".kody/rules/py.md":   strings.Replace(lsptest.RuleFile("No print", "no-print", "low", "**/*", `print\(`), "scope: file\n", "scope: file\nlanguages: [python]\n", 1),
 		"main.go":             mainGo,
 	})
 	f := loadFolder(t, offlineServices(t), repo)
-	if len(f.Rules()) != 3 {
-		t.Fatalf("%d rules loaded, want 3", len(f.Rules()))
+	if len(f.Rules()) != 4 {
+		t.Fatalf("%d rules loaded, want 4", len(f.Rules()))
 	}
 	tests := []struct {
-		rel  string
-		want []string
+		rel, language string
+		want          []string
 	}{
-		{"main.go", []string{"no-panic", todoRule}},
-		{"cmd/tool/main.go", []string{"no-panic", todoRule}},
-		{"README.md", []string{todoRule}},
+		{"main.go", "go", []string{"no-panic", todoRule}},
+		{"cmd/tool/main.go", "go", []string{"no-panic", todoRule}},
+		{"README.md", "", []string{todoRule}},
+		{"tool.py", "python", []string{"no-print", todoRule}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rel, func(t *testing.T) {
-			snap := &workspace.Snapshot{Folder: f, Rel: tt.rel}
+			snap := &workspace.Snapshot{Folder: f, Rel: tt.rel, Language: tt.language}
 			var got []string
 			for _, r := range snap.Rules() {
 				got = append(got, r.UUID)
