@@ -71,11 +71,6 @@ for _, b in ipairs(vim.api.nvim_list_bufs()) do
 end
 H.step('rule file opened once, in the same window', opened == 1 and #vim.api.nvim_list_wins() == wins
   and vim.api.nvim_win_get_cursor(0)[1] == 1, vim.inspect({ opened = opened, wins = #vim.api.nvim_list_wins() }))
--- The server opened the rule (window/showDocument) before it answered
--- kodyls.showRule: wait for that answer, or the plugin would handle it
--- after the switch back below and open the rule again.
-local idle = H.request_sync(client, 'kodyls/awaitIdle', vim.empty_dict(), 10000, main)
-H.step(':KodyRule answered', idle ~= nil and idle.err == nil, vim.inspect(idle))
 vim.cmd('buffer ' .. main)
 
 -- :checkhealth kodyls runs kodyls doctor on the workspace of the buffer.
@@ -116,7 +111,7 @@ for i = 1, 5 do
   end, 1)
   H.step('diagnostic and quickfix entry for late violation ' .. i, seen and qf_is_kody()
     and vim.fn.getqflist()[items + 1].lnum == lnum + 1,
-    vim.inspect({ buf = vim.api.nvim_buf_get_name(0), lines = vim.api.nvim_buf_get_lines(main, 0, -1, false), diagnostics = H.diagnostics(main), quickfix = qf() }))
+    vim.inspect({ buffer = vim.api.nvim_buf_get_name(0), lines = vim.api.nvim_buf_get_lines(main, 0, -1, false), diagnostics = H.diagnostics(main), quickfix = qf() }))
   vim.cmd('normal! A"late' .. i .. '")')
   table.insert(H.result.latency_ms, diag_ms)
   table.insert(H.result.quickfix_latency_ms, qf_ms)
