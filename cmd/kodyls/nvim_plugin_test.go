@@ -20,9 +20,14 @@ type pluginResult struct {
 		Lnum int    `json:"lnum"`
 		Text string `json:"text"`
 	} `json:"quickfix"`
-	Health      string    `json:"health"`
-	Explanation string    `json:"explanation"`
-	LatencyMs   []float64 `json:"latency_ms"`
+	Health      string `json:"health"`
+	Explanation string `json:"explanation"`
+	// BuildMessage is the build diagnostic explain_build.lua explained.
+	BuildMessage string `json:"build_message"`
+	// LatencyMs: keystroke → diagnostic; QuickfixLatencyMs: keystroke →
+	// the :KodyViolations list refreshed.
+	LatencyMs         []float64 `json:"latency_ms"`
+	QuickfixLatencyMs []float64 `json:"quickfix_latency_ms"`
 }
 
 func runPluginScript(t *testing.T, nv neovim, script string, repo *lsptest.Repo, env ...string) pluginResult {
@@ -54,11 +59,12 @@ func testNeovimPluginCommandsOffline(t *testing.T, nv neovim) {
 			t.Errorf("quickfix entry %+v", it)
 		}
 	}
-	if len(res.LatencyMs) != 5 {
-		t.Errorf("latency samples: %v", res.LatencyMs)
+	if len(res.LatencyMs) != 5 || len(res.QuickfixLatencyMs) != 5 {
+		t.Errorf("latency samples: %v, %v", res.LatencyMs, res.QuickfixLatencyMs)
 	}
-	// Reported, not asserted: the README quotes it.
-	t.Logf("Neovim %s: edit → diagnostic %s ms", nv.version, fmt.Sprint(res.LatencyMs))
+	// Reported, not asserted: the README quotes them.
+	t.Logf("Neovim %s: keystroke → diagnostic %s ms; keystroke → :KodyViolations list %s ms", nv.version,
+		fmt.Sprint(res.LatencyMs), fmt.Sprint(res.QuickfixLatencyMs))
 	if !strings.Contains(res.Health, repo.Dir) || !strings.Contains(res.Health, "schema v") {
 		t.Errorf("checkhealth lacks the doctor's report:\n%s", res.Health)
 	}
@@ -86,6 +92,36 @@ func testNeovimPluginCommandsWithModel(t *testing.T, nv neovim) {
 	})
 	res := runPluginScript(t, nv, "commands_model.lua", repo, "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
 	if !strings.Contains(res.Explanation, "### Root cause") {
+		t.Errorf("explanation:\n%s", res.Explanation)
+	}
+}
+
+// greetGo builds; explain_build.lua breaks its line 6 and saves.
+const greetGo = "package main\n\nimport \"fmt\"\n\nfunc greet() string {\n\treturn \"hello\"\n}\n\nfunc main() { fmt.Println(greet()) }\n"
+
+// TestNeovimPluginExplainBuildError: with build.onSave set to the real
+// `go build ./...`, a compile error written and saved in Neovim shows as
+// the build's diagnostic, and :KodyExplain on it shows the explanation of
+// that error in the float. The fake endpoint answers only an explanation
+// request that carries the compiler's message, so the float's root cause
+// proves which error was explained.
+func TestNeovimPluginExplainBuildError(t *testing.T) {
+	eachNeovim(t, testNeovimPluginExplainBuildError)
+}
+
+func testNeovimPluginExplainBuildError(t *testing.T, nv neovim) {
+	const rootCause = "greet is declared to return a string but its return statement gives the untyped constant 42"
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.All(llmtest.HasTool("final_answer"), llmtest.PromptContains("cannot use 42")),
+		llmtest.Tools(llmtest.ToolCall{Name: "final_answer",
+			Arguments: `{"rootCause":"` + rootCause + `","fixGuidelines":["Return a string, or change the result type."],"confidence":0.9}`}))
+	repo := lsptest.NewRepo(t, map[string]string{"go.mod": "module example.com/greet\n\ngo 1.22\n", "main.go": greetGo})
+	res := runPluginScript(t, nv, "explain_build.lua", repo, append(fakeEnv(t, fake), "KODYLS_ROOT_CAUSE="+rootCause)...)
+	if !strings.Contains(res.BuildMessage, "cannot use 42") {
+		t.Errorf("build diagnostic: %q", res.BuildMessage)
+	}
+	if !strings.Contains(res.Explanation, "### Root cause") || !strings.Contains(res.Explanation, rootCause) {
 		t.Errorf("explanation:\n%s", res.Explanation)
 	}
 }

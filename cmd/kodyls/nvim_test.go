@@ -181,7 +181,7 @@ func testNeovimEndToEnd(t *testing.T, nv neovim, env ...string) {
 }
 
 // TestNeovimReviewQuickFix: save a change, see the review diagnostic, apply
-// its quick fix with Neovim's own workspace-edit code.
+// its quick fix through vim.lsp.buf.code_action, as a user does.
 func TestNeovimReviewQuickFix(t *testing.T) {
 	eachNeovim(t, testNeovimReviewQuickFix)
 }

@@ -1,6 +1,6 @@
 -- Headless Neovim end-to-end test of the review: change a line, save, wait
--- for the review diagnostic, apply its quick fix through Neovim's own LSP
--- utilities, check the buffer. Results go to $KODYLS_OUT as JSON.
+-- for the review diagnostic, apply its quick fix through
+-- vim.lsp.buf.code_action, check the buffer. Results go to $KODYLS_OUT as JSON.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/harness.lua')
 
 H.setup({ settings = { review = { trigger = 'save' } } })
@@ -18,27 +18,38 @@ H.step('review diagnostic after save', vim.wait(15000, function()
   return false
 end, 20), vim.inspect(vim.diagnostic.get(0)))
 
--- Ask for the code actions of that diagnostic, as the UI would.
-local lsp_diag = H.lsp_diagnostic(6)
-local params = {
-  textDocument = { uri = vim.uri_from_bufnr(0) },
-  range = { start = { line = 6, character = 0 }, ['end'] = { line = 6, character = 0 } },
-  context = { diagnostics = { lsp_diag } },
-}
-local responses = vim.lsp.buf_request_sync(0, 'textDocument/codeAction', params, 5000) or {}
-local fix
-for _, resp in pairs(responses) do
-  for _, action in ipairs(resp.result or {}) do
-    if action.title:find('^Apply Kody fix: ') then fix = action end
+-- Apply the quick fix the way a user does: vim.lsp.buf.code_action on the
+-- diagnostic's line. 0.8+ applies the one action the filter keeps
+-- (apply = true); 0.7 has neither option and always shows its menu,
+-- vim.ui.select, where the user picks the fix (the choice is made here by
+-- title). Neovim resolves the action (codeAction/resolve) for its edit.
+vim.api.nvim_win_set_cursor(0, { 7, 1 })
+local is_fix = function(action) return action.title:find('^Apply Kody fix: ') ~= nil end
+local offered = {}
+if vim.fn.has('nvim-0.8') == 1 then
+  vim.lsp.buf.code_action({
+    context = { only = { 'quickfix' } },
+    apply = true,
+    filter = function(action)
+      table.insert(offered, action.title)
+      return is_fix(action)
+    end,
+  })
+else
+  vim.ui.select = function(items, opts, on_choice)
+    for _, item in ipairs(items) do
+      table.insert(offered, (opts.format_item(item)))
+      if is_fix(item[2]) then return on_choice(item) end
+    end
+    on_choice(nil)
   end
+  vim.lsp.buf.code_action({ only = { 'quickfix' } })
 end
-H.step('quick fix offered', fix ~= nil, vim.inspect(responses))
-if not fix.edit then
-  local resolved = H.request_sync(client, 'codeAction/resolve', fix, 5000, 0)
-  fix = resolved and resolved.result or fix
-end
-H.step('quick fix has an edit', fix.edit ~= nil, vim.inspect(fix))
-vim.lsp.util.apply_workspace_edit(fix.edit, client.offset_encoding or 'utf-16')
+H.step('quick fix applied through vim.lsp.buf.code_action', vim.wait(10000, function()
+  return vim.api.nvim_buf_get_lines(0, 6, 7, false)[1] ~= '\tfor i := 0; i <= len(items); i++ {'
+end, 20), vim.inspect(offered) .. H.messages())
+H.step('quick fix offered', #vim.tbl_filter(function(t) return t:find('^Apply Kody fix: ') ~= nil end, offered) == 1,
+  vim.inspect(offered))
 
 local line = vim.api.nvim_buf_get_lines(0, 6, 7, false)[1]
 H.result.fixed_line = line

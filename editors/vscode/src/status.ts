@@ -21,6 +21,9 @@ const defaults: Record<string, string> = {
   endpointDown: 'The model endpoint does not answer: only local checks run until it does.',
 };
 
+/** The states this file has a text for, in the contract's order. */
+export const knownStates: readonly string[] = Object.keys(defaults);
+
 export function statusView(s: Status | undefined): StatusView {
   if (!s) return { text: '$(loading~spin) Kody', tooltip: 'Starting kodyls…' };
   const tooltip = s.message || defaults[s.state] || s.state;

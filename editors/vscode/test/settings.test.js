@@ -86,3 +86,18 @@ test('status bar text of kodyls/status', () => {
   assert.match(statusView({ state: 'offline', reviewing: 0 }).text, /offline/);
   assert.match(statusView(undefined).tooltip, /Starting/);
 });
+
+test('the status bar knows exactly the states of the contract', () => {
+  const status = api.notifications.find((n) => n.method === 'kodyls/status');
+  const states = status.params.properties.state.enum;
+  assert.ok(states.length >= 5);
+  const { knownStates } = require('../out/status');
+  assert.deepEqual([...knownStates].sort(), [...states].sort());
+  for (const state of states) {
+    const v = statusView({ state, reviewing: 1 });
+    // Not the fallback for a state this file does not know.
+    assert.notEqual(v.text, `Kody ${state}`, state);
+    assert.match(v.text, /\$\([a-z~-]+\) Kody/, state);
+    assert.ok(v.tooltip && v.tooltip !== state, state);
+  }
+});

@@ -396,7 +396,10 @@ function M.rule()
   end
   execute(c, 'kodyls.showRule', { uuid = uuid }, function(loc)
     -- The server opens the rule itself with window/showDocument when the
-    -- client supports it (0.8+); that handler ran before this answer.
+    -- client supports it (0.8+), before it answers: opening it again here
+    -- would jump back to the rule when the user moved on in between.
+    local caps = c.config and c.config.capabilities
+    if caps and caps.window and caps.window.showDocument and caps.window.showDocument.support then return end
     local target = vim.fn.fnamemodify(vim.uri_to_fname(loc.uri), ':p')
     if vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':p') == target then return end
     local enc = c.offset_encoding or 'utf-16'
