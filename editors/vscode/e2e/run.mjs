@@ -75,6 +75,7 @@ scope: file
 detector:
   type: regex
   pattern: 'fmt\\.Println\\('
+  replace: 'log.Println('
 ---
 ## Instructions
 
@@ -376,6 +377,30 @@ await step('kody-rules-tree', async () => {
   await editor.locator('.view-line', { hasText: 'fmt.Println("x")' }).waitFor({ timeout: TIMEOUT });
 });
 
+// The rule's detector has a replacement, so the panel's violation offers
+// "Apply Fix" (the server's "Apply Kody fix" quick fix): applied from the
+// context menu, it rewrites the call and the violation leaves the panel; an
+// undo brings both back for the steps that follow.
+await step('detector-fix', async () => {
+  const sidebar = page.locator('.part.sidebar');
+  const rows = sidebar.locator('.monaco-list-row');
+  const violationRow = rows.filter({ hasText: 'fmt.Println(' }).first();
+  await violationRow.waitFor({ timeout: TIMEOUT });
+  await violationRow.click({ button: 'right' });
+  const applyFix = page.locator('.monaco-menu .action-item', { hasText: 'Apply Fix' }).first();
+  await applyFix.waitFor({ timeout: TIMEOUT });
+  await applyFix.hover();
+  await page.keyboard.press('Enter');
+  const fixedLine = editor.locator('.view-line', { hasText: 'log.Println("x")' });
+  await fixedLine.waitFor({ timeout: TIMEOUT });
+  await until('the violation to leave the panel', async () => (await rows.filter({ hasText: 'No fmt.Println' }).count()) === 0);
+  await screenshot('detector-fix-applied');
+  await fixedLine.click();
+  await page.keyboard.press('Control+Z');
+  await editor.locator('.view-line', { hasText: 'fmt.Println("x")' }).waitFor({ timeout: TIMEOUT });
+  await rows.filter({ hasText: 'No fmt.Println' }).first().waitFor({ timeout: TIMEOUT });
+});
+
 // The code actions of the violating line. VS Code's Ctrl+. menu lists the
 // quick fixes; the light bulb (a content widget in the line's gutter) opens the
 // same menu. "Show Kody Rule" must be there; "Explain this error" is looked
@@ -402,6 +427,7 @@ await step('quick-fix', async () => {
   let t = await menuText(() => page.keyboard.press('Control+.'));
   log(`Ctrl+. menu: ${t}`);
   if (!/Show Kody Rule/i.test(t)) throw new Error(`"Show Kody Rule" is not in the Ctrl+. menu: ${t}`);
+  if (!/Apply Kody fix: No fmt\.Println/i.test(t)) throw new Error(`the detector's "Apply Kody fix" is not in the Ctrl+. menu: ${t}`);
   if (/Explain this error/i.test(t)) { explainRow = menu.locator('.monaco-list-row', { hasText: 'Explain this error' }).first(); return; }
   await page.keyboard.press('Escape');
   await menu.first().waitFor({ state: 'detached', timeout: TIMEOUT }).catch(() => {});
@@ -512,7 +538,8 @@ await step('apply-fix', async () => {
   // Light bulb, Ctrl+., "Apply Kody fix: …".
   const bulb = page.locator('.lightBulbWidget:visible');
   const menu = page.locator('.action-widget:visible');
-  const fixRow = menu.locator('.monaco-list-row', { hasText: 'Apply Kody fix' }).first();
+  // The review's fix, not the detector's (which the menu lists too).
+  const fixRow = menu.locator('.monaco-list-row', { hasText: `Apply Kody fix: ${SUMMARY}` }).first();
   await line.click();
   await page.keyboard.press('Home');
   await bulb.waitFor({ timeout: TIMEOUT });

@@ -28,6 +28,8 @@ export interface Violation {
   checkedBy: string;
   id: string;
   message?: string;
+  /** The diagnostic has an "Apply Kody fix" quick fix. */
+  fixable?: boolean;
 }
 
 export interface ViolationGroup {
@@ -233,7 +235,9 @@ export function totalViolations(nodes: readonly Node[]): number {
 export function contextValue(n: Node): string {
   switch (n.kind) {
     case 'violation':
-      return n.violation?.checkedBy === 'model' ? 'violation.model' : 'violation.detector';
+      if (n.violation?.checkedBy === 'model') return 'violation.model';
+      // A detector's violation can be fixed when its rule has a replacement.
+      return n.violation?.fixable ? 'violation.detector.fixable' : 'violation.detector';
     default:
       return n.kind;
   }

@@ -62,6 +62,8 @@ test('grouping rule → file → violation with counts', () => {
   assert.equal(a.children[0].violation.id, 'c3');
   assert.equal(contextValue(a.children[0]), 'violation.model');
   assert.equal(contextValue(a.children[1]), 'violation.detector');
+  const fixable = { ...a.children[1], violation: { ...a.children[1].violation, fixable: true } };
+  assert.equal(contextValue(fixable), 'violation.detector.fixable');
   assert.match(a.children[0].tooltip, /a key/);
   const low = buildTree(result, [ws]).find((n) => n.rule && n.rule.uuid === 'low1');
   assert.equal(low.description, '1 violation in 1 file');
