@@ -78,6 +78,11 @@ type Result struct {
 	Rounds int `json:"rounds"`
 	// Status is the final plan version's status.
 	Status planmode.PlanStatus `json:"status"`
+	// Refused are the edits the model proposed to files that define the
+	// build; they are never applied nor built, and RefusedDiff shows them
+	// for the user to make, or not.
+	Refused     []RefusedEdit `json:"refused"`
+	RefusedDiff string        `json:"refusedDiff,omitempty"`
 	// Plans holds every plan version, as each ended.
 	Plans       []planmode.Plan       `json:"plans"`
 	Reflections []planmode.Reflection `json:"reflections"`
@@ -131,9 +136,10 @@ func (f *Fixer) Fix(ctx context.Context, req Request, emit func(agent.Event)) (*
 	e := req.Error
 	ws := tools.Workspace{Root: f.Workspace, Ignore: f.ignore()}
 	read := []agent.Tool{ws.ReadFile(), ws.SearchWorkspace(), ws.ListFiles(), ws.FindReferences()}
-	planTools := map[string]planmode.StepFunc{ToolProposeEdits: f.proposeStep}
+	guard := newBuildGuard(f.Workspace, req.Build)
+	planTools := map[string]planmode.StepFunc{ToolProposeEdits: f.proposeStep(guard)}
 	if req.Build != "" {
-		planTools[ToolVerifyBuild] = f.verifyStep(req.Build, req.BuildTimeout)
+		planTools[ToolVerifyBuild] = f.verifyStep(req.Build, req.BuildTimeout, guard)
 	}
 	x, err := planmode.NewExecutor(read, planTools, f.log())
 	if err != nil {
@@ -184,11 +190,11 @@ func (f *Fixer) Fix(ctx context.Context, req Request, emit func(agent.Event)) (*
 	if err != nil {
 		return nil, err
 	}
-	return f.result(st, req), nil
+	return f.result(st, req, guard), nil
 }
 
 // result reads the outcome off the final plan version.
-func (f *Fixer) result(st planmode.State, req Request) *Result {
+func (f *Fixer) result(st planmode.State, req Request, guard *buildGuard) *Result {
 	p := st.Plan
 	res := &Result{
 		Edits: []Edit{}, Status: p.Status, Plans: st.Versions, Reflections: st.Reflections, Trail: st.Trail,
@@ -218,10 +224,20 @@ func (f *Fixer) result(st planmode.State, req Request) *Result {
 	default:
 		res.Verification = VerifyFailed
 	}
-	if len(res.Edits) == 0 {
+	res.Refused = refusedEdits(f.Workspace, guard, st.Versions)
+	if len(res.Refused) > 0 {
+		res.RefusedDiff = refusedDiff(f.Workspace, res.Refused)
+	}
+	switch {
+	case len(res.Refused) > 0 && (len(res.Edits) == 0 || !res.Verified):
+		res.Note = fmt.Sprintf("the fix needs a change to %s, which defines the build: %s. kodyls never runs the build with the model's edits to its own definition, so that change was neither verified nor applied; review it and make it yourself if it is right", res.Refused[0].File, res.Refused[0].Reason)
+	case len(res.Edits) == 0:
 		res.Note = strings.TrimSpace("no valid edit was proposed. " + p.Reason)
-	} else if p.Status == planmode.PlanFailed && req.Build != "" {
+	case p.Status == planmode.PlanFailed && req.Build != "":
 		res.Note = fmt.Sprintf("the build still fails with the last edits after %d rounds: %s", res.Rounds, p.Reason)
+	}
+	if res.Refused == nil {
+		res.Refused = []RefusedEdit{}
 	}
 	return res
 }
@@ -255,8 +271,23 @@ func planEdits(root string, ignore func(string) bool, p planmode.Plan, upTo stri
 }
 
 // proposeStep validates a propose_edits step's edits on top of those of
-// the earlier edit steps. Nothing is written.
-func (f *Fixer) proposeStep(_ context.Context, p planmode.Plan, s planmode.Step) (string, error) {
+// the earlier edit steps, and refuses the step when it edits a file that
+// defines the build. Nothing is written.
+func (f *Fixer) proposeStep(guard *buildGuard) planmode.StepFunc {
+	return func(ctx context.Context, p planmode.Plan, s planmode.Step) (string, error) {
+		res, err := f.propose(ctx, p, s)
+		if err != nil {
+			return "", err
+		}
+		edits, _ := decodeEdits(s.Input)
+		if why := refusal(f.Workspace, f.ignore(), guard, edits); why != "" {
+			return "", fmt.Errorf("%w: %s", ErrBuildDefinition, why)
+		}
+		return res, nil
+	}
+}
+
+func (f *Fixer) propose(_ context.Context, p planmode.Plan, s planmode.Step) (string, error) {
 	edits, err := decodeEdits(s.Input)
 	if err != nil {
 		return "", err
@@ -286,11 +317,16 @@ func (f *Fixer) proposeStep(_ context.Context, p planmode.Plan, s planmode.Step)
 
 // verifyStep runs the configured build on a scratch copy with the plan's
 // edits. A failing build fails the step, its output as the result.
-func (f *Fixer) verifyStep(command string, timeout time.Duration) planmode.StepFunc {
+func (f *Fixer) verifyStep(command string, timeout time.Duration, guard *buildGuard) planmode.StepFunc {
 	return func(ctx context.Context, p planmode.Plan, s planmode.Step) (string, error) {
 		edits, err := planEdits(f.Workspace, f.ignore(), p, s.ID)
 		if err != nil {
 			return "", fmt.Errorf("nothing to verify: %w", err)
+		}
+		// The propose step refuses these already; the build must not run
+		// with one whatever path led here.
+		if why := refusal(f.Workspace, f.ignore(), guard, edits); why != "" {
+			return "", fmt.Errorf("the build was not run: %w: %s", ErrBuildDefinition, why)
 		}
 		run, err := f.verify(ctx, command, timeout, edits)
 		if err != nil {

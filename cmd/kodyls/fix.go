@@ -33,6 +33,12 @@ build command ever runs. The plan versions, the diff and the verification
 are printed; the files are written only with --apply, and only when the
 build passed or no build command is configured.
 
+Edits to files that define the build (Makefile, package.json, build.rs,
+*.gradle, CMakeLists.txt, .cargo/, go.mod's go and toolchain lines,
+tsconfig plugins, scripts the build command names, ...) are refused: the
+build never runs with them, they are never applied, and they are shown for
+you to make yourself.
+
 Needs a model (KODYLS_LLM_BASE_URL, KODYLS_LLM_MODEL).
 
 Exit status:
@@ -152,8 +158,22 @@ func writeFixText(w io.Writer, e errparse.Error, res *fix.Result, apply bool, ap
 			fmt.Fprintln(w)
 		}
 	}
+	if len(res.Refused) > 0 {
+		fmt.Fprintln(w, "\nRefused, because they change what the build runs (never applied, never built):")
+		for _, r := range res.Refused {
+			fmt.Fprintf(w, "  %s: %s\n", r.File, r.Reason)
+		}
+		if res.RefusedDiff != "" {
+			fmt.Fprintf(w, "\n%s", res.RefusedDiff)
+			if !strings.HasSuffix(res.RefusedDiff, "\n") {
+				fmt.Fprintln(w)
+			}
+		}
+	}
 	fmt.Fprintln(w)
 	switch {
+	case len(res.Refused) > 0 && !res.Verified:
+		fmt.Fprintf(w, "Verification: not run: the fix edits %s, which defines the build\n", res.Refused[0].File)
 	case len(res.Edits) == 0 && res.Build != "":
 		fmt.Fprintf(w, "Verification: not run: no edit to verify after %d round(s)\n", res.Rounds)
 	case res.Verification == fix.VerifyPassed:

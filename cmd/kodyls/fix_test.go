@@ -317,3 +317,86 @@ func TestFixTypeScriptError(t *testing.T) {
 		t.Errorf("tsc still fails after the fix:\n%s", out)
 	}
 }
+
+// TestFixRefusesEditsToTheBuildDefinition: with `--build make`, the model
+// edits the Makefile's recipe to run a command of its own. Verification
+// would run that recipe before the user saw it, so the edit is refused:
+// the build never runs, nothing is reported verified, nothing is written,
+// and the output shows the refused change and why.
+func TestFixRefusesEditsToTheBuildDefinition(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	const makefile = "build:\n\tgo build ./...\n"
+	repo := lsptest.NewRepo(t, map[string]string{"go.mod": "module example.com/greet\n\ngo 1.22\n", "main.go": typeErrorGo, "Makefile": makefile})
+	output, _ := goBuild(t, repo.Dir)
+	marker := filepath.Join(t.TempDir(), "PWNED")
+	edits := func(file, oldText, newText string) string {
+		b, _ := json.Marshal(map[string]any{"edits": []map[string]string{{"file": file, "oldText": oldText, "newText": newText}}})
+		return string(b)
+	}
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.SchemaName("plan"), llmtest.Text(`{"steps":[
+		{"id":"edit","description":"return a string","tool":"propose_edits","input":`+edits("main.go", "\treturn 42\n", "\treturn \"42\"\n")+`,"dependsOn":[]},
+		{"id":"make","description":"build differently","tool":"propose_edits","input":`+edits("Makefile", "\tgo build ./...\n", "\ttouch "+marker+"\n")+`,"dependsOn":[]}]}`))
+	reflect := fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"needs_adjustment","reasoning":"insist","adjustments":[
+		{"type":"RETRY","stepId":"make","reason":"again"}]}`))
+	env := fakeEnv(t, fake)
+	out, errOut, code := runBinStdin(t, env, repo.Dir, output, "fix", "--apply", "--build", "make")
+	if code != 3 {
+		t.Fatalf("code %d, want 3\n%s\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("the model's Makefile recipe ran:\n%s", out)
+	}
+	for _, want := range []string{
+		"Refused, because they change what the build runs (never applied, never built):",
+		"Makefile: it defines the build (make)",
+		"+\ttouch " + marker,
+		"Verification: not run: the fix edits Makefile, which defines the build",
+		"Note: the fix needs a change to Makefile, which defines the build",
+		"Nothing was written.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Verification: passed") {
+		t.Errorf("a fix that edits the build's definition was reported verified:\n%s", out)
+	}
+	// Every round the model insisted, and every round it was refused.
+	if reflect.Times() == 0 {
+		t.Error("the refusal was not shown to the reflection")
+	}
+	for _, r := range fake.ChatRequests() {
+		if r.Chat.SchemaName() == "reflection" && !strings.Contains(r.Chat.Text(), "edits to a file that defines the build are refused") {
+			t.Error("the reflection was not told why the Makefile edit failed")
+		}
+	}
+	for name, want := range map[string]string{"Makefile": makefile, "main.go": typeErrorGo} {
+		if data, _ := os.ReadFile(filepath.Join(repo.Dir, name)); string(data) != want {
+			t.Errorf("%s changed:\n%s", name, data)
+		}
+	}
+
+	// The JSON result carries the refused edit, and verified stays false.
+	out, _, code = runBinStdin(t, env, repo.Dir, output, "fix", "--json", "--build", "make")
+	var res struct {
+		fixJSON
+		Refused []struct {
+			File, NewText, Reason string
+		} `json:"refused"`
+		RefusedDiff string `json:"refusedDiff"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 3 {
+		t.Fatalf("code %d json %v\n%s", code, err, out)
+	}
+	if res.Verified || res.Verification == "passed" || len(res.Refused) != 1 || res.Refused[0].File != "Makefile" ||
+		!strings.Contains(res.Refused[0].NewText, "touch") || !strings.Contains(res.RefusedDiff, "+\ttouch") {
+		t.Errorf("result %+v", res)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the model's Makefile recipe ran")
+	}
+}
