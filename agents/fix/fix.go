@@ -10,6 +10,7 @@
 package fix
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -40,6 +41,10 @@ const (
 
 // DefaultRounds is how many plan versions a fix may try.
 const DefaultRounds = 3
+
+// DefaultTimeout bounds a whole fix: every model call, tool call and
+// verifying build of every round.
+const DefaultTimeout = 10 * time.Minute
 
 // ErrNoModel is returned when no model is configured.
 var ErrNoModel = errors.New("Fix this error needs a model; configure KODYLS_LLM_BASE_URL (and KODYLS_LLM_MODEL), or the llm settings of your editor")
@@ -103,7 +108,13 @@ type Fixer struct {
 	Ignore func(rel string) bool
 	// Rounds bounds the plan versions tried (default DefaultRounds).
 	Rounds int
-	Log    *slog.Logger
+	// MaxToolCalls bounds the steps that run a tool, over every round
+	// (default agent.DefaultMaxToolCalls); a plan version has at most
+	// planmode.DefaultMaxSteps steps, the verifying build included.
+	MaxToolCalls int
+	// Timeout bounds the whole fix (default DefaultTimeout).
+	Timeout time.Duration
+	Log     *slog.Logger
 	// Thread and Checkpoints make a fix resumable (see planmode).
 	Thread      string
 	Checkpoints agent.Checkpointer
@@ -164,6 +175,8 @@ func (f *Fixer) Fix(ctx context.Context, req Request, emit func(agent.Event)) (*
 	gen := &planmode.ModelGenerator{
 		Gateway: f.Gateway, Feature: "fix", System: sys.Text, User: user.Text, Tools: names,
 		Fallback: func(error) planmode.Plan { return f.fallbackPlan(e) },
+		// Room for the verifying step normalize adds.
+		MaxSteps: planmode.DefaultMaxSteps - 1,
 	}
 	model := &planmode.ModelReflector{Gateway: f.Gateway, Feature: "fix", Prompt: func(s planmode.State) (string, string, error) {
 		r, err := f.Prompts.Render("fix_reflect", prompts.FixReflectData{
@@ -179,6 +192,8 @@ func (f *Fixer) Fix(ctx context.Context, req Request, emit func(agent.Event)) (*
 		Reflector:   reflector{model: model, build: req.Build != ""},
 		Normalize:   func(p planmode.Plan) planmode.Plan { return normalize(p, req.Build) },
 		MaxCycles:   rounds,
+		MaxSteps:    planmode.DefaultMaxSteps,
+		Budget:      agent.Budget{MaxToolCalls: f.MaxToolCalls, Timeout: cmp.Or(f.Timeout, DefaultTimeout)},
 		Thread:      f.Thread,
 		Checkpoints: f.Checkpoints,
 	}
@@ -187,6 +202,21 @@ func (f *Fixer) Fix(ctx context.Context, req Request, emit func(agent.Event)) (*
 	}
 	goal := fmt.Sprintf("fix %s", location(e))
 	st, err := o.Run(ctx, goal, emit)
+	if errors.Is(err, agent.ErrTimeout) {
+		// The time limit ends the fix with what it got to; nothing it did
+		// is trusted as verified.
+		if n := len(st.Versions); n > 0 {
+			st.Plan = st.Plan.Fail(err.Error())
+			st.Versions = append(st.Versions[:n-1:n-1], st.Plan)
+		}
+		res := f.result(st, req, guard)
+		res.Verified, res.Status = false, planmode.PlanFailed
+		if req.Build != "" {
+			res.Verification = VerifyFailed
+		}
+		res.Note = fmt.Sprintf("the fix did not finish within its time limit (%s); run it again to continue where it stopped", cmp.Or(f.Timeout, DefaultTimeout))
+		return res, nil
+	}
 	if err != nil {
 		return nil, err
 	}
