@@ -323,3 +323,66 @@ func TestExplainRoutedEscalatesOnlyWhenUnsure(t *testing.T) {
 		})
 	}
 }
+
+// The router's other triggers through the binary: a fast path that keeps
+// reading past the step threshold, and one whose tool calls keep failing,
+// each escalate once to plan-execute, and the answer says why.
+func TestExplainRoutedEscalatesOnStepsAndFailures(t *testing.T) {
+	reactTurn := llmtest.All(llmtest.HasTool("final_answer"), llmtest.HasTool("read_file"))
+	read := func(path string, line int) llmtest.Reply {
+		return llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: fmt.Sprintf(`{"path":%q,"line":%d}`, path, line)})
+	}
+	confident := llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: `{"rootCause":"unused is never read","fixGuidelines":["Remove it."],"confidence":0.9}`})
+	var wandering, failing []llmtest.Reply
+	for i := 1; i <= 20; i++ {
+		// Each call differs, so no loop guard fires before the threshold.
+		wandering = append(wandering, read("main.go", i))
+	}
+	for i := 1; i <= 3; i++ {
+		failing = append(failing, read(fmt.Sprintf("missing%d.go", i), 1))
+	}
+	failing = append(failing, confident)
+	for _, tc := range []struct {
+		name     string
+		fast     []llmtest.Reply
+		wantPath string
+	}{
+		{"past the step threshold", wandering, "react → plan-execute (ran past 8 steps)"},
+		{"repeated failed tool calls", failing, "react → plan-execute (3 failed tool calls)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := llmtest.NewServer()
+			defer fake.Close()
+			fast := fake.On(reactTurn, tc.fast...)
+			plan := fake.On(llmtest.SchemaName(planexec.SchemaPlan), llmtest.JSON(map[string]any{"steps": []any{
+				map[string]any{"id": "1", "description": "read the code around the error", "tool": "read_file", "args": map[string]any{"path": "main.go", "line": 4}},
+			}}))
+			fake.On(onlyFinal, llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: strategyAnswer}))
+			repo := brokenGoRepo(t)
+			env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+			out, errOut, code := runBinStdin(t, env, repo.Dir, buildOutput(t, repo), "explain", "--verbose", "--json")
+			if code != 0 {
+				t.Fatalf("code %d\n%s%s", code, out, errOut)
+			}
+			var rep struct {
+				RCA struct {
+					Path       string
+					Confidence float64
+				}
+			}
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatalf("json: %v\n%s", err, out)
+			}
+			if rep.RCA.Path != tc.wantPath || plan.Times() != 1 || rep.RCA.Confidence != 0.85 {
+				t.Fatalf("path %q, %d plans, confidence %v; want %q after one plan\n%s", rep.RCA.Path, plan.Times(), rep.RCA.Confidence, tc.wantPath, errOut)
+			}
+			reason := strings.TrimSuffix(strings.SplitN(tc.wantPath, "(", 2)[1], ")")
+			if !strings.Contains(errOut, "escalated: "+reason) {
+				t.Errorf("--verbose does not show the escalation %q:\n%s", reason, errOut)
+			}
+			if tc.name == "past the step threshold" && fast.Times() != 8 {
+				t.Errorf("the fast path made %d tool-calling turns, want the threshold of 8", fast.Times())
+			}
+		})
+	}
+}
