@@ -10,6 +10,7 @@
 package fix
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -40,6 +41,10 @@ const (
 
 // DefaultRounds is how many plan versions a fix may try.
 const DefaultRounds = 3
+
+// DefaultTimeout bounds a whole fix: every model call, tool call and
+// verifying build of every round.
+const DefaultTimeout = 10 * time.Minute
 
 // ErrNoModel is returned when no model is configured.
 var ErrNoModel = errors.New("Fix this error needs a model; configure KODYLS_LLM_BASE_URL (and KODYLS_LLM_MODEL), or the llm settings of your editor")
@@ -78,6 +83,11 @@ type Result struct {
 	Rounds int `json:"rounds"`
 	// Status is the final plan version's status.
 	Status planmode.PlanStatus `json:"status"`
+	// Refused are the edits the model proposed to files that define the
+	// build; they are never applied nor built, and RefusedDiff shows them
+	// for the user to make, or not.
+	Refused     []RefusedEdit `json:"refused"`
+	RefusedDiff string        `json:"refusedDiff,omitempty"`
 	// Plans holds every plan version, as each ended.
 	Plans       []planmode.Plan       `json:"plans"`
 	Reflections []planmode.Reflection `json:"reflections"`
@@ -98,7 +108,13 @@ type Fixer struct {
 	Ignore func(rel string) bool
 	// Rounds bounds the plan versions tried (default DefaultRounds).
 	Rounds int
-	Log    *slog.Logger
+	// MaxToolCalls bounds the steps that run a tool, over every round
+	// (default agent.DefaultMaxToolCalls); a plan version has at most
+	// planmode.DefaultMaxSteps steps, the verifying build included.
+	MaxToolCalls int
+	// Timeout bounds the whole fix (default DefaultTimeout).
+	Timeout time.Duration
+	Log     *slog.Logger
 	// Thread and Checkpoints make a fix resumable (see planmode).
 	Thread      string
 	Checkpoints agent.Checkpointer
@@ -131,9 +147,10 @@ func (f *Fixer) Fix(ctx context.Context, req Request, emit func(agent.Event)) (*
 	e := req.Error
 	ws := tools.Workspace{Root: f.Workspace, Ignore: f.ignore()}
 	read := []agent.Tool{ws.ReadFile(), ws.SearchWorkspace(), ws.ListFiles(), ws.FindReferences()}
-	planTools := map[string]planmode.StepFunc{ToolProposeEdits: f.proposeStep}
+	guard := newBuildGuard(f.Workspace, req.Build)
+	planTools := map[string]planmode.StepFunc{ToolProposeEdits: f.proposeStep(guard)}
 	if req.Build != "" {
-		planTools[ToolVerifyBuild] = f.verifyStep(req.Build, req.BuildTimeout)
+		planTools[ToolVerifyBuild] = f.verifyStep(req.Build, req.BuildTimeout, guard)
 	}
 	x, err := planmode.NewExecutor(read, planTools, f.log())
 	if err != nil {
@@ -158,6 +175,8 @@ func (f *Fixer) Fix(ctx context.Context, req Request, emit func(agent.Event)) (*
 	gen := &planmode.ModelGenerator{
 		Gateway: f.Gateway, Feature: "fix", System: sys.Text, User: user.Text, Tools: names,
 		Fallback: func(error) planmode.Plan { return f.fallbackPlan(e) },
+		// Room for the verifying step normalize adds.
+		MaxSteps: planmode.DefaultMaxSteps - 1,
 	}
 	model := &planmode.ModelReflector{Gateway: f.Gateway, Feature: "fix", Prompt: func(s planmode.State) (string, string, error) {
 		r, err := f.Prompts.Render("fix_reflect", prompts.FixReflectData{
@@ -173,6 +192,8 @@ func (f *Fixer) Fix(ctx context.Context, req Request, emit func(agent.Event)) (*
 		Reflector:   reflector{model: model, build: req.Build != ""},
 		Normalize:   func(p planmode.Plan) planmode.Plan { return normalize(p, req.Build) },
 		MaxCycles:   rounds,
+		MaxSteps:    planmode.DefaultMaxSteps,
+		Budget:      agent.Budget{MaxToolCalls: f.MaxToolCalls, Timeout: cmp.Or(f.Timeout, DefaultTimeout)},
 		Thread:      f.Thread,
 		Checkpoints: f.Checkpoints,
 	}
@@ -181,14 +202,29 @@ func (f *Fixer) Fix(ctx context.Context, req Request, emit func(agent.Event)) (*
 	}
 	goal := fmt.Sprintf("fix %s", location(e))
 	st, err := o.Run(ctx, goal, emit)
+	if errors.Is(err, agent.ErrTimeout) {
+		// The time limit ends the fix with what it got to; nothing it did
+		// is trusted as verified.
+		if n := len(st.Versions); n > 0 {
+			st.Plan = st.Plan.Fail(err.Error())
+			st.Versions = append(st.Versions[:n-1:n-1], st.Plan)
+		}
+		res := f.result(st, req, guard)
+		res.Verified, res.Status = false, planmode.PlanFailed
+		if req.Build != "" {
+			res.Verification = VerifyFailed
+		}
+		res.Note = fmt.Sprintf("the fix did not finish within its time limit (%s); run it again to continue where it stopped", cmp.Or(f.Timeout, DefaultTimeout))
+		return res, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	return f.result(st, req), nil
+	return f.result(st, req, guard), nil
 }
 
 // result reads the outcome off the final plan version.
-func (f *Fixer) result(st planmode.State, req Request) *Result {
+func (f *Fixer) result(st planmode.State, req Request, guard *buildGuard) *Result {
 	p := st.Plan
 	res := &Result{
 		Edits: []Edit{}, Status: p.Status, Plans: st.Versions, Reflections: st.Reflections, Trail: st.Trail,
@@ -218,10 +254,20 @@ func (f *Fixer) result(st planmode.State, req Request) *Result {
 	default:
 		res.Verification = VerifyFailed
 	}
-	if len(res.Edits) == 0 {
+	res.Refused = refusedEdits(f.Workspace, guard, st.Versions)
+	if len(res.Refused) > 0 {
+		res.RefusedDiff = refusedDiff(f.Workspace, res.Refused)
+	}
+	switch {
+	case len(res.Refused) > 0 && (len(res.Edits) == 0 || !res.Verified):
+		res.Note = fmt.Sprintf("the fix needs a change to %s, which defines the build: %s. kodyls never runs the build with the model's edits to its own definition, so that change was neither verified nor applied; review it and make it yourself if it is right", res.Refused[0].File, res.Refused[0].Reason)
+	case len(res.Edits) == 0:
 		res.Note = strings.TrimSpace("no valid edit was proposed. " + p.Reason)
-	} else if p.Status == planmode.PlanFailed && req.Build != "" {
+	case p.Status == planmode.PlanFailed && req.Build != "":
 		res.Note = fmt.Sprintf("the build still fails with the last edits after %d rounds: %s", res.Rounds, p.Reason)
+	}
+	if res.Refused == nil {
+		res.Refused = []RefusedEdit{}
 	}
 	return res
 }
@@ -255,8 +301,23 @@ func planEdits(root string, ignore func(string) bool, p planmode.Plan, upTo stri
 }
 
 // proposeStep validates a propose_edits step's edits on top of those of
-// the earlier edit steps. Nothing is written.
-func (f *Fixer) proposeStep(_ context.Context, p planmode.Plan, s planmode.Step) (string, error) {
+// the earlier edit steps, and refuses the step when it edits a file that
+// defines the build. Nothing is written.
+func (f *Fixer) proposeStep(guard *buildGuard) planmode.StepFunc {
+	return func(ctx context.Context, p planmode.Plan, s planmode.Step) (string, error) {
+		res, err := f.propose(ctx, p, s)
+		if err != nil {
+			return "", err
+		}
+		edits, _ := decodeEdits(s.Input)
+		if why := refusal(f.Workspace, f.ignore(), guard, edits); why != "" {
+			return "", fmt.Errorf("%w: %s", ErrBuildDefinition, why)
+		}
+		return res, nil
+	}
+}
+
+func (f *Fixer) propose(_ context.Context, p planmode.Plan, s planmode.Step) (string, error) {
 	edits, err := decodeEdits(s.Input)
 	if err != nil {
 		return "", err
@@ -286,11 +347,16 @@ func (f *Fixer) proposeStep(_ context.Context, p planmode.Plan, s planmode.Step)
 
 // verifyStep runs the configured build on a scratch copy with the plan's
 // edits. A failing build fails the step, its output as the result.
-func (f *Fixer) verifyStep(command string, timeout time.Duration) planmode.StepFunc {
+func (f *Fixer) verifyStep(command string, timeout time.Duration, guard *buildGuard) planmode.StepFunc {
 	return func(ctx context.Context, p planmode.Plan, s planmode.Step) (string, error) {
 		edits, err := planEdits(f.Workspace, f.ignore(), p, s.ID)
 		if err != nil {
 			return "", fmt.Errorf("nothing to verify: %w", err)
+		}
+		// The propose step refuses these already; the build must not run
+		// with one whatever path led here.
+		if why := refusal(f.Workspace, f.ignore(), guard, edits); why != "" {
+			return "", fmt.Errorf("the build was not run: %w: %s", ErrBuildDefinition, why)
 		}
 		run, err := f.verify(ctx, command, timeout, edits)
 		if err != nil {

@@ -433,7 +433,14 @@ func results(steps []Step) []prompts.PlanStepResult {
 // strategy when the plan was given up.
 func (r *run[A]) answer(ctx context.Context, s State[A], emit func(agent.Event)) (State[A], error) {
 	if s.Fallback != "" {
-		out, err := r.s.Fallback.Run(ctx, r.task, r.tools, emit)
+		// The fallback checkpoints under a thread of its own: under the
+		// parent's, each would overwrite the other's checkpoint, and a
+		// fallback cut short would start over instead of resuming.
+		fb := r.task
+		if fb.Thread != "" {
+			fb.Thread += "/fallback/" + r.s.Fallback.Name()
+		}
+		out, err := r.s.Fallback.Run(ctx, fb, r.tools, emit)
 		if err != nil {
 			return s, fmt.Errorf("%s after an unusable plan: %w", r.s.Fallback.Name(), err)
 		}

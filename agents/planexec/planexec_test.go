@@ -411,3 +411,43 @@ func TestSlowToolTimesOut(t *testing.T) {
 		t.Fatalf("the timed-out step was not replanned; events %s", es.kinds())
 	}
 }
+
+// A run whose fallback ReAct fails mid-way resumes inside the fallback:
+// the plan is not asked for again, the fallback's tool does not run
+// again, and the parent's checkpoint and the fallback's live side by side.
+func TestFallbackResumesFromItsCheckpoint(t *testing.T) {
+	s, g := setup(t)
+	var calls atomic.Int32
+	ts := workspace(t, &calls)
+	plan := s.On(isPlan, llmtest.Text("no plan today"))
+	s.On(llmtest.All(isReAct, llmtest.ToolMessages(0)), llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{"path":"main.go"}`}))
+	s.On(llmtest.All(isReAct, llmtest.ToolMessages(1)), llmtest.Reply{Status: http.StatusBadRequest, ErrorMessage: "context too long"}, final(goodAnswer))
+	cp := &graph.MemoryCheckpointer{}
+	tk := task(g)
+	tk.Thread, tk.Checkpoints = "explain-1", cp
+	if _, err := (planexec.Strategy[answer]{}).Run(context.Background(), tk, ts, nil); err == nil {
+		t.Fatal("no error from the failed fallback")
+	}
+	parent, ok, _ := cp.Get(context.Background(), "explain-1")
+	if !ok || parent.Graph != planexec.Name || parent.Next != graph.NodeAnswer || parent.Done {
+		t.Fatalf("the parent's checkpoint %+v", parent)
+	}
+	fb, ok, _ := cp.Get(context.Background(), "explain-1/fallback/react")
+	if !ok || fb.Done {
+		t.Fatalf("the fallback's checkpoint %+v (found %v)", fb, ok)
+	}
+	plans := plan.Times()
+	var es events
+	out, err := (planexec.Strategy[answer]{}).Run(context.Background(), tk, ts, es.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Times() != plans || calls.Load() != 1 || out.Answer.RootCause == "" {
+		t.Fatalf("%d plan calls (want the first run's %d), %d tool runs, answer %+v", plan.Times(), plans, calls.Load(), out.Answer)
+	}
+	// The parent continued at its answer node, the fallback at its
+	// reason node.
+	if got := es.kinds(); !strings.HasPrefix(got, "resumed@answer resumed@reason") {
+		t.Fatalf("events %s", got)
+	}
+}

@@ -49,15 +49,32 @@ func (x *Executor) Has(name string) bool {
 // adjustment can still let it run. When ctx ends the plan is returned as
 // far as it got, with ctx's error.
 func (x *Executor) Execute(ctx context.Context, p Plan, emit func(agent.Event)) (Plan, error) {
+	p, _, err := x.execute(ctx, p, emit, -1)
+	return p, err
+}
+
+// execute is Execute running at most calls steps that call a tool (no
+// bound when calls < 0); it returns how many it ran. Steps left pending
+// when the calls are spent fail the plan.
+func (x *Executor) execute(ctx context.Context, p Plan, emit func(agent.Event), calls int) (Plan, int, error) {
 	p = p.Start()
+	used := 0
 	for {
 		ready := p.Ready()
 		if len(ready) == 0 {
 			break
 		}
+		spent := false
 		for _, s := range ready {
 			if err := ctx.Err(); err != nil {
-				return p, err
+				return p, used, err
+			}
+			if s.Tool != "" {
+				if calls >= 0 && used >= calls {
+					spent = true
+					break
+				}
+				used++
 			}
 			s.Status = StepRunning
 			s.Attempts++
@@ -66,7 +83,7 @@ func (x *Executor) Execute(ctx context.Context, p Plan, emit func(agent.Event)) 
 			if ctx.Err() != nil {
 				s.Status = StepPending
 				p = p.WithStep(s)
-				return p, ctx.Err()
+				return p, used, ctx.Err()
 			}
 			s.Result = res
 			s.Status = StepDone
@@ -76,9 +93,12 @@ func (x *Executor) Execute(ctx context.Context, p Plan, emit func(agent.Event)) 
 			p = p.WithStep(s)
 			emit(agent.Event{Kind: agent.EventStepDone, Tool: s.Tool, Input: string(s.Input), Text: fmt.Sprintf("%s %s: %s", s.ID, s.Status, oneLine(res, 200))})
 		}
+		if spent {
+			break
+		}
 	}
 	if p.AllDone() {
-		return p.Complete(), nil
+		return p.Complete(), used, nil
 	}
 	var failed []string
 	for _, s := range p.Steps {
@@ -90,7 +110,7 @@ func (x *Executor) Execute(ctx context.Context, p Plan, emit func(agent.Event)) 
 	if len(failed) > 0 {
 		reason = "failed steps: " + strings.Join(failed, ", ")
 	}
-	return p.withStatus(PlanFailed, reason), nil
+	return p.withStatus(PlanFailed, reason), used, nil
 }
 
 func (x *Executor) run(ctx context.Context, p Plan, s Step) (string, bool) {

@@ -55,6 +55,9 @@ type ModelGenerator struct {
 	// Fallback returns the basic plan used when no valid plan comes back;
 	// err says why.
 	Fallback func(err error) Plan
+	// MaxSteps bounds the steps of a plan (default DefaultMaxSteps); a
+	// longer plan is unusable and Fallback's replaces it.
+	MaxSteps int
 	// Source and Dropped report how the last plan was obtained.
 	Source  llm.Source
 	Dropped []string
@@ -94,6 +97,13 @@ func (g *ModelGenerator) Generate(ctx context.Context, goal string) (Plan, error
 			}
 		}
 		return false
+	}
+	maxSteps := g.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = DefaultMaxSteps
+	}
+	if err := p.CheckSize(maxSteps); err != nil {
+		return g.fallback(goal, fmt.Errorf("the model's plan is unusable: %w", err))
 	}
 	if err := p.Validate(known); err != nil {
 		return g.fallback(goal, fmt.Errorf("the model's plan is unusable: %w", err))

@@ -12,6 +12,11 @@ import (
 // DefaultMaxCycles bounds the reflections of a run.
 const DefaultMaxCycles = 3
 
+// DefaultMaxSteps bounds the steps of one plan version: a longer plan is
+// rejected (the model generator's fallback plan replaces it; an
+// adjustment that grows a plan past it is skipped).
+const DefaultMaxSteps = 20
+
 // State is a plan-mode run: what the graph carries from node to node and
 // what its checkpointer saves.
 type State struct {
@@ -30,6 +35,13 @@ type State struct {
 	Done bool `json:"done"`
 	// Notes records adjustments that could not be applied.
 	Notes []string `json:"notes,omitempty"`
+	// ToolCalls counts the steps that ran a tool, over every version,
+	// against Budget.MaxToolCalls.
+	ToolCalls int `json:"toolCalls"`
+	// Stopped says why the run stopped before its plan was through (the
+	// tool-call budget is spent); the plan then fails without a
+	// reflection.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // record keeps p in the history: it replaces the entry of the same
@@ -58,6 +70,14 @@ type Orchestrator struct {
 	Normalize func(Plan) Plan
 	// MaxCycles bounds the reflections (default DefaultMaxCycles).
 	MaxCycles int
+	// MaxSteps bounds the steps of a plan version, those Normalize adds
+	// included (default DefaultMaxSteps). A generator should reject a
+	// longer plan itself (ModelGenerator.MaxSteps) and fall back.
+	MaxSteps int
+	// Budget bounds the run: MaxToolCalls counts every step that runs a
+	// tool, in every version (zero: agent.DefaultMaxToolCalls); Timeout,
+	// when set, ends the whole run. The other fields are not used.
+	Budget agent.Budget
 	// Thread and Checkpoints make the run resumable: the state is saved
 	// after every node, and a run of an unfinished thread continues where
 	// it stopped.
@@ -80,6 +100,20 @@ func (o *Orchestrator) Run(ctx context.Context, goal string, emit func(agent.Eve
 	if normalize == nil {
 		normalize = func(p Plan) Plan { return p }
 	}
+	maxSteps := o.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = DefaultMaxSteps
+	}
+	maxCalls := o.Budget.MaxToolCalls
+	if maxCalls <= 0 {
+		maxCalls = agent.DefaultMaxToolCalls
+	}
+	runCtx := ctx
+	if o.Budget.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeoutCause(ctx, o.Budget.Timeout, fmt.Errorf("%w after %s", agent.ErrTimeout, o.Budget.Timeout))
+		defer cancel()
+	}
 	node := func(name string, fn func(ctx context.Context, s State, emit func(agent.Event)) (State, error)) graph.Node[State] {
 		return func(ctx context.Context, s State, emit func(agent.Event)) (State, error) {
 			s = s.clone()
@@ -97,16 +131,35 @@ func (o *Orchestrator) Run(ctx context.Context, goal string, emit func(agent.Eve
 			if err := p.Validate(o.Executor.Has); err != nil {
 				return s, fmt.Errorf("the plan is invalid: %w", err)
 			}
+			if err := p.CheckSize(maxSteps); err != nil {
+				return s, fmt.Errorf("the plan is too long: %w", err)
+			}
 			s.record(p.Approve())
 			emit(agent.Event{Kind: agent.EventPlanCreated, Iteration: p.Version, Text: s.Plan.String()})
 			return s, nil
 		}),
 		Execute: node(graph.NodeExecute, func(ctx context.Context, s State, emit func(agent.Event)) (State, error) {
-			p, err := o.Executor.Execute(ctx, s.Plan, emit)
+			p, calls, err := o.Executor.execute(ctx, s.Plan, emit, maxCalls-s.ToolCalls)
+			s.ToolCalls += calls
+			if err == nil && p.Status == PlanFailed && p.HasPending() && s.ToolCalls >= maxCalls {
+				s.Stopped = fmt.Sprintf("the budget of %d tool calls is spent", maxCalls)
+				p = p.Fail("stopped: " + s.Stopped)
+			}
 			s.record(p)
 			return s, err
 		}),
 		Reflect: node(graph.NodeReflect, func(ctx context.Context, s State, emit func(agent.Event)) (State, error) {
+			if s.Stopped != "" {
+				// Nothing more may run: the run ends here, without asking
+				// for a reflection whose adjustments could not run.
+				r := Reflection{Version: s.Plan.Version, Assessment: AssessFailed, Reasoning: "stopped: " + s.Stopped}
+				s.Cycles++
+				s.Reflections = append(s.Reflections, r)
+				emit(agent.Event{Kind: agent.EventReflected, Iteration: s.Cycles, Text: fmt.Sprintf("%s: %s", r.Assessment, r.Reasoning)})
+				s.Done = true
+				s.record(s.Plan.Fail(r.Reasoning))
+				return s, nil
+			}
 			r, err := o.Reflector.Reflect(ctx, s)
 			if err != nil {
 				return s, err
@@ -149,6 +202,8 @@ func (o *Orchestrator) Run(ctx context.Context, goal string, emit func(agent.Eve
 				next = normalize(next)
 				if verr := next.Validate(o.Executor.Has); verr != nil {
 					err = fmt.Errorf("the adjusted plan is invalid: %w", verr)
+				} else if serr := next.CheckSize(maxSteps); serr != nil {
+					err = fmt.Errorf("the adjusted plan is too long: %w", serr)
 				}
 			}
 			if err != nil {
@@ -174,7 +229,11 @@ func (o *Orchestrator) Run(ctx context.Context, goal string, emit func(agent.Eve
 	if err != nil {
 		return State{Goal: goal}, err
 	}
-	res, err := g.Run(ctx, State{Goal: goal}, graph.Options{Thread: o.Thread, Checkpointer: o.Checkpoints, Emit: emit})
+	res, err := g.Run(runCtx, State{Goal: goal}, graph.Options{Thread: o.Thread, Checkpointer: o.Checkpoints, Emit: emit})
+	if err != nil && ctx.Err() == nil && runCtx.Err() != nil {
+		// The run's own time limit, not the caller's cancellation.
+		err = context.Cause(runCtx)
+	}
 	return res.State, err
 }
 

@@ -208,6 +208,14 @@ func (p Plan) Validate(known func(tool string) bool) error {
 	return p.checkCycles()
 }
 
+// CheckSize reports a plan of more than max steps.
+func (p Plan) CheckSize(max int) error {
+	if max > 0 && len(p.Steps) > max {
+		return fmt.Errorf("the plan has %d steps; at most %d are allowed", len(p.Steps), max)
+	}
+	return nil
+}
+
 // checkCycles reports a dependency cycle, naming a step on it.
 func (p Plan) checkCycles() error {
 	const (

@@ -257,3 +257,40 @@ func TestResumeAtSolve(t *testing.T) {
 		t.Fatalf("err %v, tools ran %v, %d calls, citations %v", err, l.start, s.CountChat(), res.Citations)
 	}
 }
+
+// A run whose fallback ReAct fails mid-way resumes inside the fallback:
+// the plan is not asked for again and the fallback's tool does not run
+// again.
+func TestFallbackResumesFromItsCheckpoint(t *testing.T) {
+	s, g := setup(t)
+	l := newLab()
+	plan := s.On(isPlan, llmtest.Text("no plan today"))
+	s.On(llmtest.All(isReAct, llmtest.ToolMessages(0)), llmtest.Tools(llmtest.ToolCall{Name: "fetch", Arguments: `{"key":"order"}`}))
+	s.On(llmtest.All(isReAct, llmtest.ToolMessages(1)), llmtest.Reply{Status: http.StatusBadRequest, ErrorMessage: "context too long"},
+		final(`{"rootCause":"from react","fixGuidelines":[],"confidence":0.5}`))
+	cp := &graph.MemoryCheckpointer{}
+	tk := task(g)
+	tk.Thread, tk.Checkpoints = "review-1", cp
+	if _, err := (rewoo.Strategy[answer]{}).Run(context.Background(), tk, l.tools(time.Millisecond), nil); err == nil {
+		t.Fatal("no error from the failed fallback")
+	}
+	parent, ok, _ := cp.Get(context.Background(), "review-1")
+	if !ok || parent.Graph != rewoo.Name || parent.Next != graph.NodeSolve || parent.Done {
+		t.Fatalf("the parent's checkpoint: graph %s next %s done %v", parent.Graph, parent.Next, parent.Done)
+	}
+	if fb, ok, _ := cp.Get(context.Background(), "review-1/fallback/react"); !ok || fb.Done {
+		t.Fatalf("the fallback's checkpoint %+v (found %v)", fb, ok)
+	}
+	plans := plan.Times()
+	var es events
+	out, err := (rewoo.Strategy[answer]{}).Run(context.Background(), tk, l.tools(time.Millisecond), es.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Times() != plans || l.seq.Load() != 2 || out.Answer.RootCause != "from react" {
+		t.Fatalf("%d plan calls (want the first run's %d), %d tool starts and ends, answer %+v", plan.Times(), plans, l.seq.Load(), out.Answer)
+	}
+	if got := es.kinds(); !strings.HasPrefix(got, "resumed@solve resumed@reason") {
+		t.Fatalf("events %s", got)
+	}
+}

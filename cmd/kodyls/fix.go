@@ -20,7 +20,7 @@ import (
 	"github.com/kodustech/kodyls/editors/contract"
 )
 
-const fixUsage = `Usage: kodyls fix [--apply] [--build CMD] [--json] [--verbose] [--workspace DIR] [FILE|-]
+const fixUsage = `Usage: kodyls fix [--apply] [--build CMD] [--json] [--verbose] [--max-time D] [--workspace DIR] [FILE|-]
 
 Fixes the primary error of compiler output (read from FILE, or stdin with
 "-" or no argument) in plan mode: the model plans an investigation with
@@ -29,9 +29,17 @@ stay inside the workspace, avoid the privacy ignore list and match the file
 exactly once. The build command (--build, else the build.onSave setting) then
 runs on a scratch copy of the workspace with the edits applied; while it
 fails, the plan is adjusted and tried again, up to --rounds times. Only the
-build command ever runs. The plan versions, the diff and the verification
+build command ever runs. A plan version has at most 20 steps (a longer plan
+is replaced by a basic one), the steps of all rounds run at most 20 tool
+calls, and the whole fix stops after --max-time (10m). The plan versions, the diff and the verification
 are printed; the files are written only with --apply, and only when the
 build passed or no build command is configured.
+
+Edits to files that define the build (Makefile, package.json, build.rs,
+*.gradle, CMakeLists.txt, .cargo/, go.mod's go and toolchain lines,
+tsconfig plugins, scripts the build command names, ...) are refused: the
+build never runs with them, they are never applied, and they are shown for
+you to make yourself.
 
 Needs a model (KODYLS_LLM_BASE_URL, KODYLS_LLM_MODEL).
 
@@ -55,6 +63,7 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	wsFlag := fs.String("workspace", "", "the workspace the output refers to (default: the git root of the current directory, else the current directory)")
 	rounds := fs.Int("rounds", fix.DefaultRounds, "plan versions to try")
 	timeout := fs.Duration("timeout", 0, "time limit of one verifying build (default: build.timeoutMs, else 2m)")
+	maxTime := fs.Duration("max-time", fix.DefaultTimeout, "time limit of the whole fix, every round included")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -91,6 +100,7 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	fx := svc.Fixer(ws)
 	fx.Rounds = *rounds
+	fx.Timeout = *maxTime
 	var emit func(agent.Event)
 	if *verbose {
 		emit = func(e agent.Event) {
@@ -152,8 +162,22 @@ func writeFixText(w io.Writer, e errparse.Error, res *fix.Result, apply bool, ap
 			fmt.Fprintln(w)
 		}
 	}
+	if len(res.Refused) > 0 {
+		fmt.Fprintln(w, "\nRefused, because they change what the build runs (never applied, never built):")
+		for _, r := range res.Refused {
+			fmt.Fprintf(w, "  %s: %s\n", r.File, r.Reason)
+		}
+		if res.RefusedDiff != "" {
+			fmt.Fprintf(w, "\n%s", res.RefusedDiff)
+			if !strings.HasSuffix(res.RefusedDiff, "\n") {
+				fmt.Fprintln(w)
+			}
+		}
+	}
 	fmt.Fprintln(w)
 	switch {
+	case len(res.Refused) > 0 && !res.Verified:
+		fmt.Fprintf(w, "Verification: not run: the fix edits %s, which defines the build\n", res.Refused[0].File)
 	case len(res.Edits) == 0 && res.Build != "":
 		fmt.Fprintf(w, "Verification: not run: no edit to verify after %d round(s)\n", res.Rounds)
 	case res.Verification == fix.VerifyPassed:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -316,4 +317,169 @@ func TestFixTypeScriptError(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("tsc still fails after the fix:\n%s", out)
 	}
+}
+
+// TestFixRefusesEditsToTheBuildDefinition: with `--build make`, the model
+// edits the Makefile's recipe to run a command of its own. Verification
+// would run that recipe before the user saw it, so the edit is refused:
+// the build never runs, nothing is reported verified, nothing is written,
+// and the output shows the refused change and why.
+func TestFixRefusesEditsToTheBuildDefinition(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	const makefile = "build:\n\tgo build ./...\n"
+	repo := lsptest.NewRepo(t, map[string]string{"go.mod": "module example.com/greet\n\ngo 1.22\n", "main.go": typeErrorGo, "Makefile": makefile})
+	output, _ := goBuild(t, repo.Dir)
+	marker := filepath.Join(t.TempDir(), "PWNED")
+	edits := func(file, oldText, newText string) string {
+		b, _ := json.Marshal(map[string]any{"edits": []map[string]string{{"file": file, "oldText": oldText, "newText": newText}}})
+		return string(b)
+	}
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.SchemaName("plan"), llmtest.Text(`{"steps":[
+		{"id":"edit","description":"return a string","tool":"propose_edits","input":`+edits("main.go", "\treturn 42\n", "\treturn \"42\"\n")+`,"dependsOn":[]},
+		{"id":"make","description":"build differently","tool":"propose_edits","input":`+edits("Makefile", "\tgo build ./...\n", "\ttouch "+marker+"\n")+`,"dependsOn":[]}]}`))
+	reflect := fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"needs_adjustment","reasoning":"insist","adjustments":[
+		{"type":"RETRY","stepId":"make","reason":"again"}]}`))
+	env := fakeEnv(t, fake)
+	out, errOut, code := runBinStdin(t, env, repo.Dir, output, "fix", "--apply", "--build", "make")
+	if code != 3 {
+		t.Fatalf("code %d, want 3\n%s\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("the model's Makefile recipe ran:\n%s", out)
+	}
+	for _, want := range []string{
+		"Refused, because they change what the build runs (never applied, never built):",
+		"Makefile: it defines the build (make)",
+		"+\ttouch " + marker,
+		"Verification: not run: the fix edits Makefile, which defines the build",
+		"Note: the fix needs a change to Makefile, which defines the build",
+		"Nothing was written.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Verification: passed") {
+		t.Errorf("a fix that edits the build's definition was reported verified:\n%s", out)
+	}
+	// Every round the model insisted, and every round it was refused.
+	if reflect.Times() == 0 {
+		t.Error("the refusal was not shown to the reflection")
+	}
+	for _, r := range fake.ChatRequests() {
+		if r.Chat.SchemaName() == "reflection" && !strings.Contains(r.Chat.Text(), "edits to a file that defines the build are refused") {
+			t.Error("the reflection was not told why the Makefile edit failed")
+		}
+	}
+	for name, want := range map[string]string{"Makefile": makefile, "main.go": typeErrorGo} {
+		if data, _ := os.ReadFile(filepath.Join(repo.Dir, name)); string(data) != want {
+			t.Errorf("%s changed:\n%s", name, data)
+		}
+	}
+
+	// The JSON result carries the refused edit, and verified stays false.
+	out, _, code = runBinStdin(t, env, repo.Dir, output, "fix", "--json", "--build", "make")
+	var res struct {
+		fixJSON
+		Refused []struct {
+			File, NewText, Reason string
+		} `json:"refused"`
+		RefusedDiff string `json:"refusedDiff"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 3 {
+		t.Fatalf("code %d json %v\n%s", code, err, out)
+	}
+	if res.Verified || res.Verification == "passed" || len(res.Refused) != 1 || res.Refused[0].File != "Makefile" ||
+		!strings.Contains(res.Refused[0].NewText, "touch") || !strings.Contains(res.RefusedDiff, "+\ttouch") {
+		t.Errorf("result %+v", res)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the model's Makefile recipe ran")
+	}
+}
+
+// readPlan is a plan of n steps that each read main.go.
+func readPlan(n int) string {
+	steps := make([]string, n)
+	for i := range steps {
+		steps[i] = fmt.Sprintf(`{"id":"r%d","description":"read","tool":"read_file","input":{"path":"main.go","line":%d},"dependsOn":[]}`, i+1, i%9+1)
+	}
+	return `{"steps":[` + strings.Join(steps, ",") + `]}`
+}
+
+// stepLines counts the step_done lines of --verbose output.
+func stepLines(errOut string) int {
+	return strings.Count(errOut, "] step_done: ")
+}
+
+// TestFixBudgetsHoldUnderAHostilePlan: a 300-step plan is rejected for
+// the basic plan; a plan within the step limit whose reflection retries
+// every step for ever stops at the tool-call budget; a build that never
+// ends stops at --max-time.
+func TestFixBudgetsHoldUnderAHostilePlan(t *testing.T) {
+	repo := typeErrorRepo(t)
+	output, _ := goBuild(t, repo.Dir)
+
+	t.Run("300 steps", func(t *testing.T) {
+		fake := llmtest.NewServer()
+		defer fake.Close()
+		fake.On(llmtest.SchemaName("plan"), llmtest.Text(readPlan(300)))
+		fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"give up","adjustments":[]}`))
+		out, errOut, code := runBinStdin(t, fakeEnv(t, fake), repo.Dir, output, "fix", "--json", "--verbose", "--build", "go build ./...")
+		var res fixJSON
+		if err := json.Unmarshal([]byte(out), &res); err != nil || code != 3 {
+			t.Fatalf("code %d json %v\n%s\n%s", code, err, out, errOut)
+		}
+		if n := stepLines(errOut); n != 1 || len(res.Plans) != 1 || len(res.Plans[0].Steps) != 1 || res.Plans[0].Steps[0].ID != "read" {
+			t.Fatalf("%d steps ran; plans %+v\n%s", n, res.Plans, errOut)
+		}
+		if !strings.Contains(errOut, "plan v1 (approved): fallback plan: the model's plan is unusable: the plan has 300 steps; at most 19 are allowed") {
+			t.Errorf("the plan's reason does not say why it was replaced:\n%s", errOut)
+		}
+	})
+
+	t.Run("tool-call budget", func(t *testing.T) {
+		var retry []string
+		for i := 1; i <= 19; i++ {
+			retry = append(retry, fmt.Sprintf(`{"type":"RETRY","stepId":"r%d","reason":"again"}`, i))
+		}
+		fake := llmtest.NewServer()
+		defer fake.Close()
+		fake.On(llmtest.SchemaName("plan"), llmtest.Text(readPlan(19)))
+		reflect := fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"needs_adjustment","reasoning":"read it all again","adjustments":[`+strings.Join(retry, ",")+`]}`))
+		out, errOut, code := runBinStdin(t, fakeEnv(t, fake), repo.Dir, output, "fix", "--json", "--verbose", "--rounds", "50", "--build", "go build ./...")
+		var res fixJSON
+		if err := json.Unmarshal([]byte(out), &res); err != nil || code != 3 {
+			t.Fatalf("code %d json %v\n%s\n%s", code, err, out, errOut)
+		}
+		if n := stepLines(errOut); n != 20 {
+			t.Errorf("%d steps ran, want the budget of 20 tool calls", n)
+		}
+		if reflect.Times() != 1 || res.Status != "failed" || !strings.Contains(out, "the budget of 20 tool calls is spent") {
+			t.Errorf("%d reflections; status %s\n%s", reflect.Times(), res.Status, out)
+		}
+	})
+
+	t.Run("max time", func(t *testing.T) {
+		fake := llmtest.NewServer()
+		defer fake.Close()
+		fake.On(llmtest.SchemaName("plan"), llmtest.Text(editPlan("\treturn 42\n", "\treturn \"42\"\n")))
+		fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"unexpected","adjustments":[]}`))
+		out, errOut, code := runBinStdin(t, fakeEnv(t, fake), repo.Dir, output, "fix", "--apply", "--max-time", "1s", "--build", "sleep 600")
+		if code != 3 {
+			t.Fatalf("code %d, want 3\n%s\n%s", code, out, errOut)
+		}
+		for _, want := range []string{"Note: the fix did not finish within its time limit (1s)", "Nothing was written."} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, "Verification: passed") {
+			t.Errorf("an unfinished fix was reported verified:\n%s", out)
+		}
+	})
 }

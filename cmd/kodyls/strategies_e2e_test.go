@@ -1,13 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kodustech/kodyls/agents/llmtest"
 	"github.com/kodustech/kodyls/agents/planexec"
 	"github.com/kodustech/kodyls/agents/rewoo"
+	"github.com/kodustech/kodyls/lsp/lsptest"
 )
 
 // The agent strategies through the real binary: `kodyls explain --strategy`
@@ -97,8 +105,9 @@ func TestExplainWithReWoo(t *testing.T) {
 			t.Errorf("solve request lacks %q", want)
 		}
 	}
-	// plan → parallel work (one wave: all three calls before any result is
-	// reported) → solve, citing E1.
+	// --verbose walks plan → work → solve, citing E1. The order of these
+	// lines says nothing about concurrency (a sequential run prints them
+	// too); TestReWooToolCallsOverlap measures that.
 	assertInOrder(t, errOut,
 		"agent: plan plan_created: E1 = read_file",
 		"agent: work action read_file",
@@ -107,6 +116,93 @@ func TestExplainWithReWoo(t *testing.T) {
 		"agent: work action list_files",
 		"agent: work step_done list_files: E3 done",
 		"agent: solve done: unused is assigned on main.go:4 but never read [E1]")
+}
+
+// TestReWooToolCallsOverlap measures, through the binary, that ReWoo's
+// independent tool calls run at the same time: each reads a FIFO, whose
+// read blocks until the test writes to it. The test holds the first
+// FIFO's writing end open without writing and waits for the second to
+// get a reader; a sequential run never opens the second while the first
+// read is blocked.
+func TestReWooToolCallsOverlap(t *testing.T) {
+	repo := brokenGoRepo(t)
+	fifos := []string{"slow1.txt", "slow2.txt"}
+	for _, f := range fifos {
+		if err := syscall.Mkfifo(filepath.Join(repo.Dir, f), 0o600); err != nil {
+			t.Skipf("no FIFOs here: %v", err)
+		}
+	}
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.SchemaName(rewoo.SchemaPlan), llmtest.JSON(map[string]any{"steps": []any{
+		map[string]any{"id": "E1", "tool": "read_file", "args": map[string]any{"path": fifos[0]}, "reason": "the first file"},
+		map[string]any{"id": "E2", "tool": "read_file", "args": map[string]any{"path": fifos[1]}, "reason": "the second file"},
+	}}))
+	fake.On(onlyFinal, llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: strategyAnswer}))
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	input := buildOutput(t, repo)
+	cmd := exec.Command(lsptest.BuildBinary(t), "explain", "--strategy", "rewoo", "--verbose", "--json")
+	cmd.Env, cmd.Dir, cmd.Stdin = env, repo.Dir, strings.NewReader(input)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	// Open each FIFO's writing end as soon as a reader has it open (a
+	// non-blocking open fails until then), and write nothing yet.
+	writers := make([]*os.File, len(fifos))
+	deadline := time.Now().Add(30 * time.Second)
+	for open := 0; open < len(fifos); {
+		for i, f := range fifos {
+			if writers[i] != nil {
+				continue
+			}
+			w, err := os.OpenFile(filepath.Join(repo.Dir, f), os.O_WRONLY|syscall.O_NONBLOCK, 0)
+			if err == nil {
+				writers[i] = w
+				open++
+			}
+		}
+		if open == len(fifos) {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("kodyls exited (%v) before both reads were running at once\n%s", err, errOut.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			for _, w := range writers {
+				if w != nil {
+					w.Close()
+				}
+			}
+			<-done
+			t.Fatalf("the second read never started while the first was blocked: the tool calls ran one at a time\n%s", errOut.String())
+		}
+	}
+	// Both reads are in flight at once; let them finish.
+	for i, w := range writers {
+		fmt.Fprintf(w, "contents of file %d\n", i+1)
+		w.Close()
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("kodyls: %v\n%s%s", err, out.String(), errOut.String())
+	}
+	var rep explainJSON
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.RCA.Source != "model" {
+		t.Fatalf("json %v: %s", err, out.String())
+	}
+	// Both reads came back to the solve call (a FIFO cannot be read
+	// around a line, so each reports that; what matters is that both ran).
+	solve := fake.ChatRequests()[len(fake.ChatRequests())-1].Chat.Text()
+	if !strings.Contains(solve, "#E1: read_file") || !strings.Contains(solve, "#E2: read_file") {
+		t.Errorf("the solve request lacks the reads:\n%s", solve)
+	}
 }
 
 func assertInOrder(t *testing.T, text string, want ...string) {
@@ -223,6 +319,69 @@ func TestExplainRoutedEscalatesOnlyWhenUnsure(t *testing.T) {
 				}
 			} else if plan.Times() != 0 || strings.Contains(errOut, "escalated") {
 				t.Errorf("a confident answer escalated:\n%s", errOut)
+			}
+		})
+	}
+}
+
+// The router's other triggers through the binary: a fast path that keeps
+// reading past the step threshold, and one whose tool calls keep failing,
+// each escalate once to plan-execute, and the answer says why.
+func TestExplainRoutedEscalatesOnStepsAndFailures(t *testing.T) {
+	reactTurn := llmtest.All(llmtest.HasTool("final_answer"), llmtest.HasTool("read_file"))
+	read := func(path string, line int) llmtest.Reply {
+		return llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: fmt.Sprintf(`{"path":%q,"line":%d}`, path, line)})
+	}
+	confident := llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: `{"rootCause":"unused is never read","fixGuidelines":["Remove it."],"confidence":0.9}`})
+	var wandering, failing []llmtest.Reply
+	for i := 1; i <= 20; i++ {
+		// Each call differs, so no loop guard fires before the threshold.
+		wandering = append(wandering, read("main.go", i))
+	}
+	for i := 1; i <= 3; i++ {
+		failing = append(failing, read(fmt.Sprintf("missing%d.go", i), 1))
+	}
+	failing = append(failing, confident)
+	for _, tc := range []struct {
+		name     string
+		fast     []llmtest.Reply
+		wantPath string
+	}{
+		{"past the step threshold", wandering, "react → plan-execute (ran past 8 steps)"},
+		{"repeated failed tool calls", failing, "react → plan-execute (3 failed tool calls)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := llmtest.NewServer()
+			defer fake.Close()
+			fast := fake.On(reactTurn, tc.fast...)
+			plan := fake.On(llmtest.SchemaName(planexec.SchemaPlan), llmtest.JSON(map[string]any{"steps": []any{
+				map[string]any{"id": "1", "description": "read the code around the error", "tool": "read_file", "args": map[string]any{"path": "main.go", "line": 4}},
+			}}))
+			fake.On(onlyFinal, llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: strategyAnswer}))
+			repo := brokenGoRepo(t)
+			env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+			out, errOut, code := runBinStdin(t, env, repo.Dir, buildOutput(t, repo), "explain", "--verbose", "--json")
+			if code != 0 {
+				t.Fatalf("code %d\n%s%s", code, out, errOut)
+			}
+			var rep struct {
+				RCA struct {
+					Path       string
+					Confidence float64
+				}
+			}
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatalf("json: %v\n%s", err, out)
+			}
+			if rep.RCA.Path != tc.wantPath || plan.Times() != 1 || rep.RCA.Confidence != 0.85 {
+				t.Fatalf("path %q, %d plans, confidence %v; want %q after one plan\n%s", rep.RCA.Path, plan.Times(), rep.RCA.Confidence, tc.wantPath, errOut)
+			}
+			reason := strings.TrimSuffix(strings.SplitN(tc.wantPath, "(", 2)[1], ")")
+			if !strings.Contains(errOut, "escalated: "+reason) {
+				t.Errorf("--verbose does not show the escalation %q:\n%s", reason, errOut)
+			}
+			if tc.name == "past the step threshold" && fast.Times() != 8 {
+				t.Errorf("the fast path made %d tool-calling turns, want the threshold of 8", fast.Times())
 			}
 		})
 	}
