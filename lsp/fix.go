@@ -236,6 +236,11 @@ func fixMarkdown(res *fix.Result) string {
 	if res.Diff != "" {
 		fmt.Fprintf(&b, "```diff\n%s```\n", res.Diff)
 	}
+	if res.RefusedDiff != "" {
+		// Edits to the build's own files: shown for the user to make, never
+		// built nor applied by kodyls.
+		fmt.Fprintf(&b, "\n**Not applied** (they change the build itself; make them yourself if they are right):\n\n```diff\n%s```\n", res.RefusedDiff)
+	}
 	if res.Note != "" {
 		fmt.Fprintf(&b, "\n> %s\n", res.Note)
 	}
