@@ -81,7 +81,7 @@ func (r *Redactor) assignment(s *sink, sep, valAt int, typed bool) {
 		return
 	}
 	name := text[ns:ne]
-	match, aws := secretName(name)
+	match, aws, pw := secretName(name)
 	if !match && typed && ns > 0 && (text[ns-1] == ' ' || text[ns-1] == '\t') {
 		// "var apiKey string = …": name is the type; try the word before.
 		j := ns - 1
@@ -89,7 +89,7 @@ func (r *Redactor) assignment(s *sink, sep, valAt int, typed bool) {
 			j--
 		}
 		if ps, pe, ok := identBefore(text, j); ok {
-			match, aws = secretName(text[ps:pe])
+			match, aws, pw = secretName(text[ps:pe])
 		}
 	}
 	if !match {
@@ -100,32 +100,51 @@ func (r *Redactor) assignment(s *sink, sep, valAt int, typed bool) {
 	if ns > 0 && isQuote(text[ns-1]) && (ne >= len(text) || text[ne] != text[ns-1]) && byteAt(text, valAt) == text[ns-1] {
 		return
 	}
-	vs, ve, quoted, ok := valueAt(text, valAt, text[sep] == ':')
+	vs, ve, kind, ok := valueAt(text, valAt, text[sep] == ':')
 	if !ok {
 		return
 	}
-	r.addValue(s, text[vs:ve], vs, ve, quoted, aws)
+	if pw && text[sep] == ':' && strings.EqualFold(name, "pass") {
+		pw = false // test reports, not a password: "PASS: tests/basic.sh"
+	}
+	k := keyCtx{sep: text[sep], glued: ne == sep, upperName: isEnvName(name)}
+	if text[sep] == ':' && byteAt(text, sep+1) == '=' {
+		k.sep = '!' // Go's ":=": a literal would be quoted.
+	}
+	k.blank = vs > 0 && isSpace(text[vs-1])
+	if pw && kind == valBare && k.sep != '!' {
+		// Under a password name an unquoted value runs to the next
+		// blank: env files, YAML and properties keep ',', ';', '}' and
+		// '=' in it.
+		ve = extendBare(text, vs, ve)
+	}
+	if r.addValue(s, text[vs:ve], vs, ve, kind != valBare, aws) || !pw {
+		return
+	}
+	addPassword(s, vs, ve, kind, k)
 }
 
-// addValue adds [vs, ve) when the value looks like a literal secret.
-func (r *Redactor) addValue(s *sink, v string, vs, ve int, quoted, aws bool) {
+// addValue adds [vs, ve) when the value looks like a literal secret, and
+// reports whether it did.
+func (r *Redactor) addValue(s *sink, v string, vs, ve int, quoted, aws bool) bool {
 	// Sentences, URLs (their passwords are url-password's) and escaped
 	// text ("\u3299") are not secrets of this rule.
 	if isPlaceholder(v) || strings.ContainsAny(v, " \t") || strings.Contains(v, "://") ||
 		strings.Contains(v, `\u`) || strings.Contains(v, `\x`) {
-		return
+		return false
 	}
 	if !quoted && isNumber(v) {
-		return
+		return false
 	}
 	if aws && isAWSSecret(v) {
 		s.add("aws-secret-key", prioAWSSecret, vs, ve)
-		return
+		return true
 	}
 	if !quoted && isReference(v) || isPath(v) || !looksRandom(v, r.entropy) || encodesPlaceholder(v) {
-		return
+		return false
 	}
 	s.add("generic-secret", prioGeneric, vs, ve)
+	return true
 }
 
 // isAWSSecret matches the shape of an AWS secret access key: 40 characters
@@ -306,11 +325,15 @@ func isDenyWord(w []byte) bool {
 	return false
 }
 
-// secretName reports whether name sounds like it holds a secret, and
-// whether it is an AWS name (for the aws-secret-key rule).
-func secretName(name string) (match, aws bool) {
+// secretName reports whether name sounds like it holds a secret, whether
+// it is an AWS name (for the aws-secret-key rule), and whether it is
+// explicitly a password: its last word is a password word (see
+// isPasswordWord), as in DB_PASSWORD, spring.datasource.password,
+// PGPASSWORD, MYSQL_PWD, dbPass or JWT_SECRET, or it ends in "secret key"
+// (SECRET_KEY, secretKey).
+func secretName(name string) (match, aws, pw bool) {
 	if len(name) > maxName {
-		return false, false
+		return false, false, false
 	}
 	var (
 		spans [maxWords][2]int
@@ -328,22 +351,43 @@ func secretName(name string) (match, aws bool) {
 		}
 	}
 	if !match {
-		return false, false
+		return false, false, false
 	}
 	secretAccess := 0
+	pw = isPasswordWord(word(n-1)) || string(word(n-1)) == "secretkey" ||
+		n > 1 && string(word(n-1)) == "key" && string(word(n-2)) == "secret"
 	for i := range n {
 		w := word(i)
 		if isDenyWord(w) {
-			return false, false
+			return false, false, false
 		}
 		switch string(w) {
 		case "aws":
 			aws = true
 		case "secret", "access":
 			secretAccess++
+		case "existing", "from", "secrets", "k8s", "kube", "vault":
+			// Helm's existingSecret and friends name a Secret object.
+			pw = false
 		}
 	}
-	return true, aws || secretAccess == 2
+	return true, aws || secretAccess == 2, pw
+}
+
+// isPasswordWord reports whether the last word of a name makes it a
+// password key: password, passwd, pwd, pass, passphrase, secret, or a
+// word that ends with password, passwd or secret (PGPASSWORD, dbpassword).
+func isPasswordWord(w []byte) bool {
+	switch string(w) {
+	case "password", "passwd", "pwd", "pass", "passphrase", "secret":
+		return true
+	}
+	for _, k := range [...]string{"password", "passwd", "secret"} {
+		if len(w) > len(k) && string(w[len(w)-len(k):]) == k {
+			return true
+		}
+	}
+	return false
 }
 
 // splitWords splits an identifier at '_', '-', '.', '$' and camelCase
@@ -386,16 +430,26 @@ func splitWords(name string, out [][2]int) int {
 	return n
 }
 
+// valueKind says where valueAt found a value.
+type valueKind int
+
+const (
+	valBare   valueKind = iota // an unquoted run: a literal or an identifier
+	valString                  // a string literal, or a literal default of an environment lookup
+	valArg                     // the first string argument of a call: a literal or the name of a field
+)
+
 // valueAt reads the value that starts at p (after blanks): a quoted string
 // (with Python/C# prefixes and \"escaped\" quotes inside strings), or an
 // unquoted run up to a delimiter. After ':' a type annotation may come
 // first ("token: string = …", "api_key: &str = …"); the value is then the
 // one after its '='. A call's first string argument is taken as the value
 // ([]byte("…"), SecretStr("…")) unless the callee reads the environment.
-func valueAt(text string, p int, colon bool) (vs, ve int, quoted, ok bool) {
+// kind says which of these it was.
+func valueAt(text string, p int, colon bool) (vs, ve int, kind valueKind, ok bool) {
 	p = skipBlank(text, p)
 	if p >= len(text) {
-		return 0, 0, false, false
+		return 0, 0, valBare, false
 	}
 	// String prefixes: b"", r"", f"", u"", rb"", @"" …
 	q := p
@@ -406,14 +460,14 @@ func valueAt(text string, p int, colon bool) (vs, ve int, quoted, ok bool) {
 		p = q
 	}
 	if vs, ve, ok := quotedAt(text, p); ok {
-		return vs, ve, true, true
+		return vs, ve, valString, true
 	}
 	// Go conversions: []byte("…"), []rune("…").
 	if strings.HasPrefix(text[p:], "[]byte(") || strings.HasPrefix(text[p:], "[]rune(") {
 		if vs, ve, ok := quotedAt(text, skipBlank(text, p+7)); ok {
-			return vs, ve, true, true
+			return vs, ve, valString, true
 		}
-		return 0, 0, false, false
+		return 0, 0, valBare, false
 	}
 	if colon {
 		if t := typeAnnotationEnd(text, p); t > p {
@@ -422,12 +476,12 @@ func valueAt(text string, p int, colon bool) (vs, ve int, quoted, ok bool) {
 		// YAML needs a blank after ':'; "user:password:uid" field lists
 		// and JS "{password:pw}" shorthand have none and hold no literal.
 		if p > 0 && text[p-1] == ':' {
-			return 0, 0, false, false
+			return 0, 0, valBare, false
 		}
 	}
 	switch text[p] {
 	case '[', '{', '(', '<', '\n', '\r', ',', ';', ')', '}', ']', '-', '|', '>':
-		return 0, 0, false, false
+		return 0, 0, valBare, false
 	}
 	e := p
 	for e < len(text) && e-p <= maxValue && !isSpace(text[e]) && strings.IndexByte("\"'`,;(){}[]<>&|", text[e]) < 0 {
@@ -440,29 +494,29 @@ func valueAt(text string, p int, colon bool) (vs, ve int, quoted, ok bool) {
 		e++
 	}
 	if e == p || e-p > maxValue {
-		return 0, 0, false, false
+		return 0, 0, valBare, false
 	}
 	if e < len(text) && text[e] == '(' {
 		vs, ve, ok := quotedAt(text, skipBlank(text, e+1))
 		if !ok {
-			return 0, 0, false, false
+			return 0, 0, valBare, false
 		}
 		if !containsFold(text[p:e], "env") {
-			return vs, ve, true, true
+			return vs, ve, valArg, true
 		}
 		// os.environ.get("NAME", "fallback"), env('KEY', '…'): the first
 		// argument names a variable, a literal second one is a default
 		// value that ships with the code.
 		a := skipBlank(text, min(len(text), ve+1))
 		if a >= len(text) || text[a] != ',' {
-			return 0, 0, false, false
+			return 0, 0, valBare, false
 		}
 		if vs, ve, ok := quotedAt(text, skipBlank(text, a+1)); ok {
-			return vs, ve, true, true
+			return vs, ve, valString, true
 		}
-		return 0, 0, false, false
+		return 0, 0, valBare, false
 	}
-	return p, e, false, true
+	return p, e, valBare, true
 }
 
 // paddingAt reports whether the '=' at i is base64 padding: one or two
@@ -573,7 +627,8 @@ func (r *Redactor) xmlElement(s *sink, gt int) {
 			return
 		}
 	}
-	if match, _ := secretName(tag); !match {
+	match, _, pw := secretName(tag)
+	if !match {
 		return
 	}
 	vs := gt + 1
@@ -588,7 +643,9 @@ func (r *Redactor) xmlElement(s *sink, gt int) {
 	for ve > vs && (text[ve-1] == ' ' || text[ve-1] == '\t') {
 		ve--
 	}
-	r.addValue(s, text[vs:ve], vs, ve, true, false)
+	if !r.addValue(s, text[vs:ve], vs, ve, true, false) && pw {
+		addPassword(s, vs, ve, valString, keyCtx{})
+	}
 }
 
 // flag handles "--password value"; "--password=value" is an assignment.
@@ -601,19 +658,22 @@ func (r *Redactor) flag(s *sink, i int) {
 	if e == i+2 || e >= len(text) || text[e] != ' ' && text[e] != '\t' {
 		return
 	}
-	if match, _ := secretName(text[i+2 : e]); !match {
+	match, _, pw := secretName(text[i+2 : e])
+	if !match {
 		return
 	}
 	p := skipBlank(text, e)
 	if p >= len(text) || text[p] == '-' || text[p] == '\\' {
 		return
 	}
-	vs, ve, _, ok := valueAt(text, p, false)
+	vs, ve, kind, ok := valueAt(text, p, false)
 	if !ok {
 		return
 	}
 	// Command lines have no identifiers: an unquoted value is a literal.
-	r.addValue(s, text[vs:ve], vs, ve, true, false)
+	if !r.addValue(s, text[vs:ve], vs, ve, true, false) && pw && kind != valArg {
+		addPassword(s, vs, ve, valString, keyCtx{})
+	}
 }
 
 var sqlKeywords = []string{"PASSWORD '", "password '", "IDENTIFIED BY '", "identified by '"}
@@ -628,8 +688,8 @@ func (r *Redactor) scanSQLPasswords(s *sink) {
 			if k > 0 && isWord(text[k-1]) {
 				continue
 			}
-			if vs, ve, ok := quotedAt(text, k+len(kw)-1); ok {
-				r.addValue(s, text[vs:ve], vs, ve, true, false)
+			if vs, ve, ok := quotedAt(text, k+len(kw)-1); ok && !r.addValue(s, text[vs:ve], vs, ve, true, false) {
+				addPassword(s, vs, ve, valString, keyCtx{})
 			}
 		}
 	}

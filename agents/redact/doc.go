@@ -74,6 +74,7 @@
 //	(extra patterns)       WithExtraPatterns rules                         the caller's regular expression
 //	generic-secret         a random-looking value assigned to a            see below
 //	                       secret-sounding name
+//	password               any literal assigned to a password name         see below
 //
 // Tokens found by their prefix must not touch a letter, digit or '_' on
 // either side, and their random part must have some entropy, so
@@ -128,6 +129,40 @@
 // that contains "password", "token", "example", "your" and the like, or
 // base64 of such a value.
 //
+// # password
+//
+// People type passwords ("Welcome1", "Summer2024!", "letmein123") that the
+// value test above turns away. When the name is explicitly a password —
+// its last word is password, passwd, pwd, pass, passphrase or secret, or
+// ends with password, passwd or secret (DB_PASSWORD, PGPASSWORD,
+// spring.datasource.password, MYSQL_PWD, dbPass, JWT_SECRET), or the name
+// ends in "secret key" (SECRET_KEY) — any literal of 4 or more bytes
+// without blanks goes. An unquoted value then runs to the next blank (env
+// files and YAML keep ',', ';', '}' and '=' in a password) or to a
+// ";key=" parameter. What stays:
+//   - templates, masks and field names, as for URIs ("${DB_PASS}",
+//     "<password>", "****", "password"), and "changeme", which names no
+//     secret of anyone's; values with "your", "example", "placeholder",
+//     "dummy", "redacted", "required" and the like;
+//   - environment lookups and calls: os.Getenv("…"), process.env.X,
+//     r.FormValue("password") (a call's argument names a field);
+//   - keywords and type names (null, true, string, str), capitalised or
+//     non-ASCII words of translation files ("Passwort", "contraseña"),
+//     and Spring's "@db.password@" filtering;
+//   - code: a Go ":=", a dotted, _private, camelCase (naming a password,
+//     key or value, or of long words) or snake_case identifier after a
+//     blank ("password = default_password"), a bare identifier followed
+//     by ',' or ')' (keyword arguments, JS object fields) or by ';' after
+//     a blank, and common variable names (input, value, hashed);
+//   - prose: an unquoted value followed by more words ("password: must
+//     be at least 8 characters"), unless it prefixes a shell command
+//     (PGPASSWORD=v psql …); "PASS: tests/x.sh" test reports.
+//
+// In "name=value" with no blanks (shell, env and properties files) a bare
+// word is a literal even when it reads as an identifier. Under other
+// secret names (api_token, auth) words stay: tokens are generated, and
+// a word there is more often a reference than a credential.
+//
 // Measured on random strings, the value test accepts about 98% of 16-byte
 // and 99.5% or more of 24+ byte base62, base64 and hex secrets; 8 to 12
 // byte values are ambiguous (a short random string can look like a word)
@@ -148,7 +183,10 @@
 //
 // Secrets with no recognisable shape and no telling name (a password
 // passed positionally, connect("db", "admin", "hunter2")), passphrases
-// with blanks, and files that are wholly secret but not listed in the
+// with blanks, a human word under a token or key name (api_token:
+// "sunshine"), a password given with no separator (.netrc "password
+// hunter2", Dockerfile "ENV DB_PASSWORD hunter2"), a capitalised word
+// with no digit under a password name ("Dragon", read as a label), and files that are wholly secret but not listed in the
 // ignore patterns. Redaction is a safety net under the ignore list, not a
 // replacement for keeping credentials out of the repository.
 package redact

@@ -23,6 +23,7 @@ const (
 	prioAWSSecret
 	prioExtra
 	prioGeneric
+	prioPassword
 )
 
 // tokenRule is a secret with a recognisable shape, found by a regular

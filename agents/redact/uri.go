@@ -451,6 +451,11 @@ func connValue(text string, p, le, mode int) (int, int, bool) {
 	for e > p && (line[e-1] == ' ' || line[e-1] == '\t') {
 		e--
 	}
+	if mode == inBlank && e > p+1 && (line[e-1] == ',' || line[e-1] == ')') && isAlpha(line[p]) &&
+		onlyBytes(line[p:e-1], "_.") {
+		// Keyword arguments in code: connect(host=host, password=db_pass).
+		return 0, 0, false
+	}
 	return p, e, e > p && literalCredential(line[p:e])
 }
 

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// Forms that the tools on this machine cannot produce (clang is not
-// installed, the macOS linker and lld are not here) or that need a setup the
-// fixtures do not have. The samples follow the tools' documented formats;
+// Forms that the tools on this machine cannot produce (the macOS linker and
+// lld are not here, older Rust releases print panics differently) or that
+// need a setup the fixtures do not have. The samples follow the tools' documented formats;
 // the real-output fixtures are in fixtures_test.go.
 func TestForms(t *testing.T) {
 	cases := []struct {
@@ -218,6 +218,26 @@ requests.exceptions.MissingSchema: Invalid URL 'x': No scheme supplied.
 `,
 			count: 1,
 			want:  want{"python", "python", "app.py", 3, 0, "error", "requests.exceptions.MissingSchema", "Invalid URL 'x': No scheme supplied."},
+		},
+		{
+			// Rust before 1.73 quoted the message and put the place last.
+			name: "rust panic before 1.73",
+			input: `thread 'main' panicked at 'index out of bounds: the len is 3 but the index is 7', src/main.rs:2:5
+note: run with ` + "`RUST_BACKTRACE=1`" + ` environment variable to display a backtrace
+`,
+			count: 1,
+			want:  want{"rust panic", "rust", "src/main.rs", 2, 5, "error", "panic", "index out of bounds: the len is 3 but the index is 7"},
+		},
+		{
+			// Rust 1.73 to 1.88: the place first, the message on the next
+			// line, no thread id.
+			name: "rust panic 1.73 to 1.88",
+			input: `thread 'main' panicked at src/main.rs:2:5:
+index out of bounds: the len is 3 but the index is 7
+note: run with ` + "`RUST_BACKTRACE=1`" + ` environment variable to display a backtrace
+`,
+			count: 1,
+			want:  want{"rust panic", "rust", "src/main.rs", 2, 5, "error", "panic", "index out of bounds: the len is 3 but the index is 7"},
 		},
 		{
 			name: "rust lint warning only",

@@ -229,8 +229,9 @@ func TestHeldOutAccuracy(t *testing.T) {
 	for _, m := range misses {
 		t.Log("miss: " + m)
 	}
-	if all.right*100 < all.total*90 {
-		t.Errorf("%d/%d held-out outputs located right, below 90%%", all.right, all.total)
+	// The aim; measured 96/96.
+	if all.right*100 < all.total*95 {
+		t.Errorf("%d/%d held-out outputs located right, below 95%%", all.right, all.total)
 	}
 }
 

@@ -104,21 +104,41 @@ func TestSecretsNeverLeaveThroughTheBinary(t *testing.T) {
 		"ghp_" + randStr(alnum, 36),
 		"AKIA" + randStr("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16),
 	}
-	code := "package main\n\nvar (\n\topenAI = \"" + secrets[0] + "\"\n\tgh     = \"" + secrets[1] + "\"\n\tawsID  = \"" + secrets[2] + "\"\n)\n"
-	repo := lsptest.NewRepo(t, map[string]string{"main.go": "package main\n"})
-	repo.Write(map[string]string{"main.go": code})
+	// Passwords people type: one in a connection URI (with '#' and '@',
+	// as the leak had), and words and digits under password names,
+	// which no entropy test would flag.
+	uriPW := "Adm1n#" + randStr(alnum, 4) + "@" + randStr(alnum, 3)
+	wordPW := "Summer" + randStr("0123456789", 4) + "!"
+	propsPW := "Welcome" + randStr("0123456789", 3)
+	secrets = append(secrets, uriPW, wordPW, propsPW)
+	code := "package main\n\nvar (\n\topenAI = \"" + secrets[0] + "\"\n\tgh     = \"" + secrets[1] + "\"\n\tawsID  = \"" + secrets[2] + "\"\n" +
+		"\tdsn    = \"postgres://admin:" + uriPW + "@db.internal:5432/app\"\n" +
+		"\tdbPassword = \"" + wordPW + "\"\n)\n"
+	props := "spring.datasource.url=jdbc:postgresql://db.internal:5432/app\nspring.datasource.password=" + propsPW + "\n"
+	repo := lsptest.NewRepo(t, map[string]string{"main.go": "package main\n", "application.properties": "server.port=8080\n"})
+	repo.Write(map[string]string{"main.go": code, "application.properties": props})
 	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
-	if out, errOut, code := runBin(t, env, repo.Dir, "review", "main.go"); code != 0 {
+	if out, errOut, code := runBin(t, env, repo.Dir, "review", "main.go", "application.properties"); code != 0 {
 		t.Fatalf("review: %d\n%s%s", code, out, errOut)
 	}
 	if fake.CountChat() == 0 {
 		t.Fatal("nothing was sent: the test proves nothing")
 	}
+	var sent strings.Builder
 	for _, r := range fake.Requests() {
+		sent.Write(r.Body)
 		for _, s := range secrets {
 			if strings.Contains(string(r.Body), s) {
 				t.Fatalf("secret %q reached the endpoint in %s", s[:8], r.Path)
 			}
+		}
+	}
+	// Only the passwords go: the model still reads where the code connects
+	// and which property it sets, in both files.
+	for _, keep := range []string{"admin:[REDACTED:url-password]@db.internal:5432/app", "dbPassword = \\\"[REDACTED:password]\\\"",
+		"spring.datasource.password=[REDACTED:password]"} {
+		if !strings.Contains(sent.String(), keep) {
+			t.Errorf("the endpoint never saw %q: redaction took more than the secret, or the file was not sent", keep)
 		}
 	}
 }

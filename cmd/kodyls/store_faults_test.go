@@ -14,6 +14,9 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/review"
+	"github.com/kodustech/kodyls/analysis/review/reviewtest"
 	"github.com/kodustech/kodyls/index"
 	"github.com/kodustech/kodyls/lsp/lsptest"
 )
@@ -210,49 +213,90 @@ func TestStoreFaultUnwritableDataDir(t *testing.T) {
 	storeWarningShown(t, env, "KODYLS_DATA_DIR")
 }
 
-// TestStoreFaultKilledDuringWrites kills `kodyls explain` with SIGKILL at
-// varied moments while other runs record errors. Afterwards the store
-// opens clean (integrity check) and every error whose run finished is in
-// the history and found by search.
+// TestStoreFaultKilledDuringWrites kills kodyls with SIGKILL at varied
+// moments while other runs write: `explain --offline` records errors in
+// the history, `review` against the fake endpoint writes the LLM cache.
+// Afterwards the store opens clean (integrity check), every error whose
+// run finished is in the history and found by search, and every review
+// that finished is served again from the cache without a request.
 func TestStoreFaultKilledDuringWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs many processes")
 	}
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
+	fake.On(llmtest.SchemaName(review.SchemaCluster), llmtest.JSON(map[string]any{"clusters": []any{}}))
 	repo := brokenGoRepo(t)
-	env := testEnv(t)
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
 	bin := lsptest.BuildBinary(t)
 	explainOffline(t, env, repo.Dir, "warmUp") // the store and index exist
-	var done []string
-	kills := 0
-	for i := 0; i < 12; i++ {
-		// A victim, killed after a delay that moves through its run.
+	var done, reviewed []string
+	kills := map[string]int{}
+	for i := 0; i < 16; i++ {
+		// Runs that finish, alongside the victim, in workspaces of their
+		// own so that they record an error and cache a review of their
+		// own. The workspaces are made first: making a git repository
+		// takes longer than a victim's whole run.
+		name := fmt.Sprintf("kept%d", i)
+		ws := brokenGoRepo(t).Dir
+		rws := distinctChange(t, name)
+		victimDir := repo.Dir
+		if i%2 == 1 {
+			victimDir = distinctChange(t, fmt.Sprintf("victim%d", i))
+		}
+		// A victim, killed after a delay that moves through its run:
+		// every other one writes the history, the others the LLM cache.
+		kind := "history"
 		victim := exec.Command(bin, "explain", "--offline", "--json")
-		victim.Env, victim.Dir = env, repo.Dir
+		victim.Dir = victimDir
 		victim.Stdin = strings.NewReader(undefinedOutput(fmt.Sprintf("victim%d", i)))
+		// An explanation of an error seen before takes a few
+		// milliseconds and a review against the fake endpoint a few
+		// tens: the delays run from 0 to 14 ms and from 0 to 56 ms.
+		delay := time.Duration(i/2) * 2 * time.Millisecond
+		if i%2 == 1 {
+			kind = "cache"
+			victim = exec.Command(bin, "review")
+			victim.Dir = victimDir
+			delay = time.Duration(i/2) * 8 * time.Millisecond
+		}
+		victim.Env = env
 		if err := victim.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// A run that finishes, alongside it, in a workspace of its own so
-		// that it records an error of its own.
-		name := fmt.Sprintf("kept%d", i)
-		ws := brokenGoRepo(t).Dir
 		finished := make(chan bool, 1)
+		finishedReview := make(chan bool, 1)
 		go func() {
 			out, _, code := runBinStdin(t, env, ws, undefinedOutput(name), "explain", "--offline", "--json")
 			finished <- code == 0 && strings.Contains(out, `"source": "offline"`)
 		}()
-		time.Sleep(time.Duration(5+i*8) * time.Millisecond)
-		if err := victim.Process.Signal(syscall.SIGKILL); err == nil {
-			kills++
-		}
+		go func() {
+			out, _, code := runBin(t, env, rws, "review")
+			finishedReview <- code == 0 && strings.Contains(out, "Use range instead")
+		}()
+		time.Sleep(delay)
+		_ = victim.Process.Signal(syscall.SIGKILL)
 		_ = victim.Wait()
+		// A kill counts only if the process died of it, not if it had
+		// already exited.
+		if st, ok := victim.ProcessState.Sys().(syscall.WaitStatus); ok && st.Signaled() && st.Signal() == syscall.SIGKILL {
+			kills[kind]++
+		}
 		if <-finished {
 			done = append(done, name)
 		}
+		if <-finishedReview {
+			reviewed = append(reviewed, rws)
+		}
 	}
-	t.Logf("%d runs killed, %d finished alongside", kills, len(done))
-	if len(done) == 0 {
-		t.Fatal("no run finished")
+	t.Logf("killed %d history writers and %d cache writers; %d explanations and %d reviews finished alongside",
+		kills["history"], kills["cache"], len(done), len(reviewed))
+	if kills["history"] == 0 || kills["cache"] == 0 {
+		t.Fatalf("kills %v: some kind of victim always finished first, so nothing was killed mid-write", kills)
+	}
+	if len(done) == 0 || len(reviewed) == 0 {
+		t.Fatalf("%d explanations and %d reviews finished: nothing to check", len(done), len(reviewed))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -277,4 +321,26 @@ func TestStoreFaultKilledDuringWrites(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &stats) != nil || stats.Errors < len(done)+1 {
 		t.Errorf("history stats: code %d, %s%s; want at least %d errors", code, out, errOut, len(done)+1)
 	}
+	// The reviews that finished are served from the cache: the same
+	// findings, and not one request.
+	before := fake.CountChat()
+	for _, ws := range reviewed {
+		out, errOut, code := runBin(t, env, ws, "review")
+		if code != 0 || !strings.Contains(out, "Use range instead") {
+			t.Errorf("review again in %s: code %d\n%s%s", ws, code, out, errOut)
+		}
+	}
+	if n := fake.CountChat() - before; n != 0 {
+		t.Errorf("%d requests to review %d workspaces whose reviews finished before: the cache lost them", n, len(reviewed))
+	}
+}
+
+// distinctChange is changedRepo with one more changed line naming name, so
+// that its review is cached under a key of its own.
+func distinctChange(t *testing.T, name string) string {
+	repo := lsptest.NewRepo(t, map[string]string{"main.go": reviewGo})
+	changed := strings.Replace(reviewGo, "i < len(items)", "i <= len(items)", 1)
+	changed += "\nvar " + name + " = total\n"
+	repo.Write(map[string]string{"main.go": changed})
+	return repo.Dir
 }
