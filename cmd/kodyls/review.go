@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf16"
 
@@ -119,6 +120,7 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	texts := map[string]string{} // the reviewed text of each file, for columns
 	bases := map[string]string{} // and its baseline, for the change set
 	prog := newReviewProgress(stderr, len(files))
+	defer prog.stop()
 	ctx = llm.WithProgress(ctx, prog.stage)
 	for i, rel := range files {
 		if ctx.Err() != nil {
@@ -336,11 +338,15 @@ func utf16Col(line string, byteOff int) int {
 // model stage; and, once, that the endpoint is down and the model stages
 // of the remaining files are skipped.
 type reviewProgress struct {
+	mu       sync.Mutex // stages of a file run concurrently
 	w        io.Writer
 	total    int
 	start    time.Time
 	n        int
 	path     string
+	stageNow string
+	said     bool // a progress line was printed
+	late     *time.Timer
 	downSaid bool
 	downMsg  string
 	// skippedFiles counts the files whose model stages were refused
@@ -361,28 +367,49 @@ func (p *reviewProgress) skipped(degraded []string) []string {
 		kept = append(kept, d)
 	}
 	if dropped {
+		p.mu.Lock()
 		p.skippedFiles++
+		p.mu.Unlock()
 	}
 	return kept
 }
 
 func newReviewProgress(w io.Writer, total int) *reviewProgress {
-	return &reviewProgress{w: w, total: total, start: time.Now()}
+	p := &reviewProgress{w: w, total: total, start: time.Now()}
+	// A review still in its first file and stage after progressAfter (a
+	// slow or hung endpoint) says where it is then, not only when the
+	// next file or stage starts.
+	p.late = time.AfterFunc(progressAfter, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if !p.said && p.path != "" {
+			p.sayLocked()
+		}
+	})
+	return p
 }
+
+// stop ends the late progress line's timer.
+func (p *reviewProgress) stop() { p.late.Stop() }
 
 // progressAfter is how long a review runs before it reports progress.
 const progressAfter = time.Second
 
 func (p *reviewProgress) file(n int, path string) {
-	p.n, p.path = n, path
-	p.say("")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n, p.path, p.stageNow = n, path, ""
+	p.sayLocked()
 }
 
 func (p *reviewProgress) stage(feature, schema string) {
-	p.say(cmp.Or(schema, feature))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stageNow = cmp.Or(schema, feature)
+	p.sayLocked()
 }
 
-func (p *reviewProgress) say(stage string) {
+func (p *reviewProgress) sayLocked() {
 	if time.Since(p.start) < progressAfter {
 		return
 	}
@@ -390,13 +417,16 @@ func (p *reviewProgress) say(stage string) {
 	if p.n > 0 {
 		where = fmt.Sprintf("file %d of %d: %s", p.n, p.total, p.path)
 	}
-	if stage != "" {
-		where += " (" + stage + ")"
+	if p.stageNow != "" {
+		where += " (" + p.stageNow + ")"
 	}
 	fmt.Fprintf(p.w, "kodyls review: %s\n", where)
+	p.said = true
 }
 
 func (p *reviewProgress) endpoint(st llm.Status) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.downSaid || st.State != llm.StateDown {
 		return
 	}

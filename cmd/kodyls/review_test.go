@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -192,8 +193,9 @@ func TestReviewSARIFValidates(t *testing.T) {
 // An endpoint that accepts connections and never answers costs one
 // timeout per process: the breaker opens on it, every later model stage
 // of every file is skipped at once, the user reads one line saying so
-// and, past a second, where the review is; the detectors' findings are
-// still reported.
+// and, past a second, where the review is (while the first stage is
+// still waiting on the endpoint, too); the detectors' findings are still
+// reported.
 func TestReviewDeadEndpointCostsOneTimeout(t *testing.T) {
 	fake := llmtest.NewServer()
 	defer fake.Close()
@@ -201,7 +203,7 @@ func TestReviewDeadEndpointCostsOneTimeout(t *testing.T) {
 	repo := changedRepo(t)
 	repo.Write(map[string]string{"second.go": "package main\n\nfunc second() { fmt.Println(\"2\") }\n"})
 	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model",
-		`KODYLS_SETTINGS={"llm":{"timeoutMs":1000}}`)
+		`KODYLS_SETTINGS={"llm":{"timeoutMs":3000}}`)
 	out, errOut, code := runBin(t, env, repo.Dir, "review")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
@@ -209,8 +211,13 @@ func TestReviewDeadEndpointCostsOneTimeout(t *testing.T) {
 	if n := fake.CountChat(); n != 1 {
 		t.Errorf("the endpoint received %d requests, want 1: a timeout opens the breaker", n)
 	}
-	if n := strings.Count(errOut, "is not answering (no answer within 1s)"); n != 1 {
+	if n := strings.Count(errOut, "is not answering (no answer within 3s)"); n != 1 {
 		t.Errorf("the endpoint-down line appears %d times, want once:\n%s", n, errOut)
+	}
+	// The first stage waits 3 s: a second into it the user reads which
+	// file and stage the review is waiting on.
+	if !regexp.MustCompile(`(?m)^kodyls review: file 1 of 4: \S+ \(\w+\)$`).MatchString(errOut) {
+		t.Errorf("no progress line naming the file and stage that waits on the endpoint:\n%s", errOut)
 	}
 	if !strings.Contains(errOut, "kodyls review: file 4 of 4: second.go") {
 		t.Errorf("no progress line for the files after the first second:\n%s", errOut)
