@@ -43,13 +43,18 @@ func runPluginScript(t *testing.T, nv neovim, script string, repo *lsptest.Repo,
 
 // TestNeovimPluginCommandsOffline drives the plugin's commands with no
 // model: :KodyStatus, :KodyViolations (and its refresh on
-// kodyls/ruleViolationsChanged), :KodyRule and :checkhealth kodyls.
+// kodyls/ruleViolationsChanged), :KodyRule, :checkhealth kodyls, and the
+// detector's fix applied through vim.lsp.buf.code_action.
 func TestNeovimPluginCommandsOffline(t *testing.T) {
 	eachNeovim(t, testNeovimPluginCommandsOffline)
 }
 
 func testNeovimPluginCommandsOffline(t *testing.T, nv neovim) {
 	repo := fixtureRepo(t)
+	// The rule's detector with a replace, for the fix the script applies.
+	rule := strings.Replace(lsptest.RuleFile("No fmt.Println", printlnRule, "high", "**/*.go", `fmt\.Println\(`),
+		"\n---\n", "\n  replace: 'log.Println('\n---\n", 1)
+	repo.Write(map[string]string{".kody/rules/no-println.md": rule})
 	res := runPluginScript(t, nv, "commands_offline.lua", repo)
 	if len(res.Quickfix) != 2 || res.Quickfix[0].Lnum != 7 || res.Quickfix[1].Lnum != 8 {
 		t.Fatalf("quickfix after the second violation: %+v", res.Quickfix)

@@ -117,4 +117,38 @@ for i = 1, 5 do
   table.insert(H.result.quickfix_latency_ms, qf_ms)
 end
 
+-- The rule's detector has a replace: the violation on line 7 offers "Apply
+-- Kody fix", applied the way a user does, through vim.lsp.buf.code_action
+-- (0.8+: the one action the filter keeps; 0.7: its menu, vim.ui.select,
+-- where the user picks it). The call is rewritten and the list shrinks.
+vim.api.nvim_win_set_cursor(0, { 7, 1 })
+local before = #vim.fn.getqflist()
+local is_fix = function(action) return action.title == 'Apply Kody fix: No fmt.Println' end
+local offered = {}
+if vim.fn.has('nvim-0.8') == 1 then
+  vim.lsp.buf.code_action({
+    context = { only = { 'quickfix' } },
+    apply = true,
+    filter = function(action)
+      table.insert(offered, action.title)
+      return is_fix(action)
+    end,
+  })
+else
+  vim.ui.select = function(items, opts, on_choice)
+    for _, item in ipairs(items) do
+      table.insert(offered, (opts.format_item(item)))
+      if is_fix(item[2]) then return on_choice(item) end
+    end
+    on_choice(nil)
+  end
+  vim.lsp.buf.code_action({ only = { 'quickfix' } })
+end
+H.step("the detector's fix rewrites the call", vim.wait(10000, function()
+  return vim.api.nvim_buf_get_lines(main, 6, 7, false)[1] == '\tlog.Println("one")'
+end, 20), vim.inspect({ offered = offered, line = vim.api.nvim_buf_get_lines(main, 6, 7, false) }))
+H.step('the fixed violation leaves the Kody list', vim.wait(10000, function()
+  return qf_is_kody() and #vim.fn.getqflist() == before - 1
+end, 20), vim.inspect(qf()))
+
 H.stop(client)
