@@ -72,8 +72,7 @@ func (s *Server) codeAction(_ context.Context, p *protocol.CodeActionParams) ([]
 }
 
 // detectorFix is the quick fix of a detector's violation whose rule has a
-// replacement: the match replaced, offered only while the violation is of the
-// buffer's current version.
+// replacement: the match replaced, computed on the buffer's current text.
 func (s *Server) detectorFix(u uri.URI, d protocol.Diagnostic, id string) (protocol.CodeAction, bool) {
 	doc, ok := s.docs.Get(string(u))
 	if !ok || id == "" {
@@ -81,7 +80,14 @@ func (s *Server) detectorFix(u uri.URI, d protocol.Diagnostic, id string) (proto
 	}
 	found, version := s.rules.get(string(u))
 	if version != doc.Version() {
-		return protocol.CodeAction{}, false
+		// The check of the latest edit has not run yet (the user asked
+		// right after typing): check the current text now. A violation
+		// that moved has another id and gets no fix.
+		snap, current := s.snapshot(string(u))
+		if snap == nil || current.Version() != doc.Version() {
+			return protocol.CodeAction{}, false
+		}
+		found = snap.CheckRules()
 	}
 	for _, v := range found {
 		if v.ID != id || !v.HasFix {
