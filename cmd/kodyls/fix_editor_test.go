@@ -159,3 +159,76 @@ func fixSession(t *testing.T, o lsptest.InitOptions) (*lsptest.Session, *protoco
 	t.Fatalf("a build error must offer Fix this error: %+v", ds)
 	return nil, nil
 }
+
+// TestFixTypeScriptErrorInTheEditor: "Fix this error" on a real tsc error
+// reported by the build on save. The model's first edit does not compile
+// (the real tsc says so on the scratch copy), the reflection adjusts it,
+// and only the adjusted, verified edit reaches the editor, as a preview
+// that needs confirmation; once saved, the build's error goes away.
+func TestFixTypeScriptErrorInTheEditor(t *testing.T) {
+	tsc := tscPath(t)
+	const src = "export function total(prices: number[]): number {\n  let sum: number = \"0\";\n  for (const p of prices) sum += p;\n  return sum;\n}\n"
+	repo := lsptest.NewRepo(t, map[string]string{
+		"tsconfig.json": `{"compilerOptions":{"strict":true,"noEmit":true,"target":"es2020"},"files":["index.ts"]}`,
+		"index.ts":      src,
+	})
+	edit := func(newText string) string {
+		e, _ := json.Marshal(map[string]any{"edits": []map[string]string{{"file": "index.ts", "oldText": `let sum: number = "0";`, "newText": newText}}})
+		return string(e)
+	}
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	// The first plan keeps a string; the reflection, shown tsc's new
+	// output, replaces the edit with a number.
+	fake.On(llmtest.SchemaName("plan"), llmtest.Text(`{"steps":[{"id":"edit","description":"quote-free sum","tool":"propose_edits","input":`+edit(`let sum: number = String(0);`)+`,"dependsOn":[]}]}`))
+	reflect := fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"needs_adjustment","reasoning":"String(0) is still a string; start the sum at the number 0","adjustments":[
+		{"type":"MODIFY","stepId":"edit","input":`+edit(`let sum: number = 0;`)+`,"reason":"a number literal"}]}`))
+	s := lsptest.StartBinary(t, lsptest.BuildBinary(t), repo.Dir, fakeEnv(t, fake))
+	s.Initialize(lsptest.InitOptions{ChangeAnnotations: true, InitializationOptions: map[string]any{
+		"build":  map[string]any{"onSave": tsc + " -p . --pretty false"},
+		"review": map[string]any{"trigger": "manual"},
+	}})
+	s.OpenFile("index.ts")
+	s.Save("index.ts")
+	ds := s.AwaitDiagnostics("index.ts", func(ds []protocol.Diagnostic) bool {
+		for _, d := range ds {
+			if src, _ := d.Source.Get(); src == "build" && d.Range.Start.Line == 1 && strings.Contains(lsptest.Message(d), "not assignable") {
+				return true
+			}
+		}
+		return false
+	})
+	var action *protocol.CodeAction
+	for _, a := range s.CodeActions("index.ts", ds[0].Range, ds) {
+		if a.Title == "Fix this error" {
+			action = &a
+		}
+	}
+	if action == nil {
+		t.Fatalf("the tsc error offers no Fix this error: %s", lsptest.Describe(ds))
+	}
+	var res contract.FixResult
+	if err := s.ExecuteCommand(action.Command.Command, json.RawMessage(action.Command.Arguments[0]), &res); err != nil {
+		t.Fatalf("kodyls.fixError: %v", err)
+	}
+	if !res.Verified || !res.Applied || res.Rounds != 2 || len(res.Edits) != 1 || res.Edits[0].NewText != "let sum: number = 0;" {
+		t.Fatalf("result %+v", res)
+	}
+	if reflect.Times() != 1 {
+		t.Fatalf("%d reflections, want 1: the first edit's failed build", reflect.Times())
+	}
+	for _, r := range fake.ChatRequests() {
+		if r.Chat.SchemaName() == "reflection" && !strings.Contains(r.Chat.Text(), "TS2322") {
+			t.Error("the reflection did not see tsc's output for the first edit")
+		}
+	}
+	if edits := s.AppliedEdits(); len(edits) != 1 || strings.Contains(string(edits[0].Raw), "String(0)") {
+		t.Fatalf("applyEdit requests %+v: only the verified edit may reach the editor", edits)
+	}
+	if !strings.Contains(s.Text("index.ts"), "let sum: number = 0;") {
+		t.Fatalf("buffer after the fix:\n%s", s.Text("index.ts"))
+	}
+	s.Save("index.ts")
+	s.AwaitDiagnostics("index.ts", lsptest.Empty)
+	s.Shutdown()
+}
