@@ -230,3 +230,36 @@ func TestEvalStrategyNames(t *testing.T) {
 		t.Errorf("eval review ran %v", got)
 	}
 }
+
+// The fix strategies differ where the reflection matters: when the first
+// edit does not apply and the reflection corrects it, plan mode runs the
+// adjusted plan version and its build passes, while the single plan stops
+// at its first version.
+func TestEvalFixPlanModeAdjustsWhereSinglePlanStops(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.SchemaName("plan"), served(llmtest.Text(editPlan("\treturn id\n", "\treturn fmt.Sprint(id)\n"))))
+	fake.On(llmtest.All(llmtest.SchemaName("reflection"), llmtest.PromptContains("declared and not used")), served(llmtest.JSON(map[string]any{
+		"assessment": "needs_adjustment", "reasoning": "the edit targets another program: remove the unused variable",
+		"adjustments": []map[string]any{{"type": "MODIFY", "stepId": "edit", "reason": "the unused variable is count",
+			"input": map[string]any{"edits": []map[string]string{{"file": "main.go", "oldText": "\tcount := 3\n", "newText": ""}}}}},
+	})))
+	fake.On(llmtest.SchemaName("reflection"), served(llmtest.JSON(map[string]any{"assessment": "failed", "reasoning": "no other idea", "adjustments": []any{}})))
+	pass := map[string]map[string]bool{}
+	steps := map[string]map[string]int{}
+	for _, name := range []string{"plan-mode", "single-plan"} {
+		rep, reqs := runEval(t, fake, "fix", "--strategy", name)
+		checkServed(t, rep, reqs)
+		pass[name], steps[name] = map[string]bool{}, map[string]int{}
+		for _, c := range rep.Strategies[0].Cases {
+			pass[name][c.Name], steps[name][c.Name] = c.Pass, c.Steps
+		}
+	}
+	if !pass["plan-mode"]["go-unused-variable"] || pass["single-plan"]["go-unused-variable"] {
+		t.Fatalf("go-unused-variable passed %v", pass)
+	}
+	// The adjusted version runs the corrected edit and the verifying build.
+	if steps["plan-mode"]["go-unused-variable"] <= steps["single-plan"]["go-unused-variable"] {
+		t.Errorf("steps %v", steps)
+	}
+}
