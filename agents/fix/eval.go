@@ -10,8 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/kodustech/kodyls/agents/agent"
 	"github.com/kodustech/kodyls/analysis/errparse"
 )
 
@@ -45,13 +47,26 @@ func EvalCases() ([]EvalCase, error) {
 
 // EvalResult is the outcome of one fix case.
 type EvalResult struct {
-	Name     string        `json:"name"`
-	Language string        `json:"language"`
-	Pass     bool          `json:"pass"`
-	Rounds   int           `json:"rounds"`
-	Latency  time.Duration `json:"latencyNs"`
-	Reason   string        `json:"reason,omitempty"`
+	Name     string `json:"name"`
+	Language string `json:"language"`
+	Pass     bool   `json:"pass"`
+	Rounds   int    `json:"rounds"`
+	// Steps counts the plan steps executed (done or failed), in every
+	// plan version: investigations, edit proposals, verifying builds.
+	Steps   int           `json:"steps"`
+	Latency time.Duration `json:"latencyNs"`
+	// Property is the expected property that did not hold; Reason says
+	// what happened instead.
+	Property string `json:"failedProperty,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 }
+
+// The properties a fix case expects, in the order they are checked.
+const (
+	PropertyCaseBreaks = "the case's build fails before the fix with an error kodyls recognises"
+	PropertyFixRuns    = "the fix completes without an error"
+	PropertyBuilds     = "the build passes with the fix's edits"
+)
 
 // EvalReport sums the fix results.
 type EvalReport struct {
@@ -71,7 +86,7 @@ func Eval(ctx context.Context, dir string, newFixer func(workspace string) *Fixe
 		}
 		res := EvalResult{Name: c.Name, Language: c.Language}
 		start := time.Now()
-		res.Pass, res.Rounds, res.Reason = evalOne(ctx, filepath.Join(dir, c.Name), newFixer, c)
+		evalOne(ctx, filepath.Join(dir, c.Name), newFixer, c, &res)
 		res.Latency = time.Since(start)
 		if res.Pass {
 			rep.Passed++
@@ -82,41 +97,61 @@ func Eval(ctx context.Context, dir string, newFixer func(workspace string) *Fixe
 	return rep
 }
 
-func evalOne(ctx context.Context, ws string, newFixer func(string) *Fixer, c EvalCase) (bool, int, string) {
+func evalOne(ctx context.Context, ws string, newFixer func(string) *Fixer, c EvalCase, res *EvalResult) {
+	fail := func(property, reason string) { res.Property, res.Reason = property, reason }
 	for rel, text := range c.Files {
 		p := filepath.Join(ws, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return false, 0, err.Error()
+			fail(PropertyCaseBreaks, err.Error())
+			return
 		}
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			return false, 0, err.Error()
+			fail(PropertyCaseBreaks, err.Error())
+			return
 		}
 	}
 	if out, err := exec.CommandContext(ctx, "git", "-C", ws, "init", "-q").CombinedOutput(); err != nil {
-		return false, 0, fmt.Sprintf("git init: %v: %s", err, out)
+		fail(PropertyCaseBreaks, fmt.Sprintf("git init: %v: %s", err, out))
+		return
 	}
 	build := exec.CommandContext(ctx, "sh", "-c", c.Build)
 	build.Dir = ws
 	out, err := build.CombinedOutput()
 	if err == nil {
-		return false, 0, "the case's build passes before any fix: the case is broken"
+		fail(PropertyCaseBreaks, "the case's build passes before any fix: the case is broken")
+		return
 	}
 	if _, ok := err.(*exec.ExitError); !ok {
-		return false, 0, fmt.Sprintf("cannot run %q (is the toolchain installed?): %v", c.Build, err)
+		fail(PropertyCaseBreaks, fmt.Sprintf("cannot run %q (is the toolchain installed?): %v", c.Build, err))
+		return
 	}
 	errs := errparse.Parse(string(out), errparse.Options{Workspace: ws})
 	p := errparse.Primary(errs)
 	if p < 0 {
-		return false, 0, "no error recognised in the build output"
+		fail(PropertyCaseBreaks, "no error recognised in the build output")
+		return
 	}
-	res, err := newFixer(ws).Fix(ctx, Request{Error: errs[p], Output: string(out), Build: c.Build, BuildTimeout: 2 * time.Minute}, nil)
+	var steps atomic.Int64
+	count := func(e agent.Event) {
+		if e.Kind == agent.EventStepDone {
+			steps.Add(1)
+		}
+	}
+	r, err := newFixer(ws).Fix(ctx, Request{Error: errs[p], Output: string(out), Build: c.Build, BuildTimeout: 2 * time.Minute}, count)
+	res.Steps = int(steps.Load())
 	switch {
 	case err != nil:
-		return false, 0, err.Error()
-	case !res.Verified:
-		return false, res.Rounds, fmt.Sprintf("not verified (%s) after %d round(s)", res.Verification, res.Rounds)
+		fail(PropertyFixRuns, err.Error())
+	case !r.Verified:
+		res.Rounds = r.Rounds
+		why := fmt.Sprintf("not verified (%s) after %d round(s)", r.Verification, r.Rounds)
+		if r.Note != "" {
+			why += ": " + r.Note
+		}
+		fail(PropertyBuilds, why)
+	default:
+		res.Rounds, res.Pass = r.Rounds, true
 	}
-	return true, res.Rounds, ""
 }
 
 // WriteText prints the results and the pass rate.

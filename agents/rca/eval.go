@@ -53,7 +53,16 @@ type EvalResult struct {
 	Source         string
 	Confidence     float64
 	Reason         string // why it failed
+	// Property is the expected property that did not hold.
+	Property string `json:",omitempty"`
 }
+
+// The properties an RCA case expects, in the order they are checked.
+const (
+	PropertyAnswer    = "an answer"
+	PropertyRootCause = "the root cause names the cause"
+	PropertyFix       = "the fix steps name the remedy"
+)
 
 // EvalReport sums the results per language.
 type EvalReport struct {
@@ -76,17 +85,19 @@ func Eval(ctx context.Context, x *Explainer, cases []EvalCase) EvalReport {
 		r, err := x.Explain(ctx, out, false, nil)
 		switch {
 		case err != nil:
-			res.Reason = err.Error()
+			res.Property, res.Reason = PropertyAnswer, err.Error()
 		case r.RCA == nil:
-			res.Reason = "no answer"
+			res.Property, res.Reason = PropertyAnswer, "no answer"
 		default:
 			res.Source, res.Confidence = r.RCA.Source, r.RCA.Confidence
 			rc := strings.ToLower(r.RCA.RootCause)
 			fix := strings.ToLower(strings.Join(r.RCA.FixGuidelines, "\n"))
 			switch {
 			case !containsAny(rc, c.RootCause):
+				res.Property = PropertyRootCause
 				res.Reason = fmt.Sprintf("root cause %q mentions none of %q", r.RCA.RootCause, c.RootCause)
 			case !containsAny(fix, c.Fix):
+				res.Property = PropertyFix
 				res.Reason = fmt.Sprintf("fix steps mention none of %q", c.Fix)
 			default:
 				res.Pass = true

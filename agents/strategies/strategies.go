@@ -1,8 +1,11 @@
 // Package strategies names the agent strategies a user may pick, per
 // feature: `kodyls explain --strategy NAME`, `kodyls eval rca --strategy
-// NAME` and the agent settings look them up here. Today it holds the
-// root-cause analysis's: ReAct (the default), plan-and-execute and ReWoo,
-// each worded for explaining an error.
+// NAME` and the agent settings look them up here. It holds the
+// root-cause analysis's (ReAct, plan-and-execute, ReWoo and the routed
+// default, each worded for explaining an error), those of "Fix this error"
+// (plan mode, with or without adjustment) and those of the review (the
+// file pipeline, and ReWoo evidence for the pull-request rules). eval.go
+// measures them on canonical cases for `kodyls eval`.
 package strategies
 
 import (
@@ -61,6 +64,7 @@ var registry = sync.OnceValue(func() *graph.Registry {
 		Wording:  rewoo.Wording{FinalAnswer: rcaAnswer + " List the evidence it rests on.", Repair: rcaRepair},
 		Fallback: rca.DefaultStrategy(),
 	})
+	registerFeatures(&r)
 	return &r
 })
 

@@ -58,3 +58,42 @@ func TestEveryStrategyExplains(t *testing.T) {
 		})
 	}
 }
+
+// The fix and review strategies are in the registry beside the RCA's, and
+// an unknown name's error lists the known ones of its feature.
+func TestFixAndReviewStrategies(t *testing.T) {
+	if got := strings.Join(strategies.Names(strategies.KindFix), ","); got != "plan-mode,single-plan" {
+		t.Fatalf("fix strategies %s", got)
+	}
+	if got := strings.Join(strategies.Names(strategies.KindReview), ","); got != "pipeline,rewoo" {
+		t.Fatalf("review strategies %s", got)
+	}
+	pm, err := strategies.ForFix(strategies.PlanMode)
+	one, err2 := strategies.ForFix(strategies.SinglePlan)
+	if err != nil || err2 != nil || pm.Rounds <= 1 || one.Rounds != 1 {
+		t.Fatalf("fix strategies %+v %v / %+v %v", pm, err, one, err2)
+	}
+	if r, err := strategies.ForReview(strategies.ReWooRules); err != nil || r.Scope != strategies.ScopePullRequest {
+		t.Fatalf("rewoo review %+v %v", r, err)
+	}
+	_, err = strategies.ForReview("react")
+	if err == nil || !strings.Contains(err.Error(), `"react"`) || !strings.Contains(err.Error(), "pipeline, rewoo") {
+		t.Fatalf("unknown review strategy: %v", err)
+	}
+}
+
+// The totals of a strategy: pass rate, mean steps, summed tokens and the
+// median latency of the cases.
+func TestSummarize(t *testing.T) {
+	s := strategies.Summarize("x", "a step", []strategies.CaseRun{
+		{Name: "a", Pass: true, Steps: 3, PromptTokens: 100, CompletionTokens: 10, Calls: 1, LatencyMs: 900},
+		{Name: "b", Steps: 1, PromptTokens: 200, CompletionTokens: 20, Calls: 2, LatencyMs: 20},
+		{Name: "c", Pass: true, Steps: 2, PromptTokens: 300, CompletionTokens: 30, Calls: 3, LatencyMs: 50},
+	})
+	if s.Passed != 2 || s.Total != 3 || s.MeanSteps != 2 || s.Tokens != 660 || s.Calls != 6 || s.P50LatencyMs != 50 {
+		t.Fatalf("summary %+v", s)
+	}
+	if e := strategies.Summarize("none", "a step", nil); e.Total != 0 || e.Cases == nil || e.P50LatencyMs != 0 {
+		t.Fatalf("empty summary %+v", e)
+	}
+}

@@ -8,7 +8,10 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/kodustech/kodyls/agents/llm"
 )
 
 // The canonical review cases: a file before and after a change that
@@ -56,12 +59,47 @@ func EvalCases() ([]EvalCase, error) {
 
 // EvalResult is the outcome of one review case.
 type EvalResult struct {
-	Name     string        `json:"name"`
-	Language string        `json:"language"`
-	Pass     bool          `json:"pass"`
-	Findings int           `json:"findings"`
-	Latency  time.Duration `json:"latencyNs"`
-	Reason   string        `json:"reason,omitempty"` // why it failed
+	Name     string `json:"name"`
+	Language string `json:"language"`
+	Pass     bool   `json:"pass"`
+	Findings int    `json:"findings"`
+	// Steps counts the pipeline stages that asked the model (mode,
+	// analysis, severity, safeguard, implemented, Kody Rules, or for the
+	// pull-request rules the evidence plan and the judgement).
+	Steps   int           `json:"steps"`
+	Latency time.Duration `json:"latencyNs"`
+	// Property is the expected property that did not hold; Reason says
+	// what was seen instead.
+	Property string `json:"failedProperty,omitempty"`
+	Reason   string `json:"reason,omitempty"` // why it failed
+}
+
+// The properties a review case expects, in the order they are checked.
+const (
+	PropertyReviewed = "the change is reviewed"
+	PropertyOnLines  = "a finding on the defect's lines"
+	PropertyNamesIt  = "the finding on the defect's lines names the defect"
+)
+
+// stageCounter counts the distinct model stages of one case's calls.
+type stageCounter struct {
+	mu     sync.Mutex
+	stages map[string]bool
+}
+
+func (c *stageCounter) context(ctx context.Context) context.Context {
+	c.stages = map[string]bool{}
+	return llm.WithProgress(ctx, func(_, schema string) {
+		c.mu.Lock()
+		c.stages[schema] = true
+		c.mu.Unlock()
+	})
+}
+
+func (c *stageCounter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.stages)
 }
 
 // EvalReport sums the review results.
@@ -80,17 +118,19 @@ func Eval(ctx context.Context, review func(context.Context, Input) (Result, erro
 			break
 		}
 		res := EvalResult{Name: c.Name, Language: c.Language}
+		var stages stageCounter
 		start := time.Now()
-		r, err := review(ctx, Input{Path: c.File, Language: c.Language, Base: c.Before, Current: c.After})
+		r, err := review(stages.context(ctx), Input{Path: c.File, Language: c.Language, Base: c.Before, Current: c.After})
 		res.Latency = time.Since(start)
+		res.Steps = stages.count()
 		res.Findings = len(r.Findings)
 		switch {
 		case err != nil:
-			res.Reason = err.Error()
+			res.Property, res.Reason = PropertyReviewed, err.Error()
 		case r.Skipped != "":
-			res.Reason = "skipped: " + string(r.Skipped)
+			res.Property, res.Reason = PropertyReviewed, "skipped: "+string(r.Skipped)
 		default:
-			res.Pass, res.Reason = judge(c, r.Findings)
+			res.Pass, res.Property, res.Reason = judge(c, r.Findings)
 		}
 		if res.Pass {
 			rep.Passed++
@@ -101,9 +141,9 @@ func Eval(ctx context.Context, review func(context.Context, Input) (Result, erro
 	return rep
 }
 
-func judge(c EvalCase, fs []Finding) (bool, string) {
+func judge(c EvalCase, fs []Finding) (bool, string, string) {
 	if len(fs) == 0 {
-		return false, "no finding"
+		return false, PropertyOnLines, "no finding"
 	}
 	onLines := 0
 	for _, f := range fs {
@@ -114,14 +154,14 @@ func judge(c EvalCase, fs []Finding) (bool, string) {
 		text := strings.ToLower(f.OneSentenceSummary + "\n" + f.SuggestionContent)
 		for _, k := range c.Keywords {
 			if strings.Contains(text, strings.ToLower(k)) {
-				return true, ""
+				return true, "", ""
 			}
 		}
 	}
 	if onLines == 0 {
-		return false, fmt.Sprintf("%d finding(s), none on lines %d-%d", len(fs), c.Lines[0], c.Lines[1])
+		return false, PropertyOnLines, fmt.Sprintf("%d finding(s), none on lines %d-%d", len(fs), c.Lines[0], c.Lines[1])
 	}
-	return false, fmt.Sprintf("the finding on lines %d-%d mentions none of %q", c.Lines[0], c.Lines[1], c.Keywords)
+	return false, PropertyNamesIt, fmt.Sprintf("the finding on lines %d-%d mentions none of %q", c.Lines[0], c.Lines[1], c.Keywords)
 }
 
 // WriteText prints the results and the pass rate.

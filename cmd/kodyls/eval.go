@@ -8,8 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/kodustech/kodyls/agents/fix"
 	"github.com/kodustech/kodyls/agents/llm"
@@ -20,76 +20,76 @@ import (
 	"github.com/kodustech/kodyls/editors/contract"
 )
 
-const evalUsage = `Usage: kodyls eval rca [--json] [--strategy NAME|all]
-       kodyls eval fix [--json]
-       kodyls eval review [--json]
+const evalUsage = `Usage: kodyls eval rca|fix|review [--json] [--strategy NAME|all]
 
 Runs canonical cases against the configured LLM endpoint, so a user can
-compare models and strategies. Nothing is cached or remembered.
+compare models and strategies. Nothing is cached or remembered. Each
+strategy reports every case (pass, or the expected property that failed;
+steps, prompt+completion tokens, model calls, latency) and its totals
+(pass rate, steps per case, tokens, p50 latency). Without --strategy, or
+with "all", every strategy of the command runs.
 
   rca     real outputs of go, tsc, rustc, gcc, python, javac and node through
           the RCA agent; pass when the root cause and fix name the cause.
-          --strategy runs the named agent strategy and reports its agent
-          steps, tokens and latency besides the pass rate; "all" compares
-          every strategy.
+          A step is an agent iteration. Strategies: %s.
   fix     small Go programs with one compile error each: "Fix this error"
-          (plan mode) must make their build pass; needs go on PATH.
-  review  changes that introduce a well-known defect (Go, Python,
-          TypeScript): the review must report it on its lines.
+          must make their build pass; needs go on PATH. A step is a plan
+          step run (an investigation, an edit proposal or a verifying
+          build), in every plan version. Strategies: %s.
+  review  pipeline: changes that introduce a well-known defect (Go, Python,
+          TypeScript), passing when a finding on the defect's lines names
+          it; rewoo: change sets judged against a pull-request Kody Rule
+          whose verdict needs files outside the diff. A step is a stage
+          that asked the model. Strategies: %s.
 
 Exit status: 0, 2 on a usage or setup error (no endpoint configured, an
 unknown strategy).
 `
 
-// strategyEval is the evaluation of one strategy.
-type strategyEval struct {
-	Name     string         `json:"name"`
-	Passed   int            `json:"passed"`
-	Total    int            `json:"total"`
-	PassRate float64        `json:"passRate"`
-	Steps    float64        `json:"stepsPerCase"` // agent iterations, averaged over the cases the agent ran
-	Tokens   int            `json:"tokens"`       // prompt and completion, every case
-	Calls    int            `json:"modelCalls"`
-	Latency  float64        `json:"latencyMsPerCase"`
-	Errors   int            `json:"agentErrors"`
-	Report   rca.EvalReport `json:"report"`
+// What a step counts, per command.
+var evalSteps = map[string]string{
+	strategies.KindRCA:    "an agent iteration",
+	strategies.KindFix:    "a plan step run (investigation, edit proposal or verifying build), in every plan version",
+	strategies.KindReview: "a pipeline stage that asked the model",
+}
+
+func evalUsageText() string {
+	return fmt.Sprintf(evalUsage, strings.Join(strategies.Names(strategies.KindRCA), ", "),
+		strings.Join(strategies.Names(strategies.KindFix), ", "), strings.Join(strategies.Names(strategies.KindReview), ", "))
 }
 
 func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logger *slog.Logger) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, evalUsage)
+		fmt.Fprint(stderr, evalUsageText())
 		return 2
 	}
-	switch args[0] {
-	case "rca":
-	case "fix", "review":
-		return evalOther(ctx, args[0], args[1:], stdout, stderr, logger)
-	default:
-		fmt.Fprint(stderr, evalUsage)
+	kind := args[0]
+	if _, ok := evalSteps[kind]; !ok {
+		fmt.Fprint(stderr, evalUsageText())
 		return 2
 	}
-	fs := flag.NewFlagSet("eval rca", flag.ContinueOnError)
+	names := strategies.Names(kind)
+	fs := flag.NewFlagSet("eval "+kind, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	strategy := fs.String("strategy", "", "the agent strategy to evaluate: "+strings.Join(strategies.RCANames(), ", ")+", or all to compare them")
+	strategy := fs.String("strategy", "all", "the strategy to evaluate: "+strings.Join(names, ", ")+", or all to compare them")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	var names []string
-	switch *strategy {
-	case "":
-	case "all":
-		names = strategies.RCANames()
-	default:
-		if _, err := strategies.ForRCA(*strategy); err != nil {
-			fmt.Fprintf(stderr, "kodyls eval rca: %v (or all)\n", err)
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "kodyls eval %s: unexpected argument %q\n", kind, fs.Arg(0))
+		return 2
+	}
+	if *strategy != "all" {
+		if err := strategies.Known(kind, *strategy); err != nil {
+			fmt.Fprintf(stderr, "kodyls eval %s: %v (or all)\n", kind, err)
 			return 2
 		}
 		names = []string{*strategy}
 	}
 	cfg := contract.Resolve(os.Getenv, nil, nil).Settings
 	if !cfg.LLMConfigured() {
-		fmt.Fprintln(stderr, "kodyls eval rca: no LLM endpoint configured; set KODYLS_LLM_BASE_URL and KODYLS_LLM_MODEL")
+		fmt.Fprintf(stderr, "kodyls eval %s: no LLM endpoint configured; set KODYLS_LLM_BASE_URL and KODYLS_LLM_MODEL\n", kind)
 		return 2
 	}
 	// No store: an evaluation must measure the model, not the cache.
@@ -97,167 +97,198 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logge
 	defer svc.Close()
 	g, err := svc.Gateway()
 	if err != nil {
-		fmt.Fprintf(stderr, "kodyls eval rca: %v\n", err)
+		fmt.Fprintf(stderr, "kodyls eval %s: %v\n", kind, err)
 		return 2
 	}
-	cases, err := rca.EvalCases()
+	dir, err := os.MkdirTemp("", "kodyls-eval-")
 	if err != nil {
-		fmt.Fprintf(stderr, "kodyls eval rca: %v\n", err)
+		fmt.Fprintf(stderr, "kodyls eval %s: %v\n", kind, err)
 		return 2
 	}
-	ws, err := os.MkdirTemp("", "kodyls-eval-")
-	if err != nil {
-		fmt.Fprintf(stderr, "kodyls eval rca: %v\n", err)
-		return 2
-	}
-	defer os.RemoveAll(ws)
-	if len(names) == 0 {
-		rep := rca.Eval(ctx, svc.Explainer(ctx, ws), cases)
-		if *asJSON {
-			writeJSON(stdout, rep)
-			return 0
-		}
-		rep.WriteText(stdout)
-		return 0
-	}
-	var evals []strategyEval
+	defer os.RemoveAll(dir)
+	e := evaluator{svc: svc, meter: strategies.Meter{Gateway: g, Feature: kind}, step: evalSteps[kind]}
+	var evals []strategies.Summary
 	for _, name := range names {
-		evals = append(evals, evalStrategy(ctx, svc, g, ws, name, cases))
+		// Each strategy works in its own directory: the cases' files are
+		// written afresh and no strategy sees another's edits.
+		sdir := filepath.Join(dir, name)
+		var s strategies.Summary
+		switch kind {
+		case strategies.KindRCA:
+			s, err = e.rca(ctx, sdir, name)
+		case strategies.KindFix:
+			s, err = e.fix(ctx, sdir, name)
+		default:
+			s, err = e.review(ctx, sdir, name)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "kodyls eval %s: %v\n", kind, err)
+			return 2
+		}
+		evals = append(evals, s)
 	}
 	if *asJSON {
-		writeJSON(stdout, map[string]any{"strategies": evals})
+		writeJSON(stdout, map[string]any{"command": kind, "step": e.step, "model": g.Model(evalTask[kind]), "strategies": evals})
 		return 0
 	}
-	for _, e := range evals {
-		fmt.Fprintf(stdout, "== %s\n", e.Name)
-		e.Report.WriteText(stdout)
+	fmt.Fprintf(stdout, "kodyls eval %s, model %s\n\n", kind, g.Model(evalTask[kind]))
+	for _, s := range evals {
+		s.WriteText(stdout)
 		fmt.Fprintln(stdout)
 	}
-	fmt.Fprintf(stdout, "%-14s %9s %8s %8s %7s %12s\n", "strategy", "pass", "steps", "tokens", "calls", "latency/case")
-	for _, e := range evals {
-		fmt.Fprintf(stdout, "%-14s %4d/%-4d %8.1f %8d %7d %10.0fms\n", e.Name, e.Passed, e.Total, e.Steps, e.Tokens, e.Calls, e.Latency)
-	}
+	strategies.WriteComparison(stdout, evals)
 	return 0
 }
 
-// evalStrategy runs the cases with one strategy and measures it: the
-// agent's steps and latency from its runs, tokens and calls from the
-// gateway's totals of the rca feature before and after.
-func evalStrategy(ctx context.Context, svc *workspace.Services, g *llm.Gateway, ws, name string, cases []rca.EvalCase) strategyEval {
-	s, _ := strategies.ForRCA(name)
+// evalTask is the model class each command's main calls use.
+var evalTask = map[string]llm.TaskClass{
+	strategies.KindRCA:    llm.TaskAgent,
+	strategies.KindFix:    llm.TaskAgent,
+	strategies.KindReview: llm.TaskReview,
+}
+
+// evaluator runs one command's cases, one at a time, so that the
+// gateway's totals around a case are that case's cost.
+type evaluator struct {
+	svc   *workspace.Services
+	meter strategies.Meter
+	step  string
+}
+
+func (e evaluator) rca(ctx context.Context, dir, name string) (strategies.Summary, error) {
+	s, err := strategies.ForRCA(name)
+	if err != nil {
+		return strategies.Summary{}, err
+	}
+	cases, err := rca.EvalCases()
+	if err != nil {
+		return strategies.Summary{}, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return strategies.Summary{}, err
+	}
 	m := strategies.Measure(s)
-	x := svc.Explainer(ctx, ws)
+	x := e.svc.Explainer(ctx, dir)
 	x.Strategy = m
-	before := g.Totals()["rca"]
-	start := time.Now()
-	rep := rca.Eval(ctx, x, cases)
-	elapsed := time.Since(start)
-	after := g.Totals()["rca"]
-	e := strategyEval{Name: name, Passed: rep.Passed, Total: rep.Total, Report: rep,
-		Tokens: after.PromptTokens + after.CompletionTokens - before.PromptTokens - before.CompletionTokens,
-		Calls:  after.Calls - before.Calls,
+	var runs []strategies.CaseRun
+	agentErrors := 0
+	for _, c := range cases {
+		if ctx.Err() != nil {
+			break
+		}
+		seen := len(m.Runs())
+		done := e.meter.Start()
+		rep := rca.Eval(ctx, x, []rca.EvalCase{c})
+		run := strategies.CaseRun{Name: c.Name, Language: c.Language}
+		done(&run)
+		for _, r := range m.Runs()[seen:] {
+			run.Steps += r.Iterations
+			if r.Err != nil {
+				agentErrors++
+			}
+		}
+		if len(rep.Results) == 1 {
+			res := rep.Results[0]
+			run.Pass, run.Property, run.Reason = res.Pass, res.Property, res.Reason
+		}
+		runs = append(runs, run)
 	}
-	if rep.Total > 0 {
-		e.PassRate = float64(rep.Passed) / float64(rep.Total)
-		e.Latency = float64(elapsed.Milliseconds()) / float64(rep.Total)
+	sum := strategies.Summarize(name, e.step, runs)
+	sum.Errors = agentErrors
+	return sum, nil
+}
+
+func (e evaluator) fix(ctx context.Context, dir, name string) (strategies.Summary, error) {
+	s, err := strategies.ForFix(name)
+	if err != nil {
+		return strategies.Summary{}, err
 	}
-	runs := m.Runs()
-	steps := 0
-	for _, r := range runs {
-		steps += r.Iterations
-		if r.Err != nil {
-			e.Errors++
+	cases, err := fix.EvalCases()
+	if err != nil {
+		return strategies.Summary{}, err
+	}
+	newFixer := func(ws string) *fix.Fixer {
+		f := e.svc.Fixer(ws)
+		s.Configure(f)
+		return f
+	}
+	var runs []strategies.CaseRun
+	for _, c := range cases {
+		if ctx.Err() != nil {
+			break
+		}
+		done := e.meter.Start()
+		rep := fix.Eval(ctx, dir, newFixer, []fix.EvalCase{c})
+		run := strategies.CaseRun{Name: c.Name, Language: c.Language}
+		done(&run)
+		if len(rep.Results) == 1 {
+			res := rep.Results[0]
+			run.Pass, run.Property, run.Reason, run.Steps = res.Pass, res.Property, res.Reason, res.Steps
+		}
+		runs = append(runs, run)
+	}
+	return strategies.Summarize(name, e.step, runs), nil
+}
+
+func (e evaluator) review(ctx context.Context, dir, name string) (strategies.Summary, error) {
+	s, err := strategies.ForReview(name)
+	if err != nil {
+		return strategies.Summary{}, err
+	}
+	var runs []strategies.CaseRun
+	add := func(res filereview.EvalResult, done func(*strategies.CaseRun)) {
+		run := strategies.CaseRun{Name: res.Name, Language: res.Language, Pass: res.Pass, Property: res.Property, Reason: res.Reason, Steps: res.Steps}
+		done(&run)
+		runs = append(runs, run)
+	}
+	switch s.Scope {
+	case strategies.ScopePullRequest:
+		cases, err := filereview.PullRequestEvalCases()
+		if err != nil {
+			return strategies.Summary{}, err
+		}
+		check := func(ctx context.Context, root string, inputs []filereview.Input) (map[string][]filereview.Finding, error) {
+			f := e.svc.Folder(root)
+			if _, errs := f.Reload(ctx); len(errs) > 0 {
+				return nil, fmt.Errorf("the case's rule does not load: %v", errs[0])
+			}
+			return f.CheckPullRequest(ctx, inputs)
+		}
+		for _, c := range cases {
+			if ctx.Err() != nil {
+				break
+			}
+			done := e.meter.Start()
+			rep := filereview.EvalPullRequest(ctx, dir, check, []filereview.PullRequestCase{c})
+			if len(rep.Results) == 1 {
+				add(rep.Results[0], done)
+			}
+		}
+	default:
+		cases, err := filereview.EvalCases()
+		if err != nil {
+			return strategies.Summary{}, err
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return strategies.Summary{}, err
+		}
+		review := e.svc.Folder(dir).Review
+		for _, c := range cases {
+			if ctx.Err() != nil {
+				break
+			}
+			done := e.meter.Start()
+			rep := filereview.Eval(ctx, review, []filereview.EvalCase{c})
+			if len(rep.Results) == 1 {
+				add(rep.Results[0], done)
+			}
 		}
 	}
-	if len(runs) > 0 {
-		e.Steps = float64(steps) / float64(len(runs))
-	}
-	return e
+	return strategies.Summarize(name, e.step, runs), nil
 }
 
 func writeJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
-}
-
-// otherEval is the report of `eval fix` and `eval review`: the pass rate
-// and what the cases cost.
-type otherEval struct {
-	Passed   int     `json:"passed"`
-	Total    int     `json:"total"`
-	PassRate float64 `json:"passRate"`
-	Tokens   int     `json:"tokens"`
-	Calls    int     `json:"modelCalls"`
-	Latency  float64 `json:"latencyMsPerCase"`
-	Report   any     `json:"report"`
-}
-
-func evalOther(ctx context.Context, what string, args []string, stdout, stderr io.Writer, logger *slog.Logger) int {
-	fs := flag.NewFlagSet("eval "+what, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	cfg := contract.Resolve(os.Getenv, nil, nil).Settings
-	if !cfg.LLMConfigured() {
-		fmt.Fprintf(stderr, "kodyls eval %s: no LLM endpoint configured; set KODYLS_LLM_BASE_URL and KODYLS_LLM_MODEL\n", what)
-		return 2
-	}
-	// No store: an evaluation must measure the model, not the cache.
-	svc := workspace.Open(ctx, workspace.Config{Settings: cfg, Getenv: os.Getenv, Log: logger, NoStore: true})
-	defer svc.Close()
-	g, err := svc.Gateway()
-	if err != nil {
-		fmt.Fprintf(stderr, "kodyls eval %s: %v\n", what, err)
-		return 2
-	}
-	dir, err := os.MkdirTemp("", "kodyls-eval-")
-	if err != nil {
-		fmt.Fprintf(stderr, "kodyls eval %s: %v\n", what, err)
-		return 2
-	}
-	defer os.RemoveAll(dir)
-	before := g.Totals()[what]
-	start := time.Now()
-	var (
-		passed, total int
-		report        any
-		text          func(io.Writer)
-	)
-	switch what {
-	case "fix":
-		cases, err := fix.EvalCases()
-		if err != nil {
-			fmt.Fprintf(stderr, "kodyls eval fix: %v\n", err)
-			return 2
-		}
-		rep := fix.Eval(ctx, dir, svc.Fixer, cases)
-		passed, total, report, text = rep.Passed, rep.Total, rep, rep.WriteText
-	default:
-		cases, err := filereview.EvalCases()
-		if err != nil {
-			fmt.Fprintf(stderr, "kodyls eval review: %v\n", err)
-			return 2
-		}
-		rep := filereview.Eval(ctx, svc.Folder(dir).Review, cases)
-		passed, total, report, text = rep.Passed, rep.Total, rep, rep.WriteText
-	}
-	after := g.Totals()[what]
-	e := otherEval{Passed: passed, Total: total, Report: report,
-		Tokens: after.PromptTokens + after.CompletionTokens - before.PromptTokens - before.CompletionTokens,
-		Calls:  after.Calls - before.Calls,
-	}
-	if total > 0 {
-		e.PassRate = float64(passed) / float64(total)
-		e.Latency = float64(time.Since(start).Milliseconds()) / float64(total)
-	}
-	if *asJSON {
-		writeJSON(stdout, e)
-		return 0
-	}
-	text(stdout)
-	fmt.Fprintf(stdout, "tokens %d, model calls %d, %.0f ms per case\n", e.Tokens, e.Calls, e.Latency)
-	return 0
 }
