@@ -365,6 +365,25 @@ func TestHeldOutForms(t *testing.T) {
 	if len(errs) != 1 || !slices.Contains(errs[0].Details, "object: b.o") {
 		t.Fatalf("ld multiple definition: %+v", errs)
 	}
+	// A fixture pytest cannot find: one error at the test, its summary
+	// line folded in; the same for a test method's failure.
+	errs = parseHeldOut(t, "pytest-missing-fixture")
+	if len(errs) != 1 || errs[0].Message != "fixture 'clinet' not found" || !slices.Contains(errs[0].Details, "test: test_status") {
+		t.Fatalf("pytest missing fixture: %+v", errs)
+	}
+	if errs = parseHeldOut(t, "pytest-class"); len(errs) != 1 {
+		t.Fatalf("pytest test method: %+v", errs)
+	}
+	// --tb=native: the exception and the whole stack, as Python prints them.
+	errs = parseHeldOut(t, "pytest-tb-native")
+	if len(errs) != 1 || errs[0].Code != "ZeroDivisionError" || len(errs[0].Frames) != 4 {
+		t.Fatalf("pytest --tb=native: %+v", errs)
+	}
+	// shellcheck's tty report: the warning, not the info before it.
+	errs = parseHeldOut(t, "shellcheck-tty-warning")
+	if p := Primary(errs); len(errs) != 2 || errs[p].Code != "SC2164" {
+		t.Fatalf("shellcheck tty: %+v", errs)
+	}
 	// Maven prints the compiler error twice: reported once.
 	errs = parseHeldOut(t, "mvn-compile")
 	if len(errs) != 1 || errs[0].Message != "';' expected" {
