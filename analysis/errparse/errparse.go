@@ -273,12 +273,15 @@ func dedupe(errs []Error) []Error {
 }
 
 // Primary returns the index of the error to explain: the first one of
-// severity "error", else the first one; -1 when errs is empty. The location
-// of a stack trace is already its deepest in-workspace frame (Parse sets it).
+// severity "error", else the first warning (a linter's report of warnings
+// and notes), else the first one; -1 when errs is empty. The location of a
+// stack trace is already its deepest in-workspace frame (Parse sets it).
 func Primary(errs []Error) int {
-	for i, e := range errs {
-		if e.Severity == "error" {
-			return i
+	for _, sev := range []string{"error", "warning"} {
+		for i, e := range errs {
+			if e.Severity == sev {
+				return i
+			}
 		}
 	}
 	if len(errs) > 0 {

@@ -274,6 +274,73 @@ warning: 1 warning emitted
 			want:  want{"tsc", "typescript", "src/a.ts", 3, 7, "error", "TS2339", "Property 'x' does not exist on type 'Y'."},
 		},
 		{
+			name: "a warning after notes is primary",
+			input: `lint.sh:2:1: note: read without -r will mangle backslashes. [SC2162]
+lint.sh:4:1: warning: Use 'cd ... || exit' or 'cd ... || return' in case cd fails. [SC2164]
+lint.sh:5:6: note: Double quote to prevent globbing and word splitting. [SC2086]
+`,
+			count: 3,
+			want:  want{"shellcheck", "shell", "lint.sh", 4, 1, "warning", "SC2164", "Use 'cd ... || exit' or 'cd ... || return' in case cd fails."},
+		},
+		{
+			name: "pytest: a fixture missing for a method, with the summary line",
+			ws:   "/work/ws",
+			input: `============================= test session starts ==============================
+rootdir: /work/ws
+collected 1 item
+
+tests/test_api.py E                                                      [100%]
+
+==================================== ERRORS ====================================
+_______________________ ERROR at setup of TestApi.test_get _____________________
+file /work/ws/tests/test_api.py, line 12
+      def test_get(self, db_session):
+E       fixture 'db_session' not found
+>       available fixtures: cache, capfd, db, monkeypatch, tmp_path
+>       use 'pytest --fixtures [testpath]' for help on them.
+
+/work/ws/tests/test_api.py:12
+=========================== short test summary info ============================
+ERROR tests/test_api.py::TestApi::test_get
+=============================== 1 error in 0.01s ===============================
+`,
+			count:  1,
+			want:   want{"pytest", "python", "tests/test_api.py", 12, 0, "error", "", "fixture 'db_session' not found"},
+			detail: "during: setup",
+		},
+		{
+			name: "pytest --tb=native with a chained exception",
+			ws:   "/work/ws",
+			input: `============================= test session starts ==============================
+rootdir: /work/ws
+collected 1 item
+
+test_cfg.py F                                                            [100%]
+
+=================================== FAILURES ===================================
+__________________________________ test_load ___________________________________
+Traceback (most recent call last):
+  File "/work/ws/cfg.py", line 4, in load
+    return int(raw)
+ValueError: invalid literal for int() with base 10: 'x'
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/work/ws/test_cfg.py", line 5, in test_load
+    load("x")
+  File "/work/ws/cfg.py", line 6, in load
+    raise ConfigError("bad port") from e
+cfg.ConfigError: bad port
+=========================== short test summary info ============================
+FAILED test_cfg.py::test_load - cfg.ConfigError: bad port
+============================== 1 failed in 0.01s ===============================
+`,
+			count:  2,
+			want:   want{"pytest", "python", "cfg.py", 4, 0, "error", "ValueError", "invalid literal for int() with base 10: 'x'"},
+			detail: "test: test_load",
+		},
+		{
 			name:  "only warnings: the first one is primary",
 			input: "a.c:1:5: warning: unused variable ‘x’ [-Wunused-variable]\na.c:2:5: warning: unused variable ‘y’ [-Wunused-variable]\n",
 			count: 2,

@@ -28,8 +28,10 @@ type heldOutCase struct {
 	// wider marks the second set, written (like the first) before the
 	// parsers were changed, to take in forms the first set lacked; late
 	// marks programs written after the parsers were fixed against the
-	// others. Their figures are reported apart too.
-	wider, late bool
+	// others. Their figures are reported apart too. fresh marks the third
+	// batch, written after all of that and first measured on the parsers as
+	// they were, before any of its outputs had been looked at.
+	wider, late, fresh bool
 }
 
 var heldOutCases = []heldOutCase{
@@ -145,6 +147,63 @@ var heldOutCases = []heldOutCase{
 	{fixture: "tsc-nullable-pretty", dir: "ts/nullable", file: "ts/nullable/src/users.ts", line: 5, column: 10, late: true},
 	{fixture: "java-concurrent-modification", dir: "java/cme", file: "java/cme/Main.java", line: 6, late: true},
 	{fixture: "bash-readonly", dir: "shell", file: "shell/readonly.sh", line: 4, late: true},
+
+	// --- the third batch, written after all the fixes above ---
+	{fixture: "go-infer", dir: "go/infer", file: "go/infer/main.go", line: 13, column: 20, fresh: true},
+	{fixture: "go-unused-import", dir: "go/unusedimport", file: "go/unusedimport/health.go", line: 6, column: 2, fresh: true},
+	{fixture: "go-test-subtest-nil", dir: "go/subtestnil", file: "go/subtestnil/order.go", line: 14, fresh: true},
+	{fixture: "go-vet-copylocks", dir: "go/copylock", file: "go/copylock/counter.go", line: 19, column: 15, fresh: true},
+	{fixture: "go-slice-bounds", dir: "go/slicebounds", file: "go/slicebounds/ring/ring.go", line: 18, fresh: true},
+	{fixture: "staticcheck-sleep", dir: "go/sleep", file: "go/sleep/main.go", line: 14, column: 14, fresh: true},
+	{fixture: "cargo-borrow-method", dir: "rust/borrowmethod", file: "rust/borrowmethod/src/main.rs", line: 13, column: 13, fresh: true},
+	// The test expected another message: the panic it saw is the error.
+	{fixture: "cargo-test-should-panic", dir: "rust/shouldpanic", file: "rust/shouldpanic/src/lib.rs", line: 3, column: 9, fresh: true},
+	{fixture: "rust-divide-by-zero", dir: "rust/divzero", file: "rust/divzero/src/stats.rs", line: 3, column: 5, fresh: true},
+	{fixture: "cargo-str-type", dir: "rust/strtype", file: "rust/strtype/src/user.rs", line: 7, column: 18, fresh: true},
+	{fixture: "cargo-non-exhaustive", dir: "rust/matcharm", file: "rust/matcharm/src/main.rs", line: 9, column: 11, fresh: true},
+	{fixture: "cargo-workspace", dir: "rust/workspace", file: "rust/workspace/crates/core/src/lib.rs", line: 4, column: 28, fresh: true},
+	// ld names the calling source and no line.
+	{fixture: "gcc-undefined-reference", dir: "c/undefref", file: "c/undefref/main.c", fresh: true},
+	{fixture: "gcc-incomplete-struct", dir: "c/statsize", file: "c/statsize/size.c", line: 4, column: 17, fresh: true},
+	{fixture: "gxx-lambda-capture", dir: "c/lambda", file: "c/lambda/main.cpp", line: 9, column: 20, fresh: true},
+	{fixture: "gxx-unique-ptr-copy", dir: "c/uniqueptr", file: "c/uniqueptr/main.cpp", line: 12, column: 23, fresh: true},
+	{fixture: "make-dash-c", dir: "c/makec", file: "c/makec/src/parse.c", line: 9, column: 18, fresh: true},
+	{fixture: "clang-asan-use-after-free", dir: "c/asanuaf", file: "c/asanuaf/list.c", line: 14, column: 22, fresh: true},
+	{fixture: "clang-class-semicolon", dir: "c/classsemi", file: "c/classsemi/include/point.hpp", line: 11, column: 2, fresh: true},
+	{fixture: "cmake-unknown-command", dir: "c/cmakeunknown", file: "c/cmakeunknown/CMakeLists.txt", line: 4, fresh: true},
+	{fixture: "python-package-import", dir: "python/pkgimport", file: "python/pkgimport/app/service.py", line: 3, fresh: true},
+	// raise ... from: the KeyError in the user's code is the root cause.
+	{fixture: "python-raise-from", dir: "python/raisefrom", file: "python/raisefrom/settings.py", line: 10, fresh: true},
+	{fixture: "python-unittest-discover", dir: "python/unittest-discover", file: "python/unittest-discover/src/billing/invoice.py", line: 2, fresh: true},
+	{fixture: "python-fstring", dir: "python", file: "python/fstring.py", line: 3, fresh: true},
+	{fixture: "python-module-none", dir: "python/nonetype", file: "python/nonetype/shop/cli.py", line: 9, fresh: true},
+	{fixture: "pytest-missing-fixture", dir: "python/pytest-missing", file: "python/pytest-missing/test_api.py", line: 9, fresh: true},
+	{fixture: "pytest-tb-native", dir: "python/pytest-native", file: "python/pytest-native/inventory/stock.py", line: 2, fresh: true},
+	{fixture: "node-cjs-named-export", dir: "node/cjsnamed", file: "node/cjsnamed/main.mjs", line: 1, column: 10, fresh: true},
+	{fixture: "node-timer-this", dir: "node/timerclass", file: "node/timerclass/lib/poller.js", line: 9, column: 24, fresh: true},
+	{fixture: "node-test-tap-subtest", dir: "node/testtap", file: "node/testtap/test/config.test.js", line: 8, column: 12, fresh: true},
+	// The deepest frame of the overflow, as for any stack trace.
+	{fixture: "node-stack-overflow", dir: "node/recursion", file: "node/recursion/tree.js", line: 2, column: 3, fresh: true},
+	{fixture: "jest-snapshot", dir: "node/jestsnap", file: "node/jestsnap/greeting.test.js", line: 5, column: 26, fresh: true},
+	// A timeout has no stack in the test: the test that timed out.
+	{fixture: "jest-timeout", dir: "node/jesttimeout", file: "node/jesttimeout/queue.test.js", line: 4, column: 3, fresh: true},
+	{fixture: "vitest-typescript", dir: "node/vitestts", file: "node/vitestts/src/discount.ts", line: 7, column: 23, fresh: true},
+	{fixture: "tsc-tsx", dir: "ts/tsx", file: "ts/tsx/src/App.tsx", line: 6, column: 28, fresh: true},
+	{fixture: "tsc-constraint", dir: "ts/constraint", file: "ts/constraint/src/cache.ts", line: 15, column: 33, fresh: true},
+	{fixture: "tsc-never-pretty", dir: "ts/never", file: "ts/never/src/shape.ts", line: 17, column: 26, fresh: true},
+	{fixture: "tsc-implicit-any", dir: "ts/implicitany", file: "ts/implicitany/src/events.ts", line: 9, column: 22, fresh: true},
+	{fixture: "javac-generics", dir: "java/generics", file: "java/generics/Main.java", line: 10, column: 34, fresh: true},
+	{fixture: "javac-unreported", dir: "java/unreported", file: "java/unreported/Main.java", line: 6, column: 32, fresh: true},
+	{fixture: "java-number-format", dir: "java/numfmt", file: "java/numfmt/Main.java", line: 6, fresh: true},
+	// Two Caused by: the last one, at its frame in the user's code.
+	{fixture: "java-chain-three", dir: "java/chain3", file: "java/chain3/Main.java", line: 15, fresh: true},
+	{fixture: "mvn-cannot-find-symbol", dir: "java/mavensym", file: "java/mavensym/src/main/java/com/acme/orders/Report.java", line: 9, column: 21, fresh: true},
+	{fixture: "bash-set-u-positional", dir: "shell/positional", file: "shell/positional/lib.sh", line: 3, fresh: true},
+	{fixture: "bash-bad-substitution", dir: "shell/subst", file: "shell/subst/release.sh", line: 6, fresh: true},
+	{fixture: "bash-cd-set-e", dir: "shell", file: "shell/scripts/deploy.sh", line: 5, fresh: true},
+	{fixture: "dash-test-operator", dir: "shell/dashtest", file: "shell/dashtest/check.sh", line: 6, fresh: true},
+	// The warning, not the info before it.
+	{fixture: "shellcheck-tty-warning", dir: "shell", file: "shell/lint.sh", line: 4, column: 1, fresh: true},
 }
 
 // sameFile reports whether got, a File as Parse returns it, names want (a
@@ -175,12 +234,13 @@ func parseHeldOut(t testing.TB, name string) []Error {
 // TestHeldOutAccuracy measures the primary error's location on the outputs
 // of programs the parsers were not written against (testdata/heldout,
 // written by heldout/generate.sh). It reports the figures per toolchain
-// (go test -v -run TestHeldOutAccuracy) and fails below 90% overall; the
+// (go test -v -run TestHeldOutAccuracy) and fails below 95% overall; the
 // README's held-out figures come from here.
 func TestHeldOutAccuracy(t *testing.T) {
 	type tally struct{ right, total int }
 	by := map[string]*tally{}
-	var all, first, wider, late tally
+	var all, first, wider, late, fresh tally
+	freshBy := map[string]*tally{}
 	var misses []string
 	for _, c := range heldOutCases {
 		tc := toolchain(c.fixture)
@@ -203,10 +263,20 @@ func TestHeldOutAccuracy(t *testing.T) {
 			}
 		}
 		set := &first
-		if c.wider {
+		switch {
+		case c.wider:
 			set = &wider
-		} else if c.late {
+		case c.late:
 			set = &late
+		case c.fresh:
+			set = &fresh
+			if freshBy[tc] == nil {
+				freshBy[tc] = &tally{}
+			}
+			freshBy[tc].total++
+			if ok {
+				freshBy[tc].right++
+			}
 		}
 		set.total++
 		if ok {
@@ -225,11 +295,17 @@ func TestHeldOutAccuracy(t *testing.T) {
 		t.Logf("%-10s %2d/%-2d located right", n, by[n].right, by[n].total)
 	}
 	t.Logf("%-10s %2d/%-2d located right (%.0f%%)", "all", all.right, all.total, 100*float64(all.right)/float64(all.total))
-	t.Logf("first set %d/%d, wider set %d/%d, written after the fixes %d/%d", first.right, first.total, wider.right, wider.total, late.right, late.total)
+	t.Logf("first set %d/%d, wider set %d/%d, written after the fixes %d/%d, third batch %d/%d", first.right, first.total, wider.right, wider.total, late.right, late.total, fresh.right, fresh.total)
+	for _, n := range names {
+		if f := freshBy[n]; f != nil {
+			t.Logf("third batch %-10s %2d/%-2d located right", n, f.right, f.total)
+		}
+	}
 	for _, m := range misses {
 		t.Log("miss: " + m)
 	}
-	// The aim; measured 96/96.
+	// The aim; measured 144/144 (the third batch 45/48 before
+	// its fixes).
 	if all.right*100 < all.total*95 {
 		t.Errorf("%d/%d held-out outputs located right, below 95%%", all.right, all.total)
 	}
@@ -289,6 +365,25 @@ func TestHeldOutForms(t *testing.T) {
 	errs = parseHeldOut(t, "gcc-multiple-definition")
 	if len(errs) != 1 || !slices.Contains(errs[0].Details, "object: b.o") {
 		t.Fatalf("ld multiple definition: %+v", errs)
+	}
+	// A fixture pytest cannot find: one error at the test, its summary
+	// line folded in; the same for a test method's failure.
+	errs = parseHeldOut(t, "pytest-missing-fixture")
+	if len(errs) != 1 || errs[0].Message != "fixture 'clinet' not found" || !slices.Contains(errs[0].Details, "test: test_status") {
+		t.Fatalf("pytest missing fixture: %+v", errs)
+	}
+	if errs = parseHeldOut(t, "pytest-class"); len(errs) != 1 {
+		t.Fatalf("pytest test method: %+v", errs)
+	}
+	// --tb=native: the exception and the whole stack, as Python prints them.
+	errs = parseHeldOut(t, "pytest-tb-native")
+	if len(errs) != 1 || errs[0].Code != "ZeroDivisionError" || len(errs[0].Frames) != 4 {
+		t.Fatalf("pytest --tb=native: %+v", errs)
+	}
+	// shellcheck's tty report: the warning, not the info before it.
+	errs = parseHeldOut(t, "shellcheck-tty-warning")
+	if p := Primary(errs); len(errs) != 2 || errs[p].Code != "SC2164" {
+		t.Fatalf("shellcheck tty: %+v", errs)
 	}
 	// Maven prints the compiler error twice: reported once.
 	errs = parseHeldOut(t, "mvn-compile")

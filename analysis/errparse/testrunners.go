@@ -3,6 +3,7 @@ package errparse
 import (
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -11,9 +12,17 @@ import (
 // prints Node's usual error format and is read by parseNodeError.)
 
 var (
-	pytestRootRE    = regexp.MustCompile(`^rootdir: (\S.*?)(?:, .*)?$`)
-	pytestHeadRE    = regexp.MustCompile(`^_{3,} (\S.*?) _{3,}$`)
-	pytestLongLocRE = regexp.MustCompile(`^(\S+?\.py):(\d+): ?([A-Za-z_][\w.]*)?$`)
+	pytestRootRE = regexp.MustCompile(`^rootdir: (\S.*?)(?:, .*)?$`)
+	pytestHeadRE = regexp.MustCompile(`^_{3,} (\S.*?) _{3,}$`)
+	// The long style's "test_x.py:8: KeyError"; a setup error ends with
+	// the bare "test_x.py:9" of the test that asked for the fixture.
+	pytestLongLocRE = regexp.MustCompile(`^(\S+?\.py):(\d+)(?:: ?([A-Za-z_][\w.]*)?)?$`)
+	// A fixture pytest cannot provide: "file /x/test_api.py, line 9", then
+	// the test's def line and "E       fixture 'clinet' not found".
+	pytestFileLineRE = regexp.MustCompile(`^file (\S.*), line (\d+)$`)
+	// The phase of an error outside the test's body: "ERROR at setup of
+	// test_x" names the test that the summary line names test_x.
+	pytestPhaseRE   = regexp.MustCompile(`^ERROR at (setup|teardown) of (\S.*)$`)
 	pytestShortRE   = regexp.MustCompile(`^(\S+?\.py):(\d+): in (\S+)$`)
 	pytestSummaryRE = regexp.MustCompile(`^(FAILED|ERROR) (\S+?\.py)(?:::(\S+))?(?: - (.*))?$`)
 	// --tb=line: one "path.py:12: message" line per failure.
@@ -64,7 +73,9 @@ func parsePytest(s *scanner) bool {
 		return true
 	}
 	if m := pytestSummaryRE.FindStringSubmatch(line); m != nil {
-		if !s.pytestSeen[m[3]] || m[3] == "" {
+		// A section names a test of a class TestX.test_y, the summary
+		// TestX::test_y.
+		if !s.pytestSeen[strings.ReplaceAll(m[3], "::", ".")] || m[3] == "" {
 			e := Error{Tool: "pytest", Language: "python", File: s.rel(s.pytestPath(m[2]))}
 			e.Code, e.Message = pythonError(m[4])
 			if e.Message == "" {
@@ -108,8 +119,12 @@ func parsePytest(s *scanner) bool {
 	}
 	test := m[1]
 	e := Error{Tool: "pytest", Language: "python", Details: []string{"test: " + test}}
+	if pm := pytestPhaseRE.FindStringSubmatch(test); pm != nil {
+		test = pm[2]
+		e.Details = []string{"test: " + test, "during: " + pm[1]}
+	}
 	var printed []Frame
-	var eLines []string
+	var eLines, section []string
 	s.i++
 	for s.i < len(s.lines) {
 		l := s.lines[s.i]
@@ -117,6 +132,11 @@ func parsePytest(s *scanner) bool {
 			break
 		}
 		s.i++
+		section = append(section, l)
+		if fm := pytestFileLineRE.FindStringSubmatch(l); fm != nil {
+			printed = append(printed, s.pytestFrame(fm[1], fm[2], ""))
+			continue
+		}
 		if rest, ok := strings.CutPrefix(l, "E "); ok {
 			eLines = append(eLines, strings.TrimSpace(rest))
 			continue
@@ -126,11 +146,21 @@ func parsePytest(s *scanner) bool {
 			continue
 		}
 		if fm := pytestLongLocRE.FindStringSubmatch(l); fm != nil {
-			printed = append(printed, s.pytestFrame(fm[1], fm[2], ""))
+			if f := s.pytestFrame(fm[1], fm[2], ""); len(printed) == 0 || printed[len(printed)-1] != f {
+				printed = append(printed, f)
+			}
 			if fm[3] != "" {
 				e.Code = fm[3]
 			}
 		}
+	}
+	if s.pytestSeen == nil {
+		s.pytestSeen = map[string]bool{}
+	}
+	if len(eLines) == 0 && s.pytestNative(section, e.Details) {
+		// --tb=native: Python's own traceback, read as Python's.
+		s.pytestSeen[test] = true
+		return true
 	}
 	if len(eLines) > 0 {
 		code, msg := pythonError(eLines[0])
@@ -146,11 +176,29 @@ func parsePytest(s *scanner) bool {
 	for i := len(printed) - 1; i >= 0; i-- {
 		e.Frames = append(e.Frames, printed[i])
 	}
-	if s.pytestSeen == nil {
-		s.pytestSeen = map[string]bool{}
-	}
 	s.pytestSeen[test] = true
 	s.add(e)
+	return true
+}
+
+// pytestNative reads a failure section printed with --tb=native, which
+// holds Python's own traceback (chained ones included) instead of pytest's
+// frames and "E" lines. The errors are pytest's, named after the test. It
+// reports false when the section holds no traceback.
+func (s *scanner) pytestNative(section, details []string) bool {
+	if !slices.ContainsFunc(section, func(l string) bool { return strings.TrimSpace(l) == pyTracebackHead }) {
+		return false
+	}
+	sub := newScanner(section, s.o)
+	sub.run()
+	if len(sub.out) == 0 {
+		return false
+	}
+	for _, e := range sub.out {
+		e.Tool = "pytest"
+		e.Details = append(slices.Clone(details), e.Details...)
+		s.add(e)
+	}
 	return true
 }
 

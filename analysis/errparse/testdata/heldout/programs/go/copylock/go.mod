@@ -1,0 +1,3 @@
+module example.com/copylock
+
+go 1.22

@@ -1,0 +1,3 @@
+module example.com/infer
+
+go 1.22

@@ -1,0 +1,3 @@
+module example.com/slicebounds
+
+go 1.22

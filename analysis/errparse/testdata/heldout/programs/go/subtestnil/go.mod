@@ -1,0 +1,3 @@
+module example.com/subtestnil
+
+go 1.22

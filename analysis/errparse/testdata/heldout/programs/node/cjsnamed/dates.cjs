@@ -1,0 +1,3 @@
+const fmt = {};
+fmt.formatDate = (d) => d.toISOString().slice(0, 10);
+module.exports = fmt;

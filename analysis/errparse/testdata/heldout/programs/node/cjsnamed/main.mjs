@@ -1,0 +1,3 @@
+import { formatDate } from "./dates.cjs";
+
+console.log(formatDate(new Date(0)));

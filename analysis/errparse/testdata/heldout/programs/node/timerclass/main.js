@@ -1,0 +1,3 @@
+const { Poller } = require("./lib/poller");
+
+new Poller(() => "ok", 10).start();

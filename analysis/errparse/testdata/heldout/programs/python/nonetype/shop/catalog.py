@@ -1,0 +1,6 @@
+PRODUCTS = {"tea": 3.5, "coffee": 4.0}
+
+
+def find(name):
+    if name in PRODUCTS:
+        return {"name": name, "price": PRODUCTS[name]}

@@ -1,0 +1,7 @@
+"""Account service."""
+
+from .models import Usr
+
+
+def register(name):
+    return Usr(name)

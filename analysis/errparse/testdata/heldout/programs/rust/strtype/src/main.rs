@@ -1,0 +1,6 @@
+mod user;
+
+fn main() {
+    let u = user::guest();
+    println!("{} {}", u.name, u.age);
+}

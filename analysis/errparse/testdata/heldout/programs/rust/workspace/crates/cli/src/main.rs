@@ -1,0 +1,3 @@
+fn main() {
+    println!("{}", corelib::bind_address("localhost"));
+}

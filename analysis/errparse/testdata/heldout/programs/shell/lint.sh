@@ -1,0 +1,5 @@
+#!/bin/bash
+read name
+echo "cleaning logs for $name"
+cd /var/log/app
+rm -f ./*.log

@@ -1,0 +1,5 @@
+# shellcheck shell=bash
+backup_dir() {
+  local target=$1
+  echo "backing up $target"
+}

@@ -1,0 +1,4 @@
+import { emit, on } from "./events";
+
+on("saved", (p) => console.log(p));
+emit("saved", { id: 1 });
