@@ -69,11 +69,16 @@ func (s *Snapshot) Rules() []*rules.Rule {
 	}
 	var out []*rules.Rule
 	for _, r := range s.Folder.Rules() {
-		if r.Enabled && r.AppliesTo(s.Rel) && r.AppliesToLanguage(s.Language) {
+		if s.applies(r) {
 			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// applies reports whether rule r is one of the snapshot's Rules.
+func (s *Snapshot) applies(r *rules.Rule) bool {
+	return r.Enabled && r.AppliesTo(s.Rel) && r.AppliesToLanguage(s.Language)
 }
 
 // CheckRules runs the local detectors of the snapshot's rules on its text:
@@ -88,7 +93,16 @@ func (s *Snapshot) CheckRules() []RuleFinding {
 			include = set.Has
 		}
 	}
-	vs := rules.Detect(s.Rules(), s.Rel, s.Text, include)
+	// The snapshot's rules that have a detector; the others (often most,
+	// imported from the assistants' files) are not matched against the
+	// path on every keystroke.
+	var rs []*rules.Rule
+	for _, r := range s.Folder.Rules() {
+		if r.Detector != nil && s.applies(r) {
+			rs = append(rs, r)
+		}
+	}
+	vs := rules.Detect(rs, s.Rel, s.Text, include)
 	out := make([]RuleFinding, len(vs))
 	for i, v := range vs {
 		out[i] = RuleFinding{ID: RuleFindingID(v.Rule.UUID, s.Rel, v.Line, v.Start), Violation: v}
