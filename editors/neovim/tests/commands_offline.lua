@@ -124,26 +124,7 @@ end
 vim.api.nvim_win_set_cursor(0, { 7, 1 })
 local before = #vim.fn.getqflist()
 local is_fix = function(action) return action.title == 'Apply Kody fix: No fmt.Println' end
-local offered = {}
-if vim.fn.has('nvim-0.8') == 1 then
-  vim.lsp.buf.code_action({
-    context = { only = { 'quickfix' } },
-    apply = true,
-    filter = function(action)
-      table.insert(offered, action.title)
-      return is_fix(action)
-    end,
-  })
-else
-  vim.ui.select = function(items, opts, on_choice)
-    for _, item in ipairs(items) do
-      table.insert(offered, (opts.format_item(item)))
-      if is_fix(item[2]) then return on_choice(item) end
-    end
-    on_choice(nil)
-  end
-  vim.lsp.buf.code_action({ only = { 'quickfix' } })
-end
+local offered = H.code_action(is_fix)
 H.step("the detector's fix rewrites the call", vim.wait(10000, function()
   return vim.api.nvim_buf_get_lines(main, 6, 7, false)[1] == '\tlog.Println("one")'
 end, 20), vim.inspect({ offered = offered, line = vim.api.nvim_buf_get_lines(main, 6, 7, false) }))

@@ -113,4 +113,33 @@ function H.diagnostics(bufnr)
   return list
 end
 
+-- H.code_action applies, the way a user does, the quick fix under the
+-- cursor that is_fix(action) picks, through vim.lsp.buf.code_action: 0.8+
+-- applies the one action the filter keeps (apply = true); 0.7 has neither
+-- option and always shows its menu, vim.ui.select, where the user picks it
+-- (the choice is made here). It returns the titles offered.
+function H.code_action(is_fix)
+  local offered = {}
+  if vim.fn.has('nvim-0.8') == 1 then
+    vim.lsp.buf.code_action({
+      context = { only = { 'quickfix' } },
+      apply = true,
+      filter = function(action)
+        table.insert(offered, action.title)
+        return is_fix(action)
+      end,
+    })
+  else
+    vim.ui.select = function(items, opts, on_choice)
+      for _, item in ipairs(items) do
+        table.insert(offered, (opts.format_item(item)))
+        if is_fix(item[2]) then return on_choice(item) end
+      end
+      on_choice(nil)
+    end
+    vim.lsp.buf.code_action({ only = { 'quickfix' } })
+  end
+  return offered
+end
+
 return H
