@@ -476,6 +476,12 @@ await step('apply-fix', async () => {
     { name: 'implemented', match: { schema: 'review_implemented' }, replies: [{ json: { codeSuggestions: one({ implementationStatus: 'not_implemented' }) } }] },
     { name: 'kody-rules', match: { schema: 'kodyrules_violations' }, replies: [{ json: { violations: [] } }] },
     { name: 'guardian', match: { schema: 'kodyrules_guardian' }, replies: [{ json: { decisions: [] } }] },
+    // "Explain this error" on a rule violation once the model is
+    // configured (the cancel-explain step): the endpoint never answers,
+    // and the user cancels from the progress notification. Matched on the
+    // error's own line of the prompt, before the build error's entry: the
+    // prompt's similar past errors mention that one.
+    { name: 'explain-hangs', match: { tool: 'final_answer', prompt: '- Message: No fmt.Println' }, replies: [{ hang: true }] },
     // "Explain this error" on the compile error (the explain-build-error
     // step): the explanation agent's final answer, given only when the
     // request carries the compiler's message. Before the fix's entries: a
@@ -696,6 +702,42 @@ await step('typing-latency', async () => {
   fs.writeFileSync(path.join(ART, 'latency.json'), JSON.stringify(result, null, 2));
   log(`keystroke → Problems view: median ${result.problemsView.medianMs} ms, max ${result.problemsView.maxMs} ms (${problems.join(', ')})`);
   log(`keystroke → Kody Rules tree: median ${result.kodyRulesTree.medianMs} ms, max ${result.kodyRulesTree.maxMs} ms (${tree.join(', ')})`);
+});
+
+// "Explain this error" on one of those violations, with the model
+// configured and an endpoint that never answers: the progress notification
+// offers Cancel, and cancelling closes it and ends the server's work (the
+// status bar leaves "reviewing"), with no explanation opened.
+await step('cancel-explain', async () => {
+  const line = editor.locator('.view-line', { hasText: 'late5' }).first();
+  const menu = page.locator('.action-widget:visible');
+  const explain = menu.locator('.monaco-list-row', { hasText: 'Explain this error' }).first();
+  const status = page.locator('.part.statusbar');
+  const previews = (await previewTexts()).length;
+  await line.click();
+  await page.keyboard.press('Home');
+  await until('"Explain this error" in the Ctrl+. menu', async () => {
+    if (!(await menu.count())) {
+      await page.keyboard.press('Control+.');
+      await menu.first().waitFor({ timeout: 3000 });
+    }
+    if (await explain.count()) return true;
+    await page.keyboard.press('Escape');
+    await menu.first().waitFor({ state: 'detached', timeout: 3000 }).catch(() => {});
+    return false;
+  });
+  await explain.click();
+  const toast = page.locator('.notification-toast', { hasText: 'explaining the error' }).first();
+  await toast.waitFor({ timeout: TIMEOUT });
+  await until('the status bar to say the model is busy', async () => /Kody reviewing/.test(await status.innerText()));
+  await screenshot('cancel-explain-running');
+  await toast.locator('.monaco-button', { hasText: 'Cancel' }).first().click();
+  await toast.waitFor({ state: 'detached', timeout: TIMEOUT });
+  await until('the status bar to leave "reviewing" after the cancel', async () => !/Kody reviewing/.test(await status.innerText()));
+  if ((await previewTexts()).length !== previews) throw new Error('a cancelled explanation opened a preview');
+  // The cancel reached the endpoint: the server dropped the request.
+  await until("the endpoint to see the explanation's request abandoned", async () =>
+    /script=explain-hangs .*client-gone/.test(fs.readFileSync(path.join(ART, 'fakellm.log'), 'utf8')));
 });
 
 log(`PASS: all assertions held in ${((Date.now() - t0) / 1000).toFixed(1)}s; artifacts in ${ART}`);
