@@ -27,10 +27,13 @@ func (s *Server) codeAction(_ context.Context, p *protocol.CodeActionParams) ([]
 		}
 		// Some clients send back only part of a diagnostic (Neovim keeps
 		// code and data); the data alone identifies a review finding.
-		var rd reviewData
+		var data contract.DiagnosticData
+		if json.Unmarshal(d.Data, &data) != nil {
+			continue
+		}
 		detector := false
-		if json.Unmarshal(d.Data, &rd) == nil && rd.Kind == liveReviewKind {
-			actions = append(actions, s.reviewCodeActions(p.TextDocument.URI, d, rd)...)
+		if data.Kind == contract.DiagnosticKindReview {
+			actions = append(actions, s.reviewCodeActions(p.TextDocument.URI, d, data)...)
 		} else if src, _ := d.Source.Get(); src != diagnosticSource {
 			continue
 		} else {
@@ -38,8 +41,7 @@ func (s *Server) codeAction(_ context.Context, p *protocol.CodeActionParams) ([]
 		}
 		// A Kody Rule's violation, found by its detector or by the model,
 		// opens the rule; a detector's with a replacement is fixed by it.
-		var data diagnosticData
-		if json.Unmarshal(d.Data, &data) != nil || data.Rule == "" {
+		if data.Rule == "" {
 			continue
 		}
 		if detector {

@@ -112,13 +112,6 @@ func (r *ruleState) forget(key string) bool {
 	return d != nil && len(d.found) > 0
 }
 
-// diagnosticData is carried in Diagnostic.data so code actions can find the
-// rule behind a diagnostic.
-type diagnosticData struct {
-	ID   string `json:"id"`
-	Rule string `json:"rule,omitempty"`
-}
-
 func (s *Server) violationDiagnostic(doc *textdoc.Document, v workspace.RuleFinding, sev map[string]string) protocol.Diagnostic {
 	start := doc.LineStart(v.Line)
 	rng := protocol.Range{
@@ -215,7 +208,7 @@ func (s *Server) dropGoneRuleFindings(ctx context.Context, od *openDoc) {
 			applies[r.UUID] = true
 		}
 	}
-	for _, r := range filereview.ModelRules(all, snap.Rel, snap.Language) {
+	for _, r := range snap.ModelRules() {
 		applies[r.UUID] = true
 	}
 	key := string(od.uri)

@@ -26,17 +26,6 @@ import (
 // actions. The findings and their tracking through edits live in
 // workspace.Reviews; the review itself in workspace.Folder.
 
-// liveReviewKind marks review diagnostics in Diagnostic.data.
-const liveReviewKind = "review"
-
-// reviewData is carried in a review diagnostic's data. Rule is set for a
-// Kody Rule violation the model found.
-type reviewData struct {
-	ID   string `json:"id"`
-	Kind string `json:"kind"`
-	Rule string `json:"rule,omitempty"`
-}
-
 // armIdleReview (re)starts the idle timer of a buffer the user edited, when
 // the review trigger is "idle". Called from the diagnose pass, off the read
 // loop; the armed timer counts as pending work for the document.
@@ -267,7 +256,7 @@ func (s *Server) dismissSuggestion(ctx context.Context, arg []byte) (any, error)
 }
 
 // reviewCodeActions offers the fix and the dismissals of review findings.
-func (s *Server) reviewCodeActions(u uri.URI, d protocol.Diagnostic, data reviewData) []protocol.CodeAction {
+func (s *Server) reviewCodeActions(u uri.URI, d protocol.Diagnostic, data contract.DiagnosticData) []protocol.CodeAction {
 	f, _, ok := s.reviews.Find(string(u), data.ID)
 	if !ok {
 		return nil

@@ -62,7 +62,8 @@ func (s *Snapshot) ChangedLines() changes.LineSet {
 }
 
 // Rules are the enabled rules whose paths and languages match the
-// document, as for the model's check (filereview.ModelRules).
+// document: those with a detector run on every keystroke (CheckRules), the
+// others are the model's (ModelRules).
 func (s *Snapshot) Rules() []*rules.Rule {
 	if s.Folder == nil {
 		return nil
@@ -74,6 +75,15 @@ func (s *Snapshot) Rules() []*rules.Rule {
 		}
 	}
 	return out
+}
+
+// ModelRules are the rules the model checks in the document's change:
+// its Rules without a detector, of file scope.
+func (s *Snapshot) ModelRules() []*rules.Rule {
+	if s.Folder == nil {
+		return nil
+	}
+	return filereview.ModelRules(s.Folder.Rules(), s.Rel, s.Language)
 }
 
 // applies reports whether rule r is one of the snapshot's Rules.

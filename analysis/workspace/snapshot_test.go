@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kodustech/kodyls/analysis/gate"
+	"github.com/kodustech/kodyls/analysis/rules"
 	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/lsp/lsptest"
@@ -135,5 +136,34 @@ func TestSnapshotChangedLines(t *testing.T) {
 				t.Fatalf("ChangedLines() all=%v lines=%v, want all=%v lines=%v", set.All(), set.Lines(), tt.all, tt.lines)
 			}
 		})
+	}
+}
+
+// The snapshot's model rules are its rules without a detector: a rule the
+// detectors check on every keystroke never reaches the model.
+func TestSnapshotModelRules(t *testing.T) {
+	repo := lsptest.NewRepo(t, map[string]string{
+		".kody/rules/todo.md":  lsptest.RuleFile("TODO needs an owner", todoRule, "low", "**/*", `TODO`),
+		".kody/rules/model.md": "---\ntitle: Handlers validate their input\nuuid: validate\npath: \"**/*.go\"\n---\nEvery handler validates its input.\n",
+		"main.go":              mainGo,
+	})
+	f := loadFolder(t, offlineServices(t), repo)
+	ids := func(rs []*rules.Rule) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.UUID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	snap := &workspace.Snapshot{Folder: f, Rel: "main.go", Language: "go"}
+	if got, want := ids(snap.Rules()), []string{todoRule, "validate"}; !slices.Equal(got, want) {
+		t.Fatalf("Rules() = %q, want %q", got, want)
+	}
+	if got := ids(snap.ModelRules()); !slices.Equal(got, []string{"validate"}) {
+		t.Fatalf("ModelRules() = %q, want only the rule without a detector", got)
+	}
+	if got := ids((&workspace.Snapshot{Folder: f, Rel: "README.md"}).ModelRules()); len(got) != 0 {
+		t.Fatalf("ModelRules() of README.md = %q, want none: the rule is for Go files", got)
 	}
 }
