@@ -88,6 +88,26 @@ func TestREADMECommandListIsCurrent(t *testing.T) {
 	}
 }
 
+func TestREADMEMessagesListIsCurrent(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ReplaceMessagesList(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(readme, want) {
+		t.Fatalf("the notifications and requests of README.md are stale: %s", regenerate)
+	}
+	list := MessagesMarkdown()
+	for _, m := range append(slices.Clone(Notifications), Requests...) {
+		if !strings.Contains(list, "`"+m.Method+"` (`"+Shape(m.Params)+"`)") || !strings.Contains(list, m.Description) {
+			t.Errorf("the README does not describe %s", m.Method)
+		}
+	}
+}
+
 // TestCommandsMarkdownShapes pins how arguments and results are spelled:
 // every JSON field of the contract's types, nested ones included, with
 // optional fields marked.

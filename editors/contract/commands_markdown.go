@@ -8,10 +8,13 @@ import (
 	"strings"
 )
 
-// Markers around the generated command list in README.md.
+// Markers around the generated command list and the list of custom
+// notifications and requests in README.md.
 const (
 	CommandsBeginMarker = "<!-- commands:begin -->"
 	CommandsEndMarker   = "<!-- commands:end -->"
+	MessagesBeginMarker = "<!-- messages:begin -->"
+	MessagesEndMarker   = "<!-- messages:end -->"
 )
 
 // contractPkg is the import path of this package: the JSON shapes in the
@@ -42,6 +45,21 @@ func CommandsMarkdown() string {
 			b.WriteString(" Reports `$/progress` when the request carries a `workDoneToken`.")
 		}
 		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// MessagesMarkdown returns the README's list of the custom notifications
+// and requests: method, params shape, result shape for a request, and
+// description.
+func MessagesMarkdown() string {
+	var b strings.Builder
+	b.WriteString("- Notifications from the server:\n")
+	for _, m := range Notifications {
+		fmt.Fprintf(&b, "  - `%s` (`%s`): %s\n", m.Method, Shape(m.Params), m.Description)
+	}
+	for _, m := range Requests {
+		fmt.Fprintf(&b, "- Request `%s` (`%s`) → `%s`: %s\n", m.Method, Shape(m.Params), Shape(m.Result), m.Description)
 	}
 	return b.String()
 }
@@ -125,11 +143,20 @@ func ReplaceCommandsList(readme []byte) ([]byte, error) {
 	return replaceBetween(readme, CommandsBeginMarker, CommandsEndMarker, CommandsMarkdown(), "the command list")
 }
 
+// ReplaceMessagesList returns readme with the text between
+// MessagesBeginMarker and MessagesEndMarker replaced by MessagesMarkdown.
+func ReplaceMessagesList(readme []byte) ([]byte, error) {
+	return replaceBetween(readme, MessagesBeginMarker, MessagesEndMarker, MessagesMarkdown(), "the notifications and requests")
+}
+
 // ReplaceGenerated returns readme with every generated part replaced: the
-// command list and the settings table.
+// command list, the notifications and requests, and the settings table.
 func ReplaceGenerated(readme []byte) ([]byte, error) {
 	out, err := ReplaceCommandsList(readme)
 	if err != nil {
+		return nil, err
+	}
+	if out, err = ReplaceMessagesList(out); err != nil {
 		return nil, err
 	}
 	return ReplaceSettingsTable(out)

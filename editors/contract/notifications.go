@@ -41,13 +41,13 @@ var Notifications = []Message{
 	{
 		Method:      NotificationRuleViolationsChanged,
 		Direction:   ServerToClient,
-		Description: "The Kody Rules violations of these open documents changed (a check ran, the rules reloaded, a document closed); call kodyls.ruleViolations to refresh a panel.",
+		Description: "The Kody Rules violations of these open documents changed (found, moved, fixed, the rules reloaded, a document closed); a panel calls `kodyls.ruleViolations` again instead of polling.",
 		Params:      reflect.TypeFor[RuleViolationsChangedParams](),
 	},
 	{
 		Method:      NotificationStatus,
 		Direction:   ServerToClient,
-		Description: "The model and review state changed: offline, ready, reviewing, degraded or endpointDown, with the number of reviews running.",
+		Description: "The model and review state, sent when it changes: `offline` (no endpoint configured: local rules only), `ready`, `reviewing` (reviews and explanations running, counted in `reviewing`), `degraded` (the last review lost stages to bad model answers; the rest of its findings were kept), `endpointDown` (the message says what failed).",
 		Params:      reflect.TypeFor[StatusParams](),
 	},
 }
@@ -57,7 +57,7 @@ var Requests = []Message{
 	{
 		Method:      RequestAwaitIdle,
 		Direction:   ClientToServer,
-		Description: "Answered once no check, review, build or explanation is pending for the URI, or for any URI when it is omitted.",
+		Description: "Answered once no check, review, build or explanation is pending for that document (or for any, without `uri`); the project's own tests and editor end-to-end tests wait on it instead of on the clock.",
 		Params:      reflect.TypeFor[AwaitIdleParams](),
 		Result:      reflect.TypeFor[AwaitIdleResult](),
 	},
