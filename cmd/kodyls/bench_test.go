@@ -57,16 +57,28 @@ func startupToInitialize(b *testing.B, bin, dir string, env []string) time.Durat
 // committed file (only changed lines are checked) and an untracked one
 // (every line is).
 func BenchmarkDidChangeToDiagnostics5000Lines(b *testing.B) {
-	b.Run("committed", func(b *testing.B) { benchDidChange(b, true, false) })
-	b.Run("untracked", func(b *testing.B) { benchDidChange(b, false, false) })
-	b.Run("explanation-waiting", func(b *testing.B) { benchDidChange(b, true, true) })
+	b.Run("committed", func(b *testing.B) { benchDidChange(b, true, false, false) })
+	b.Run("untracked", func(b *testing.B) { benchDidChange(b, false, false, false) })
+	b.Run("explanation-waiting", func(b *testing.B) { benchDidChange(b, true, true, false) })
+	b.Run("60-assistant-rules", func(b *testing.B) { benchDidChange(b, true, false, true) })
 }
 
 // benchDidChange measures didChange → publishDiagnostics. With explaining,
 // an "Explain this error" request is left waiting on an endpoint that never
-// answers, to show it does not slow typing down.
-func benchDidChange(b *testing.B, commit, explaining bool) {
+// answers, to show it does not slow typing down. With assistantRules, an
+// AGENTS.md of 60 rules (none with a detector, as assistants' rules are)
+// sits beside the detector rule, to show the model's rules cost nothing per
+// keystroke.
+func benchDidChange(b *testing.B, commit, explaining, assistantRules bool) {
 	repo := fixtureRepo(b)
+	if assistantRules {
+		var agents strings.Builder
+		agents.WriteString("# Team rules\n\n")
+		for i := 0; i < 60; i++ {
+			fmt.Fprintf(&agents, "- Rule %d: keep module %d's handlers small and documented.\n", i, i)
+		}
+		repo.Write(map[string]string{"AGENTS.md": agents.String()})
+	}
 	var sb strings.Builder
 	sb.WriteString("package main\n\n")
 	for i := 0; i < 4998; i++ {
