@@ -288,25 +288,7 @@ func TestExplainRoutedEscalatesOnlyWhenUnsure(t *testing.T) {
 			fake := llmtest.NewServer()
 			defer fake.Close()
 			fake.On(reactTurn, llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: tc.fastAnswer}))
-			plan := fake.On(llmtest.SchemaName(planexec.SchemaPlan), llmtest.JSON(map[string]any{"steps": []any{
-				map[string]any{"id": "1", "description": "read the code around the error", "tool": "read_file", "args": map[string]any{"path": "main.go", "line": 4}},
-			}}))
-			fake.On(onlyFinal, llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: strategyAnswer}))
-			repo := brokenGoRepo(t)
-			env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
-			out, errOut, code := runBinStdin(t, env, repo.Dir, buildOutput(t, repo), "explain", "--verbose", "--json")
-			if code != 0 {
-				t.Fatalf("code %d\n%s%s", code, out, errOut)
-			}
-			var rep struct {
-				RCA struct {
-					Path       string
-					Confidence float64
-				}
-			}
-			if err := json.Unmarshal([]byte(out), &rep); err != nil {
-				t.Fatalf("json: %v\n%s", err, out)
-			}
+			plan, rep, errOut := explainEscalated(t, fake)
 			if rep.RCA.Path != tc.wantPath || fake.CountChat() != tc.wantCalls {
 				t.Fatalf("path %q after %d model calls, want %q after %d\n%s", rep.RCA.Path, fake.CountChat(), tc.wantPath, tc.wantCalls, errOut)
 			}
@@ -354,25 +336,7 @@ func TestExplainRoutedEscalatesOnStepsAndFailures(t *testing.T) {
 			fake := llmtest.NewServer()
 			defer fake.Close()
 			fast := fake.On(reactTurn, tc.fast...)
-			plan := fake.On(llmtest.SchemaName(planexec.SchemaPlan), llmtest.JSON(map[string]any{"steps": []any{
-				map[string]any{"id": "1", "description": "read the code around the error", "tool": "read_file", "args": map[string]any{"path": "main.go", "line": 4}},
-			}}))
-			fake.On(onlyFinal, llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: strategyAnswer}))
-			repo := brokenGoRepo(t)
-			env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
-			out, errOut, code := runBinStdin(t, env, repo.Dir, buildOutput(t, repo), "explain", "--verbose", "--json")
-			if code != 0 {
-				t.Fatalf("code %d\n%s%s", code, out, errOut)
-			}
-			var rep struct {
-				RCA struct {
-					Path       string
-					Confidence float64
-				}
-			}
-			if err := json.Unmarshal([]byte(out), &rep); err != nil {
-				t.Fatalf("json: %v\n%s", err, out)
-			}
+			plan, rep, errOut := explainEscalated(t, fake)
 			if rep.RCA.Path != tc.wantPath || plan.Times() != 1 || rep.RCA.Confidence != 0.85 {
 				t.Fatalf("path %q, %d plans, confidence %v; want %q after one plan\n%s", rep.RCA.Path, plan.Times(), rep.RCA.Confidence, tc.wantPath, errOut)
 			}
@@ -385,4 +349,36 @@ func TestExplainRoutedEscalatesOnStepsAndFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// routedAnswer is what an escalated explanation printed: the path it took
+// and its confidence.
+type routedAnswer struct {
+	RCA struct {
+		Path       string
+		Confidence float64
+	}
+}
+
+// explainEscalated scripts fake's plan-execute answer (a plan reading the
+// code, then the final answer), explains the broken repository's build
+// output with --verbose --json, and returns the plan's script entry, the
+// answer and stderr.
+func explainEscalated(t *testing.T, fake *llmtest.Server) (*llmtest.Script, routedAnswer, string) {
+	t.Helper()
+	plan := fake.On(llmtest.SchemaName(planexec.SchemaPlan), llmtest.JSON(map[string]any{"steps": []any{
+		map[string]any{"id": "1", "description": "read the code around the error", "tool": "read_file", "args": map[string]any{"path": "main.go", "line": 4}},
+	}}))
+	fake.On(onlyFinal, llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: strategyAnswer}))
+	repo := brokenGoRepo(t)
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	out, errOut, code := runBinStdin(t, env, repo.Dir, buildOutput(t, repo), "explain", "--verbose", "--json")
+	if code != 0 {
+		t.Fatalf("code %d\n%s%s", code, out, errOut)
+	}
+	var rep routedAnswer
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	return plan, rep, errOut
 }

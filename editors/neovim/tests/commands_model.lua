@@ -34,16 +34,7 @@ H.wait_message(':KodyReview workspace echoes the summary', 'kodyls: reviewed 1 o
 
 -- Explain the review finding under the cursor.
 vim.api.nvim_win_set_cursor(0, { 7, 1 })
-vim.cmd('KodyExplain')
-local float
-H.step(':KodyExplain opens a floating window', vim.wait(20000, function()
-  for _, w in ipairs(vim.api.nvim_list_wins()) do
-    if vim.api.nvim_win_get_config(w).relative ~= '' then float = w return true end
-  end
-  return false
-end, 20), H.messages())
-local fbuf = vim.api.nvim_win_get_buf(float)
-local text = table.concat(vim.api.nvim_buf_get_lines(fbuf, 0, -1, false), '\n')
+local float, fbuf, text = H.explain()
 H.result.explanation = text
 H.step('explanation has the root cause', text:find('Root cause', 1, true) ~= nil
   and text:find('reads one element past the end', 1, true) ~= nil, text)

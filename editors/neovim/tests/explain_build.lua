@@ -27,16 +27,7 @@ end, 20), vim.inspect(H.diagnostics(main)))
 H.result.build_message = build.message
 
 vim.api.nvim_win_set_cursor(0, { 6, build.col })
-vim.cmd('KodyExplain')
-local float
-H.step(':KodyExplain opens a floating window', vim.wait(20000, function()
-  for _, w in ipairs(vim.api.nvim_list_wins()) do
-    if vim.api.nvim_win_get_config(w).relative ~= '' then float = w return true end
-  end
-  return false
-end, 20), H.messages())
-local fbuf = vim.api.nvim_win_get_buf(float)
-local text = table.concat(vim.api.nvim_buf_get_lines(fbuf, 0, -1, false), '\n')
+local float, fbuf, text = H.explain()
 H.result.explanation = text
 H.step('the float explains the build error', text:find(os.getenv('KODYLS_ROOT_CAUSE'), 1, true) ~= nil, text)
 H.step('explanation is Markdown', vim.bo[fbuf].filetype == 'markdown', vim.bo[fbuf].filetype)

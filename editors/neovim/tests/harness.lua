@@ -142,4 +142,19 @@ function H.code_action(is_fix)
   return offered
 end
 
+-- H.explain runs :KodyExplain at the cursor, waits for its floating window
+-- and returns the window, its buffer and its text.
+function H.explain()
+  vim.cmd('KodyExplain')
+  local float
+  H.step(':KodyExplain opens a floating window', vim.wait(20000, function()
+    for _, w in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_config(w).relative ~= '' then float = w return true end
+    end
+    return false
+  end, 20), H.messages())
+  local fbuf = vim.api.nvim_win_get_buf(float)
+  return float, fbuf, table.concat(vim.api.nvim_buf_get_lines(fbuf, 0, -1, false), '\n')
+end
+
 return H
