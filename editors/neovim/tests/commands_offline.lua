@@ -6,7 +6,8 @@
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/harness.lua')
 local kodyls
 
-H.setup()
+-- A setting the doctor must see: :checkhealth passes the plugin's settings.
+H.setup({ settings = { review = { trigger = 'manual' } } })
 kodyls = require('kodyls')
 vim.cmd('edit ' .. vim.fn.fnameescape(H.file))
 local main = vim.api.nvim_get_current_buf()
@@ -77,7 +78,7 @@ vim.cmd('buffer ' .. main)
 vim.cmd('checkhealth kodyls')
 local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
 H.result.health = health
-for _, want in ipairs({ H.bin .. ' is executable', 'kodyls doctor --workspace ' .. H.root, 'No fmt.Println', '1 loaded', 'kodyls doctor found no problems' }) do
+for _, want in ipairs({ H.bin .. ' is executable', 'kodyls doctor --workspace ' .. H.root, 'No fmt.Println', '1 loaded', 'review.trigger=manual', 'kodyls doctor found no problems' }) do
   H.step(':checkhealth kodyls shows ' .. want, health:find(want, 1, true) ~= nil, health)
 end
 H.step(':checkhealth kodyls has no error', health:find('ERROR', 1, true) == nil, health)

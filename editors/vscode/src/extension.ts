@@ -572,12 +572,9 @@ async function runDoctor(): Promise<void> {
   }
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   const args = ['doctor', ...(folder ? ['--workspace', folder] : [])];
-  // The doctor reads the environment; pass the endpoint the editor's settings configure.
-  const s = currentSettings() as { llm?: { baseUrl?: string; apiKey?: string; model?: string } };
-  const env = { ...process.env };
-  if (s.llm?.baseUrl) env.KODYLS_LLM_BASE_URL = s.llm.baseUrl;
-  if (s.llm?.apiKey) env.KODYLS_LLM_API_KEY = s.llm.apiKey;
-  if (s.llm?.model) env.KODYLS_LLM_MODEL = s.llm.model;
+  // The doctor reads the environment: pass every setting the editor
+  // configures (the endpoint included) as KODYLS_SETTINGS.
+  const env = { ...process.env, KODYLS_SETTINGS: JSON.stringify(currentSettings()) };
   output.show(true);
   output.appendLine(`\n$ ${server.resolved} ${args.join(' ')}`);
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Kody: running kodyls doctor' }, () =>

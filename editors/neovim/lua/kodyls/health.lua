@@ -47,8 +47,14 @@ function M.check()
 
   local ws = workspace(kodyls)
   r.start('kodyls doctor --workspace ' .. ws)
+  -- The doctor checks what the plugin configures (the endpoint of setup{}
+  -- included): the settings go to it as KODYLS_SETTINGS.
+  local settings = (c and c.config.settings and c.config.settings.kodyls) or kodyls.options.settings
+  local saved = vim.env.KODYLS_SETTINGS
+  if settings and next(settings) ~= nil then vim.env.KODYLS_SETTINGS = vim.fn.json_encode(settings) end
   local lines = vim.fn.systemlist({ bin, 'doctor', '--workspace', ws })
   local status = vim.v.shell_error
+  vim.env.KODYLS_SETTINGS = saved
   for _, line in ipairs(lines) do
     if line ~= '' then r.info(line) end
   end
