@@ -6,12 +6,14 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"go.lsp.dev/protocol"
 
+	"github.com/kodustech/kodyls/analysis/kodusconfig"
 	"github.com/kodustech/kodyls/analysis/rulecheck"
 	"github.com/kodustech/kodyls/analysis/rules"
 )
@@ -77,6 +79,11 @@ func (s *Server) watchRuleFiles(w *fsnotify.Watcher) {
 func classifyRel(reg *rules.Registry, rel string) fileChange {
 	switch {
 	case reg.Owns(rel) || leadsToWatchPath(reg.WatchPaths(), rel):
+		return changeRules
+	case slices.Contains(kodusconfig.FileNames, rel):
+		// kodus-config.yml shapes the review (reviewOptions,
+		// suggestionControl, ignorePaths) and which nested rule files are
+		// read: reloading the rules rebuilds the reviewer with it.
 		return changeRules
 	case rel == ".git/HEAD" || rel == ".git/index" || rel == ".git/packed-refs" || strings.HasPrefix(rel, ".git/refs/"):
 		return changeBaseline
