@@ -80,6 +80,16 @@ type Finding struct {
 	Method anchor.Method
 }
 
+// DismissGroup is what "dismiss all like this" dismisses along with f in
+// its file: the violations of the same Kody Rule for a rule's violation
+// (another rule's stay), the findings of the same label otherwise.
+func (f Finding) DismissGroup() string {
+	if f.RuleID != "" {
+		return review.LabelKodyRules + ":" + f.RuleID
+	}
+	return f.Label
+}
+
 // Result is the review of one file.
 type Result struct {
 	Path string
