@@ -233,22 +233,31 @@ func (s *Server) splitRules(f *workspace.Folder) {
 	})
 }
 
-// publishRuleFileErrors shows the load error of an open rule file on it.
+// publishRuleFileErrors shows on an open rule file what `kodyls rules
+// check` reports for it: the errors that keep a rule from loading, and the
+// warnings (unknown keys, unresolved or refused references and imports, an
+// empty file) of a file that still loads.
 func (s *Server) publishRuleFileErrors(ctx context.Context, od *openDoc) {
 	var diags []protocol.Diagnostic
-	for _, le := range od.folder.Engine.LoadErrors() {
+	add := func(le *rules.LoadError, severity protocol.DiagnosticSeverity, msg string) {
 		if filepath.Join(od.folder.Root, filepath.FromSlash(le.File)) != od.path {
-			continue
+			return
 		}
 		line := uint32(max(le.Line, 1) - 1)
 		col := uint32(max(le.Column, 1) - 1)
 		diags = append(diags, protocol.Diagnostic{
 			Range:    protocol.Range{Start: protocol.Position{Line: line, Character: col}, End: protocol.Position{Line: line + 1}},
-			Severity: protocol.DiagnosticSeverityError,
+			Severity: severity,
 			Code:     protocol.String("rule-file"),
 			Source:   protocol.NewOptional(diagnosticSource),
-			Message:  protocol.String("This Kody Rule is not loaded: " + le.Msg),
+			Message:  protocol.String(msg),
 		})
+	}
+	for _, le := range od.folder.Engine.LoadErrors() {
+		add(le, protocol.DiagnosticSeverityError, "This Kody Rule is not loaded: "+le.Msg)
+	}
+	for _, le := range od.folder.Engine.Warnings() {
+		add(le, protocol.DiagnosticSeverityWarning, le.Msg)
 	}
 	s.diags.Set(ctx, od.uri, SourceRules, 0, diags)
 }

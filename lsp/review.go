@@ -243,13 +243,13 @@ func (s *Server) dismissSuggestion(ctx context.Context, arg []byte) (any, error)
 	rel, _ := od.folder.Rel(od.path)
 	d := index.Dismissal{Workspace: od.folder.Root, File: rel, Kind: index.DismissFinding, Key: f.ID}
 	if a.Scope == contract.DismissScopeFile {
-		d.Kind, d.Key = index.DismissLabel, f.Label
+		d.Kind, d.Key = index.DismissLabel, f.DismissGroup()
 	}
 	if err := s.svc.Dismiss(ctx, d); err != nil {
 		return nil, err
 	}
 	removed := s.reviews.Remove(string(a.URI), func(g filereview.Finding) bool {
-		return g.ID == f.ID || (a.Scope == contract.DismissScopeFile && g.Label == f.Label)
+		return g.ID == f.ID || (a.Scope == contract.DismissScopeFile && g.DismissGroup() == f.DismissGroup())
 	})
 	s.publishReview(ctx, string(a.URI))
 	return &contract.DismissResult{Dismissed: removed}, nil
@@ -280,10 +280,14 @@ func (s *Server) reviewCodeActions(u uri.URI, d protocol.Diagnostic, data contra
 	}
 	one, _ := json.Marshal(contract.DismissArgs{ID: f.ID, URI: u})
 	all, _ := json.Marshal(contract.DismissArgs{ID: f.ID, URI: u, Scope: contract.DismissScopeFile})
+	allTitle := fmt.Sprintf("Dismiss all %q Kody suggestions in this file", f.Label)
+	if r, _ := s.findRule(f.RuleID); f.RuleID != "" && r != nil {
+		allTitle = fmt.Sprintf("Dismiss all violations of Kody Rule %q in this file", r.Title)
+	}
 	actions = append(actions,
 		protocol.CodeAction{Title: "Dismiss this Kody suggestion", Kind: &quick, Diagnostics: []protocol.Diagnostic{d},
 			Command: protocol.Command{Title: "Dismiss", Command: contract.CommandDismissSuggestion, Arguments: []protocol.LSPAny{one}}},
-		protocol.CodeAction{Title: fmt.Sprintf("Dismiss all %q Kody suggestions in this file", f.Label), Kind: &quick, Diagnostics: []protocol.Diagnostic{d},
+		protocol.CodeAction{Title: allTitle, Kind: &quick, Diagnostics: []protocol.Diagnostic{d},
 			Command: protocol.Command{Title: "Dismiss all like this", Command: contract.CommandDismissSuggestion, Arguments: []protocol.LSPAny{all}}},
 	)
 	return actions

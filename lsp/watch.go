@@ -6,12 +6,14 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"go.lsp.dev/protocol"
 
+	"github.com/kodustech/kodyls/analysis/kodusconfig"
 	"github.com/kodustech/kodyls/analysis/rulecheck"
 	"github.com/kodustech/kodyls/analysis/rules"
 )
@@ -40,7 +42,8 @@ func (s *Server) classify(path string) fileChange {
 			what |= classifyRel(e.Registry(), rel)
 			if what&changeRules == 0 && readsRuleFrom(e.Rules(), rel) {
 				// A file the sources do not own but a rule was read
-				// from: one that CLAUDE.md imports.
+				// from: one that CLAUDE.md imports, or one a rule
+				// references.
 				what |= changeRules
 			}
 		}
@@ -48,26 +51,35 @@ func (s *Server) classify(path string) fileChange {
 	return what
 }
 
-// readsRuleFrom reports whether one of rules was read from rel.
+// readsRuleFrom reports whether one of rules was read from rel, or
+// includes the text of rel through a reference (@file:, [[file:…]]).
 func readsRuleFrom(rs []*rules.Rule, rel string) bool {
 	for _, r := range rs {
 		if r.File == rel {
 			return true
+		}
+		for _, ref := range r.References {
+			if ref.Path == rel {
+				return true
+			}
 		}
 	}
 	return false
 }
 
 // watchRuleFiles watches the directories of the files the loaded rules were
-// read from, so that editing a file CLAUDE.md imports reloads the rules.
-// fsnotify ignores a directory already watched.
+// read from and of the files they reference, so that editing a file
+// CLAUDE.md imports, or the style guide a rule points at, reloads the
+// rules. fsnotify ignores a directory already watched.
 func (s *Server) watchRuleFiles(w *fsnotify.Watcher) {
 	for _, e := range s.allEngines() {
 		for _, r := range e.Rules() {
-			if r.File == "" {
-				continue
+			if r.File != "" {
+				_ = w.Add(filepath.Join(e.Root(), filepath.FromSlash(path.Dir(r.File))))
 			}
-			_ = w.Add(filepath.Join(e.Root(), filepath.FromSlash(path.Dir(r.File))))
+			for _, ref := range r.References {
+				_ = w.Add(filepath.Join(e.Root(), filepath.FromSlash(path.Dir(ref.Path))))
+			}
 		}
 	}
 }
@@ -77,6 +89,11 @@ func (s *Server) watchRuleFiles(w *fsnotify.Watcher) {
 func classifyRel(reg *rules.Registry, rel string) fileChange {
 	switch {
 	case reg.Owns(rel) || leadsToWatchPath(reg.WatchPaths(), rel):
+		return changeRules
+	case slices.Contains(kodusconfig.FileNames, rel):
+		// kodus-config.yml shapes the review (reviewOptions,
+		// suggestionControl, ignorePaths) and which nested rule files are
+		// read: reloading the rules rebuilds the reviewer with it.
 		return changeRules
 	case rel == ".git/HEAD" || rel == ".git/index" || rel == ".git/packed-refs" || strings.HasPrefix(rel, ".git/refs/"):
 		return changeBaseline

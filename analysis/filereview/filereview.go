@@ -4,10 +4,11 @@
 // the anchoring of every finding in the text it was computed for.
 //
 // The cache is what keeps a second review cheap: each hunk's findings are
-// stored under the hunk's content hash (plus the file, the model, the rules
-// and the prompt versions), with their lines relative to the hunk, so a hunk
-// that did not change, or merely moved because lines were typed above it,
-// costs no LLM call, also after a restart.
+// stored under the hunk's content hash (plus the file, the model, the rules,
+// the prompt versions and the review configuration), with their lines
+// relative to the hunk, so a hunk that did not change, or merely moved
+// because lines were typed above it, costs no LLM call, also after a
+// restart.
 package filereview
 
 import (
@@ -24,6 +25,7 @@ import (
 
 	"github.com/kodustech/kodyls/analysis/anchor"
 	"github.com/kodustech/kodyls/analysis/gate"
+	"github.com/kodustech/kodyls/analysis/kodusconfig"
 	"github.com/kodustech/kodyls/analysis/patch"
 	"github.com/kodustech/kodyls/analysis/review"
 	"github.com/kodustech/kodyls/analysis/rules"
@@ -47,9 +49,10 @@ type Reviewer struct {
 	Gate *gate.Gate
 	// Cache keeps reviewed hunks; nil disables it.
 	Cache Cache
-	// Model, RulesKey and PromptsKey are part of the cache key: a different
-	// model, rule set or prompt version reviews again.
-	Model, RulesKey, PromptsKey string
+	// Model, RulesKey, PromptsKey and ConfigKey are part of the cache key:
+	// a different model, rule set, prompt version or review configuration
+	// (see ConfigKey) reviews again.
+	Model, RulesKey, PromptsKey, ConfigKey string
 	// Rules are the workspace's Kody Rules. Those that apply to a file and
 	// are checked by the model (see ModelRules) go with its review: the
 	// analysis is told not to contradict them, and the pipeline's Kody
@@ -75,6 +78,16 @@ type Finding struct {
 	review.Suggestion
 	Span   anchor.Span
 	Method anchor.Method
+}
+
+// DismissGroup is what "dismiss all like this" dismisses along with f in
+// its file: the violations of the same Kody Rule for a rule's violation
+// (another rule's stay), the findings of the same label otherwise.
+func (f Finding) DismissGroup() string {
+	if f.RuleID != "" {
+		return review.LabelKodyRules + ":" + f.RuleID
+	}
+	return f.Label
 }
 
 // Result is the review of one file.
@@ -225,7 +238,7 @@ func (r *Reviewer) cached(ctx context.Context, key string) ([]review.Suggestion,
 // hunkKey identifies what a hunk's review depends on.
 func (r *Reviewer) hunkKey(path string, h patch.Hunk) string {
 	d := sha256.New()
-	for _, part := range []string{"kodyls/filereview v1", path, h.Hash(), r.Model, r.RulesKey, r.PromptsKey} {
+	for _, part := range []string{"kodyls/filereview v1", path, h.Hash(), r.Model, r.RulesKey, r.PromptsKey, r.ConfigKey} {
 		fmt.Fprintf(d, "%d:%s;", len(part), part)
 	}
 	return "review:" + hex.EncodeToString(d.Sum(nil))
@@ -282,6 +295,39 @@ func PromptsKey(set *prompts.Set) string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// ConfigKey summarises what of a workspace's kodus-config.yml shapes a
+// hunk's findings, for the cache key: the categories turned on or off
+// (reviewOptions, kody_rules among them), the severity filter, the cap and
+// whether they apply to Kody Rules (suggestionControl), and the texts the
+// file merges into the prompts (v2PromptOverrides). Changing any of them
+// reviews the hunks again.
+//
+// The findings are cached as the pipeline returned them, filters applied,
+// rather than cached whole and filtered on read: with kody_rules off the
+// rule check never runs, so there is nothing to filter back in when it is
+// turned on, and the per-file cap ranks the findings of every hunk of a
+// file together, which one hunk's entry cannot redo. A configuration
+// change is rare and costs one review of the file.
+func ConfigKey(cfg kodusconfig.Config, set *prompts.Set) string {
+	opts := make([]string, 0, len(cfg.ReviewOptions))
+	for k, on := range cfg.ReviewOptions {
+		opts = append(opts, fmt.Sprintf("%s=%t", k, on))
+	}
+	sort.Strings(opts)
+	var overrides prompts.Overrides
+	if set != nil {
+		overrides = set.Overrides()
+	}
+	// encoding/json writes map keys sorted, so equal settings hash equal.
+	b, _ := json.Marshal(struct {
+		Options   []string
+		Control   kodusconfig.SuggestionControl
+		Overrides prompts.Overrides
+	}{opts, cfg.SuggestionControl, overrides})
+	d := sha256.Sum256(b)
+	return hex.EncodeToString(d[:])[:16]
 }
 
 // RulesKey summarises the rules the model checks for the cache key:

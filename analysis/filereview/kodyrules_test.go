@@ -10,9 +10,12 @@ import (
 
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/kodusconfig"
 	"github.com/kodustech/kodyls/analysis/review"
 	"github.com/kodustech/kodyls/analysis/review/reviewtest"
 	"github.com/kodustech/kodyls/analysis/rules"
+	"github.com/kodustech/kodyls/index"
+	"github.com/kodustech/kodyls/prompts"
 )
 
 func mustRule(t *testing.T, file, text string) *rules.Rule {
@@ -213,5 +216,134 @@ func writeFile(t *testing.T, root, name, text string) {
 	}
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestKodusConfigChangeReviewsAgain: the cached review of a hunk is only
+// reused under the configuration it was made with. Turning
+// reviewOptions.kody_rules on runs the rule check on a hunk reviewed while
+// it was off, and turning the severity filter on for Kody Rules hides the
+// violation, with the findings cached in the real store.
+func TestKodusConfigChangeReviewsAgain(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, ".kody/rules/repo.md", "---\ntitle: Use the repository for database access\nuuid: rule-repo\nseverity: medium\npath: \"**/*.go\"\n---\nHandlers must not call sql.DB directly.\n")
+	rs, errs := rules.DefaultRegistry().Load(context.Background(), root)
+	if len(errs) > 0 || len(rs) != 1 {
+		t.Fatalf("rules %v errors %v", rs, errs)
+	}
+	st, err := index.OpenStore(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, nil)
+	scripts := reviewtest.Rules(fake, nil, reviewtest.RuleViolation{Rule: 1, Reason: "The handler queries the database directly.",
+		ExistingCode: "rows, _ := db.Query(q)", ImprovedCode: "rows, _ := repo.Find(q)", OneSentenceSummary: "go through the repository",
+		RelevantLinesStart: 5, RelevantLinesEnd: 5})
+	g, err := llm.New(llm.Config{BaseURL: fake.URL, Model: "fake-model", MaxRetries: -1, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+
+	in := Input{Path: "api/handler.go", Language: "go",
+		Base:    "package demo\n\nfunc handler(db *DB, q string) {\n\t_ = q\n}\n",
+		Current: "package demo\n\nfunc handler(db *DB, q string) {\n\t_ = q\n\trows, _ := db.Query(q)\n\t_ = rows\n}\n"}
+	// review rebuilds the reviewer from the files on disk, as the server
+	// and the CLI do after kodus-config.yml changes.
+	reviewWith := func(config string) (ruleFindings int, res Result) {
+		t.Helper()
+		writeFile(t, root, "kodus-config.yml", config)
+		r, problems := ForWorkspace(Workspace{Root: root, Gateway: g, Cache: st.KV(), Rules: rs})
+		if len(problems) > 0 {
+			t.Fatal(problems)
+		}
+		res, err := r.Review(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range res.Findings {
+			if f.RuleID == "rule-repo" {
+				ruleFindings++
+			}
+		}
+		return ruleFindings, res
+	}
+
+	off := "reviewOptions:\n  kody_rules: false\n"
+	if n, res := reviewWith(off); n != 0 || scripts.Check.Times() != 0 {
+		t.Fatalf("kody_rules off: %d rule findings, %d checks (%+v)", n, scripts.Check.Times(), res.Findings)
+	}
+	if n, res := reviewWith(off); n != 0 || res.CachedHunks != 1 {
+		t.Fatalf("kody_rules off, unchanged: %d rule findings, %d of %d hunks cached", n, res.CachedHunks, res.Hunks)
+	}
+
+	on := "reviewOptions:\n  kody_rules: true\n"
+	n, res := reviewWith(on)
+	if scripts.Check.Times() != 1 || n != 1 || res.CachedHunks != 0 {
+		t.Fatalf("kody_rules turned on: %d checks, %d rule findings, %d hunks from the cache; want the check to run and find the violation",
+			scripts.Check.Times(), n, res.CachedHunks)
+	}
+	if n, res := reviewWith(on); n != 1 || res.CachedHunks != 1 || scripts.Check.Times() != 1 {
+		t.Fatalf("kody_rules on, unchanged: %d rule findings, %d hunks cached, %d checks", n, res.CachedHunks, scripts.Check.Times())
+	}
+
+	// The violation is medium: a high floor hides it once the filters
+	// apply to Kody Rules, and only then.
+	if n, _ := reviewWith(on + "suggestionControl:\n  severityLevelFilter: high\n"); n != 1 {
+		t.Fatalf("severity filter without applyFiltersToKodyRules: %d rule findings, want the rule's violation kept", n)
+	}
+	filtered := on + "suggestionControl:\n  severityLevelFilter: high\n  applyFiltersToKodyRules: true\n"
+	n, res = reviewWith(filtered)
+	if n != 0 {
+		t.Fatalf("applyFiltersToKodyRules with a high floor: %d rule findings, want the medium violation filtered", n)
+	}
+	discarded := false
+	for _, d := range res.Discarded {
+		discarded = discarded || (d.Suggestion.RuleID == "rule-repo" && d.Stage == review.StageThreshold)
+	}
+	if !discarded {
+		t.Fatalf("the violation should be discarded by the threshold: %+v", res.Discarded)
+	}
+}
+
+// TestConfigKey: the same kodus-config.yml read twice gives the same key
+// (a restart keeps the cache), and every setting that shapes a hunk's
+// findings gives another.
+func TestConfigKey(t *testing.T) {
+	key := func(config string) string {
+		t.Helper()
+		root := t.TempDir()
+		if config != "" {
+			writeFile(t, root, "kodus-config.yml", config)
+		}
+		set, _ := prompts.LoadWorkspace(root)
+		return ConfigKey(kodusconfig.Load(root), set)
+	}
+	base := "reviewOptions:\n  bug: true\n  security: true\n  performance: false\n"
+	if first, second := key(base), key(base); first != second {
+		t.Fatal("the same configuration gave two keys")
+	}
+	if key("") != key("reviewOptions:\n  kody_rules: true\n") {
+		t.Fatal("writing a default explicitly should not review again")
+	}
+	seen := map[string]string{key(base): "base"}
+	for name, config := range map[string]string{
+		"kody_rules off":        base + "  kody_rules: false\n",
+		"a category on":         "reviewOptions:\n  bug: true\n  security: true\n  performance: true\n",
+		"severity filter":       base + "suggestionControl:\n  severityLevelFilter: high\n",
+		"filters on Kody Rules": base + "suggestionControl:\n  applyFiltersToKodyRules: true\n",
+		"per-file cap":          base + "suggestionControl:\n  limitationType: file\n  maxSuggestions: 2\n",
+		"prompt override":       base + "v2PromptOverrides:\n  generation:\n    main: Prefer small functions.\n",
+		"category description":  base + "v2PromptOverrides:\n  categories:\n    descriptions:\n      bug: Only crashes.\n",
+	} {
+		k := key(config)
+		if other, dup := seen[k]; dup {
+			t.Errorf("%s gives the same key as %s", name, other)
+		}
+		seen[k] = name
 	}
 }

@@ -51,6 +51,7 @@ func ForWorkspace(w Workspace) (*Reviewer, []string) {
 		Cache:      w.Cache,
 		RulesKey:   RulesKey(active),
 		PromptsKey: PromptsKey(set),
+		ConfigKey:  ConfigKey(cfg, set),
 		Rules:      w.Rules,
 		Log:        w.Log,
 	}

@@ -451,7 +451,7 @@ func (s *Services) WithoutDismissed(ctx context.Context, root, rel string, fs []
 	}
 	out := make([]filereview.Finding, 0, len(fs))
 	for _, f := range fs {
-		if !ids[f.ID] && !labels[f.Label] {
+		if !ids[f.ID] && !labels[f.Label] && !labels[f.DismissGroup()] {
 			out = append(out, f)
 		}
 	}

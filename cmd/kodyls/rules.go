@@ -40,10 +40,12 @@ Tools for the authors of a workspace's Kody Rules.
          source ("split": true in --json).
   check  validate every rule file and print file:line:col: message for each
          problem; exit 1 when a rule file is broken (usable in CI).
-  test   run one rule's detector over whole FILEs (default: the files
-         changed in the working tree) and print file:line:col: title: match;
-         exit 1 when it finds violations. RULE is a uuid, a unique prefix
-         of one, or a part of a title.
+  test   run one rule over whole FILEs (default: the files changed in the
+         working tree) and print file:line:col: title: match; exit 1 when
+         it finds violations. A rule with a detector runs it locally; a
+         rule without one is judged by the model, one call per file (with
+         no model configured it says so and exits 0). RULE is a uuid, a
+         unique prefix of one, or a part of a title.
 
 The workspace is DIR, else the git root of the current directory, else the
 current directory. Exit status: 0, 1 as said above, 2 on a usage error.

@@ -1,0 +1,76 @@
+package lsp_test
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/review/reviewtest"
+	"github.com/kodustech/kodyls/lsp/lsptest"
+)
+
+// hasRuleOnLine reports whether the diagnostics hold a violation of the
+// rule with the given code on the 0-based line.
+func hasRuleOnLine(code string, line uint32) func([]protocol.Diagnostic) bool {
+	return func(ds []protocol.Diagnostic) bool {
+		for _, d := range ds {
+			if lsptest.Code(d) == code && d.Range.Start.Line == line {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// TestKodusConfigEditedOnDiskTurnsRulesOn: with reviewOptions.kody_rules
+// off, a save checks no rule; once kodus-config.yml turns it on (edited on
+// disk), the next save of the same, already reviewed change runs the rule
+// check and shows the violation.
+func TestKodusConfigEditedOnDiskTurnsRulesOn(t *testing.T) {
+	repo := lsptest.NewRepo(t, map[string]string{
+		"main.go":              reviewGo,
+		".kody/rules/loops.md": loopRule("Loops over slices use range"),
+		"kodus-config.yml":     "reviewOptions:\n  kody_rules: false\n",
+	})
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	analysis := reviewtest.Script(fake, nil)
+	scripts := reviewtest.Rules(fake, nil, reviewtest.RuleViolation{
+		Rule: 1, Reason: "The loop indexes the slice.", ExistingCode: "for i := 0; i <= len(items); i++ {",
+		ImprovedCode: "for _, it := range items {", OneSentenceSummary: "range over items", RelevantLinesStart: 7, RelevantLinesEnd: 7,
+	})
+	e := startReviewing(t, repo, fake, t.TempDir(), "save")
+	e.AwaitIdle("")
+	e.OpenFile("main.go")
+	typeBug(e)
+	e.Save("main.go")
+	e.AwaitIdle("")
+	if analysis.Analyze.Times() != 1 || scripts.Check.Times() != 0 {
+		t.Fatalf("kody_rules off: %d analyses, %d rule checks; want the review without the rule check", analysis.Analyze.Times(), scripts.Check.Times())
+	}
+	if hasRuleOnLine("loops-range", 6)(e.Diagnostics("main.go")) {
+		t.Fatal("a rule violation is shown with kody_rules off")
+	}
+
+	if err := os.WriteFile(e.Path("kodus-config.yml"), []byte("reviewOptions:\n  kody_rules: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Only the file watcher sees the edit, and its event may reach the
+	// server after an idle answer: save again until the check runs,
+	// within a bound. Saves before the reload are answered by the cache.
+	deadline := time.Now().Add(lsptest.DefaultTimeout)
+	for scripts.Check.Times() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("turning kody_rules on did not run the rule check within %s", lsptest.DefaultTimeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+		e.AwaitIdle("")
+		e.Save("main.go")
+		e.AwaitIdle("")
+	}
+	e.AwaitDiagnostics("main.go", hasRuleOnLine("loops-range", 6))
+	e.Shutdown()
+}
