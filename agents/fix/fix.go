@@ -196,6 +196,7 @@ func (f *Fixer) Fix(ctx context.Context, req Request, emit func(agent.Event)) (*
 		Budget:      agent.Budget{MaxToolCalls: f.MaxToolCalls, Timeout: cmp.Or(f.Timeout, DefaultTimeout)},
 		Thread:      f.Thread,
 		Checkpoints: f.Checkpoints,
+		Log:         f.log(),
 	}
 	if o.Thread == "" && o.Checkpoints != nil {
 		o.Thread = f.thread(req)
