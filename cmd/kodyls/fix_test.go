@@ -594,3 +594,64 @@ func TestFixKeepsFilesOutsideTheWorkspaceOutOfPrompts(t *testing.T) {
 		leaked(t, fake)
 	})
 }
+
+// TestFixEditsTheSourceTheBuildCommandNames: a build command that names
+// the erroring source (`gcc -fsyntax-only main.c`) lets the fix edit it,
+// verify it and apply it; a script the command runs (`sh build.sh`) is
+// still refused.
+func TestFixEditsTheSourceTheBuildCommandNames(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc is not installed")
+	}
+	const mainC = "int main(void) {\n\treturn undefined_total;\n}\n"
+	const buildSh = "gcc -fsyntax-only main.c\n"
+	repo := lsptest.NewRepo(t, map[string]string{"main.c": mainC, "build.sh": buildSh})
+	cmd := exec.Command("gcc", "-fsyntax-only", "main.c")
+	cmd.Dir = repo.Dir
+	outb, _ := cmd.CombinedOutput()
+	output := string(outb)
+	edit := func(file, oldText, newText string) string {
+		b, _ := json.Marshal(map[string]any{"edits": []map[string]string{{"file": file, "oldText": oldText, "newText": newText}}})
+		return string(b)
+	}
+	fixMain := `{"id":"edit","description":"return zero","tool":"propose_edits","input":` + edit("main.c", "\treturn undefined_total;\n", "\treturn 0;\n") + `,"dependsOn":[]}`
+
+	t.Run("source on the command line", func(t *testing.T) {
+		fake := llmtest.NewServer()
+		defer fake.Close()
+		fake.On(llmtest.SchemaName("plan"), llmtest.Text(`{"steps":[`+fixMain+`]}`))
+		fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"unexpected","adjustments":[]}`))
+		out, errOut, code := runBinStdin(t, fakeEnv(t, fake), repo.Dir, output, "fix", "--apply", "--build", "gcc -fsyntax-only main.c")
+		if code != 0 || !strings.Contains(out, "Verification: passed: gcc -fsyntax-only main.c succeeds") || !strings.Contains(out, "Applied to: main.c") {
+			t.Fatalf("code %d\n%s\n%s", code, out, errOut)
+		}
+		cmd := exec.Command("gcc", "-fsyntax-only", "main.c")
+		cmd.Dir = repo.Dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("gcc still fails after the fix:\n%s", b)
+		}
+		repo.Write(map[string]string{"main.c": mainC})
+	})
+
+	t.Run("script the command runs", func(t *testing.T) {
+		fake := llmtest.NewServer()
+		defer fake.Close()
+		fake.On(llmtest.SchemaName("plan"), llmtest.Text(`{"steps":[`+fixMain+`,
+			{"id":"script","description":"build differently","tool":"propose_edits","input":`+edit("build.sh", "gcc -fsyntax-only main.c\n", "true\n")+`,"dependsOn":[]}]}`))
+		fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"the script edit was refused","adjustments":[]}`))
+		out, errOut, code := runBinStdin(t, fakeEnv(t, fake), repo.Dir, output, "fix", "--apply", "--build", "sh build.sh")
+		if code != 3 {
+			t.Fatalf("code %d, want 3\n%s\n%s", code, out, errOut)
+		}
+		for _, want := range []string{"build.sh: the build command \"sh build.sh\" runs it with sh", "Verification: not run: the fix edits build.sh", "Nothing was written."} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		for name, want := range map[string]string{"main.c": mainC, "build.sh": buildSh} {
+			if data, _ := os.ReadFile(filepath.Join(repo.Dir, name)); string(data) != want {
+				t.Errorf("%s changed:\n%s", name, data)
+			}
+		}
+	})
+}
