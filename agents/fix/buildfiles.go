@@ -84,6 +84,26 @@ var interpreters = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash"
 	"node": true, "nodejs": true, "deno": true, "bun": true, "tsx": true, "ts-node": true, "python": true, "python3": true,
 	"perl": true, "ruby": true, "php": true, "pwsh": true, "lua": true, "exec": true, "env": true, "xargs": true}
 
+// configFlags are options whose argument is a file that defines the
+// build: make -f, tsc -p, gradle -b, docker compose -f, --config of many
+// tools.
+var configFlags = map[string]bool{"-f": true, "--file": true, "--makefile": true, "-p": true, "--project": true,
+	"-b": true, "--build-file": true, "--settings-file": true, "--config": true, "--config-file": true,
+	"--manifest-path": true, "--rcfile": true}
+
+// configSuffixes are endings of files a command line names as its
+// configuration rather than as a source to compile.
+var configSuffixes = []string{".json", ".jsonc", ".toml", ".yaml", ".yml", ".xml", ".ini", ".cfg", ".conf", ".properties", ".rsp", ".opts"}
+
+func hasConfigSuffix(rel string) bool {
+	for _, s := range configSuffixes {
+		if strings.HasSuffix(rel, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // buildGuard tells which workspace files define the build a command runs.
 type buildGuard struct {
 	root    string
@@ -105,14 +125,36 @@ func newBuildGuard(root, command string) *buildGuard {
 		return g
 	}
 	defer rootFS.Close()
-	// The files the command line names, whatever they are: the build
-	// command runs or reads them.
+	// The files the command line runs or reads its build configuration
+	// from. The sources it compiles (gcc -fsyntax-only main.c, javac
+	// Main.java, tsc index.ts) are what a fix edits, and stay editable.
 	var queue []string
-	for _, w := range shellWords(command) {
-		if rel, ok := g.existing(rootFS, w); ok {
-			g.named[rel] = fmt.Sprintf("the build command %q names it", command)
-			queue = append(queue, rel)
+	words := shellWords(command)
+	for i, w := range words {
+		at := strings.TrimPrefix(w, "@") // gcc and javac read arguments from @file
+		rel, ok := g.existing(rootFS, at)
+		if !ok {
+			continue
 		}
+		flag, prev := "", ""
+		if i > 0 {
+			flag, prev = words[i-1], path.Base(words[i-1])
+		}
+		var why string
+		switch {
+		case interpreters[prev]:
+			why = fmt.Sprintf("the build command %q runs it with %s", command, prev)
+		case at != w:
+			why = fmt.Sprintf("the build command %q reads its arguments from it", command)
+		case configFlags[flag]:
+			why = fmt.Sprintf("the build command %q reads its build definition from it (%s)", command, flag)
+		case g.executable(rootFS, rel), hasScriptSuffix(rel), hasConfigSuffix(rel):
+			why = fmt.Sprintf("the build command %q runs or reads it as its build definition", command)
+		default:
+			continue
+		}
+		g.named[rel] = why
+		queue = append(queue, rel)
 	}
 	// The scripts that the top-level definitions and the named files run,
 	// transitively, a bounded number of files deep.

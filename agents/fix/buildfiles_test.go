@@ -38,6 +38,14 @@ func TestBuildDefinitionEdits(t *testing.T) {
 		"docs/notes.md":        "notes\n",
 		"cmake/deps.cmake":     "set(X 1)\n",
 		"pkg/CMakeLists.txt":   "project(p)\n",
+		"main.c":               "int main(void) { return 1; }\n",
+		"Main.java":            "class Main { int x; }\n",
+		"index.ts":             "let s: number = \"0\";\n",
+		"main.rs":              "fn main() {}\n",
+		"build.sh":             "gcc main.c\n",
+		"tools/gen.py":         "print(1)\n",
+		"tsconfig.build.json":  "{}\n",
+		"args.rsp":             "-Wall\n",
 	}
 	for name, text := range files {
 		p := filepath.Join(root, filepath.FromSlash(name))
@@ -71,7 +79,20 @@ func TestBuildDefinitionEdits(t *testing.T) {
 		{"gradle build", fix.Edit{File: "lib/build.gradle.kts", OldText: "{}", NewText: "{ }"}, "gradle"},
 		{"cmake --build b", fix.Edit{File: "cmake/deps.cmake", OldText: "1", NewText: "2"}, "cmake"},
 		{"cmake --build b", fix.Edit{File: "pkg/CMakeLists.txt", OldText: "p", NewText: "q"}, "cmake"},
-		{"./verify", fix.Edit{File: "verify", OldText: "exit 0", NewText: "exit 1"}, "the build command \"./verify\" names it"},
+		{"./verify", fix.Edit{File: "verify", OldText: "exit 0", NewText: "exit 1"}, "the build command \"./verify\" runs or reads it as its build definition"},
+		// Sources named on the command line are what a fix edits; the
+		// scripts and definitions it names are not.
+		{"gcc -fsyntax-only main.c", fix.Edit{File: "main.c", OldText: "return 1", NewText: "return 0"}, ""},
+		{"gcc -c main.c -o main.o", fix.Edit{File: "main.c", OldText: "return 1", NewText: "return 0"}, ""},
+		{"javac Main.java", fix.Edit{File: "Main.java", OldText: "int x", NewText: "long x"}, ""},
+		{"tsc index.ts", fix.Edit{File: "index.ts", OldText: "\"0\"", NewText: "0"}, ""},
+		{"rustc main.rs", fix.Edit{File: "main.rs", OldText: "main()", NewText: "main( )"}, ""},
+		{"sh build.sh", fix.Edit{File: "build.sh", OldText: "gcc", NewText: "touch x; gcc"}, "runs it with sh"},
+		{"python3 tools/gen.py && gcc main.c", fix.Edit{File: "tools/gen.py", OldText: "1", NewText: "2"}, "runs it with python3"},
+		{"python3 tools/gen.py && gcc main.c", fix.Edit{File: "main.c", OldText: "return 1", NewText: "return 0"}, ""},
+		{"make -f ci.inc", fix.Edit{File: "ci.inc", OldText: "X = 1", NewText: "X = 2"}, "(-f)"},
+		{"tsc -p tsconfig.build.json", fix.Edit{File: "tsconfig.build.json", OldText: "{}", NewText: "{ }"}, "(-p)"},
+		{"gcc @args.rsp main.c", fix.Edit{File: "args.rsp", OldText: "-Wall", NewText: "-fplugin=x.so"}, "reads its arguments from it"},
 		{"go vet ./...", fix.Edit{File: "verify", OldText: "exit 0", NewText: "exit 1"}, "executable"},
 		{"go vet ./...", fix.Edit{File: "docs/notes.md", OldText: "notes", NewText: "more"}, ""},
 		{"", fix.Edit{File: "Makefile", OldText: "go build", NewText: "touch x"}, ""},

@@ -120,7 +120,13 @@ func (c *checker) apply(e Edit) (Edit, error) {
 	default:
 		return e, fmt.Errorf("%s: oldText occurs %d times; include more surrounding lines so it occurs once", rel, n)
 	}
-	c.files[rel] = strings.Replace(text, e.OldText, e.NewText, 1)
+	updated := strings.Replace(text, e.OldText, e.NewText, 1)
+	// Checked against the file on disk, so that edits split across
+	// several pieces are caught as a whole.
+	if why := c.newReference(rel, c.orig[rel], updated); why != "" {
+		return e, errors.New(why)
+	}
+	c.files[rel] = updated
 	return e, nil
 }
 

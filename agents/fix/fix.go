@@ -196,6 +196,7 @@ func (f *Fixer) Fix(ctx context.Context, req Request, emit func(agent.Event)) (*
 		Budget:      agent.Budget{MaxToolCalls: f.MaxToolCalls, Timeout: cmp.Or(f.Timeout, DefaultTimeout)},
 		Thread:      f.Thread,
 		Checkpoints: f.Checkpoints,
+		Log:         f.log(),
 	}
 	if o.Thread == "" && o.Checkpoints != nil {
 		o.Thread = f.thread(req)
@@ -263,6 +264,9 @@ func (f *Fixer) result(st planmode.State, req Request, guard *buildGuard) *Resul
 		res.Note = fmt.Sprintf("the fix needs a change to %s, which defines the build: %s. kodyls never runs the build with the model's edits to its own definition, so that change was neither verified nor applied; review it and make it yourself if it is right", res.Refused[0].File, res.Refused[0].Reason)
 	case len(res.Edits) == 0:
 		res.Note = strings.TrimSpace("no valid edit was proposed. " + p.Reason)
+		if why := lastRejection(st.Versions); why != "" {
+			res.Note += " The last edits proposed were rejected: " + why
+		}
 	case p.Status == planmode.PlanFailed && req.Build != "":
 		res.Note = fmt.Sprintf("the build still fails with the last edits after %d rounds: %s", res.Rounds, p.Reason)
 	}
@@ -270,6 +274,20 @@ func (f *Fixer) result(st planmode.State, req Request, guard *buildGuard) *Resul
 		res.Refused = []RefusedEdit{}
 	}
 	return res
+}
+
+// lastRejection is why the last failed propose_edits step of versions
+// failed, or "".
+func lastRejection(versions []planmode.Plan) string {
+	for i := len(versions) - 1; i >= 0; i-- {
+		steps := versions[i].Steps
+		for j := len(steps) - 1; j >= 0; j-- {
+			if s := steps[j]; s.Tool == ToolProposeEdits && s.Status == planmode.StepFailed {
+				return excerpt(strings.TrimPrefix(s.Result, "error: "), 1000)
+			}
+		}
+	}
+	return ""
 }
 
 func stepDone(p planmode.Plan, id string) bool {

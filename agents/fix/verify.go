@@ -35,7 +35,7 @@ func (f *Fixer) verify(ctx context.Context, command string, timeout time.Duratio
 		return buildRun{}, fmt.Errorf("scratch directory: %w", err)
 	}
 	defer os.RemoveAll(scratch)
-	if err := copyWorkspace(ctx, f.Workspace, scratch); err != nil {
+	if err := copyWorkspace(ctx, f.Workspace, scratch, f.ignore()); err != nil {
 		return buildRun{}, fmt.Errorf("copy the workspace: %w", err)
 	}
 	c := newChecker(scratch, f.ignore())
@@ -61,7 +61,17 @@ func (f *Fixer) verify(ctx context.Context, command string, timeout time.Duratio
 	bctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	out, err := shell.Run(bctx, scratch, command)
+	// The output goes to the model: what it says about files outside the
+	// scratch copy stays on the machine.
+	alias, _ := filepath.EvalSymlinks(scratch)
+	out, withheld := withholdOutside(out, scratch, alias)
+	if withheld > 0 {
+		f.log().Info("fix: build output about files outside the workspace withheld", "lines", withheld)
+	}
 	// The output names the scratch copy; the user knows the workspace.
+	if alias != "" && alias != scratch {
+		out = strings.ReplaceAll(out, alias, f.Workspace)
+	}
 	out = strings.ReplaceAll(out, scratch, f.Workspace)
 	if ctx.Err() != nil {
 		return buildRun{}, ctx.Err()
@@ -82,9 +92,11 @@ func (f *Fixer) verify(ctx context.Context, command string, timeout time.Duratio
 
 // copyWorkspace copies the files git knows or would add (tracked and
 // untracked, not ignored) into dst; outside a git repository, every file
-// but .git and node_modules. A top-level node_modules is linked, not
+// but .git and node_modules. Files on the privacy list (ignore) are left
+// out, tracked or not: the build's output goes to the model, and a
+// compiler prints what it reads. A top-level node_modules is linked, not
 // copied, so JavaScript builds find their dependencies.
-func copyWorkspace(ctx context.Context, src, dst string) error {
+func copyWorkspace(ctx context.Context, src, dst string, ignore func(rel string) bool) error {
 	files, err := gitFiles(ctx, src)
 	if err != nil {
 		files, err = walkFiles(src)
@@ -98,6 +110,9 @@ func copyWorkspace(ctx context.Context, src, dst string) error {
 	}
 	defer root.Close()
 	for _, rel := range files {
+		if ignore != nil && ignore(rel) {
+			continue
+		}
 		name := filepath.FromSlash(rel)
 		st, err := root.Lstat(name)
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -218,6 +219,9 @@ type Options struct {
 	Emit func(agent.Event)
 	// Fresh ignores an unfinished checkpoint of the thread and starts over.
 	Fresh bool
+	// Log receives the warning when checkpoints cannot be read or saved;
+	// nil discards it.
+	Log *slog.Logger
 }
 
 // Result is what a run ends with.
@@ -231,10 +235,19 @@ type Result[S any] struct {
 // Run runs the graph from its entry on init, or, when opt names a thread
 // with an unfinished checkpoint of this graph, from that checkpoint. The
 // state reached so far is returned with any error.
+//
+// Checkpoints are a convenience, not the work: when the checkpointer
+// cannot read the thread (a damaged store) the run starts over, and when
+// it cannot save (a full disk) the run logs it once and goes on without
+// checkpoints.
 func (g *Graph[S]) Run(ctx context.Context, init S, opt Options) (Result[S], error) {
 	emit := opt.Emit
 	if emit == nil {
 		emit = func(agent.Event) {}
+	}
+	log := opt.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
 	cp := opt.Checkpointer
 	if opt.Thread == "" {
@@ -245,7 +258,11 @@ func (g *Graph[S]) Run(ctx context.Context, init S, opt Options) (Result[S], err
 	if cp != nil && !opt.Fresh {
 		saved, ok, err := cp.Get(ctx, opt.Thread)
 		if err != nil {
-			return res, fmt.Errorf("graph %s: reading checkpoint: %w", g.name, err)
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			log.Warn("cannot read the checkpoint; the run starts over", "graph", g.name, "thread", opt.Thread, "error", err)
+			ok = false
 		}
 		if ok && saved.Graph == g.name && !saved.Done && g.nodes[saved.Next] != nil {
 			var s S
@@ -282,7 +299,14 @@ func (g *Graph[S]) Run(ctx context.Context, init S, opt Options) (Result[S], err
 		emit(agent.Event{Kind: EventNodeFinished, Node: at, Iteration: res.Steps, Text: time.Since(start).Round(time.Microsecond).String()})
 		if cp != nil {
 			if err := g.save(ctx, cp, opt.Thread, res.Steps, to, res.State); err != nil {
-				return res, err
+				if ctx.Err() != nil {
+					return res, ctx.Err()
+				}
+				if errors.Is(err, errUnserializable) {
+					return res, err
+				}
+				log.Warn("cannot save the checkpoint; the run goes on without checkpoints", "graph", g.name, "thread", opt.Thread, "error", err)
+				cp = nil
 			}
 		}
 		at = to
@@ -341,7 +365,7 @@ func (g *Graph[S]) step(ctx context.Context, n *node[S], s S, emit func(agent.Ev
 func (g *Graph[S]) save(ctx context.Context, cp Checkpointer, thread string, step int, next string, s S) error {
 	data, err := json.Marshal(s)
 	if err != nil {
-		return fmt.Errorf("graph %s: the state cannot be checkpointed: %w", g.name, err)
+		return fmt.Errorf("graph %s: %w: %w", g.name, errUnserializable, err)
 	}
 	c := Checkpoint{Thread: thread, Graph: g.name, Step: step, Next: next, State: data, Done: next == End}
 	if err := cp.Put(ctx, c); err != nil {
@@ -349,6 +373,10 @@ func (g *Graph[S]) save(ctx context.Context, cp Checkpointer, thread string, ste
 	}
 	return nil
 }
+
+// errUnserializable is a state that JSON cannot hold: a fault of the
+// graph's definition, reported rather than run past.
+var errUnserializable = errors.New("the state cannot be checkpointed")
 
 // Checkpoint and Checkpointer are the agent core's (package agent), so that
 // a strategy's task can carry one without importing the engine.

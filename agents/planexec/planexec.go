@@ -160,7 +160,7 @@ func (s Strategy[A]) Run(ctx context.Context, task agent.Task, tools []agent.Too
 	}
 	ctx, cancel := context.WithTimeout(ctx, task.Budget.Timeout)
 	defer cancel()
-	res, err := g.Run(ctx, State[A]{}, graph.Options{Thread: task.Thread, Checkpointer: task.Checkpoints, Emit: emit})
+	res, err := g.Run(ctx, State[A]{}, graph.Options{Thread: task.Thread, Checkpointer: task.Checkpoints, Emit: emit, Log: task.Log})
 	st := res.State
 	out := agent.Outcome[A]{Iterations: res.Steps + st.FallbackIterations, ToolsUsed: st.ToolsUsed, Forced: st.Forced, Guard: st.Guard}
 	if st.Answer != nil {

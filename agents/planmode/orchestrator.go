@@ -3,6 +3,7 @@ package planmode
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/kodustech/kodyls/agents/agent"
@@ -83,6 +84,9 @@ type Orchestrator struct {
 	// it stopped.
 	Thread      string
 	Checkpoints agent.Checkpointer
+	// Log receives the warning when checkpoints cannot be saved (the run
+	// goes on without them); nil discards it.
+	Log *slog.Logger
 }
 
 // Run runs plan mode on goal. emit receives the plan events (plan_created,
@@ -229,7 +233,7 @@ func (o *Orchestrator) Run(ctx context.Context, goal string, emit func(agent.Eve
 	if err != nil {
 		return State{Goal: goal}, err
 	}
-	res, err := g.Run(runCtx, State{Goal: goal}, graph.Options{Thread: o.Thread, Checkpointer: o.Checkpoints, Emit: emit})
+	res, err := g.Run(runCtx, State{Goal: goal}, graph.Options{Thread: o.Thread, Checkpointer: o.Checkpoints, Emit: emit, Log: o.Log})
 	if err != nil && ctx.Err() == nil && runCtx.Err() != nil {
 		// The run's own time limit, not the caller's cancellation.
 		err = context.Cause(runCtx)

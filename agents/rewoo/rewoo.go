@@ -155,7 +155,7 @@ func (s Strategy[A]) Solve(ctx context.Context, task agent.Task, tools []agent.T
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.task.Budget.Timeout)
 	defer cancel()
-	res, err := g.Run(ctx, State[A]{}, graph.Options{Thread: task.Thread, Checkpointer: task.Checkpoints, Emit: orDiscard(emit)})
+	res, err := g.Run(ctx, State[A]{}, graph.Options{Thread: task.Thread, Checkpointer: task.Checkpoints, Emit: orDiscard(emit), Log: task.Log})
 	st := res.State
 	out := Result[A]{
 		Outcome:   agent.Outcome[A]{Iterations: res.Steps + st.FallbackIterations, ToolsUsed: st.ToolsUsed, Forced: st.Forced, Guard: st.Guard},
@@ -190,7 +190,7 @@ func (s Strategy[A]) Gather(ctx context.Context, task agent.Task, tools []agent.
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.task.Budget.Timeout)
 	defer cancel()
-	res, err := g.Run(ctx, State[A]{}, graph.Options{Thread: task.Thread, Checkpointer: task.Checkpoints, Emit: orDiscard(emit)})
+	res, err := g.Run(ctx, State[A]{}, graph.Options{Thread: task.Thread, Checkpointer: task.Checkpoints, Emit: orDiscard(emit), Log: task.Log})
 	if err != nil {
 		return res.State.Evidence, fmt.Errorf("rewoo: %w", err)
 	}

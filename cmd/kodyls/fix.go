@@ -26,20 +26,25 @@ Fixes the primary error of compiler output (read from FILE, or stdin with
 "-" or no argument) in plan mode: the model plans an investigation with
 read-only workspace tools and proposes search/replace edits; each edit must
 stay inside the workspace, avoid the privacy ignore list and match the file
-exactly once. The build command (--build, else the build.onSave setting) then
-runs on a scratch copy of the workspace with the edits applied; while it
-fails, the plan is adjusted and tried again, up to --rounds times. Only the
-build command ever runs. A plan version has at most 20 steps (a longer plan
-is replaced by a basic one), the steps of all rounds run at most 20 tool
-calls, and the whole fix stops after --max-time (10m). The plan versions, the diff and the verification
-are printed; the files are written only with --apply, and only when the
+exactly once, and make the code read no file outside the workspace or on the
+privacy list by path (#include, #embed, include_str!, imports). The build
+command (--build, else the build.onSave setting) then runs on a scratch copy
+of the workspace, without the files on the privacy list, with the edits
+applied; its diagnostics about files outside that copy are withheld from
+the model. While it fails, the plan is adjusted and tried again, up to
+--rounds times. Only the build command ever runs. A plan version has at
+most 20 steps (a longer plan is replaced by a basic one), the steps of all
+rounds run at most 20 tool calls, and the whole fix stops after --max-time
+(10m). The plan versions, the diff and the verification are printed; the files are written only with --apply, and only when the
 build passed or no build command is configured.
 
 Edits to files that define the build (Makefile, package.json, build.rs,
 *.gradle, CMakeLists.txt, .cargo/, go.mod's go and toolchain lines,
-tsconfig plugins, scripts the build command names, ...) are refused: the
-build never runs with them, they are never applied, and they are shown for
-you to make yourself.
+tsconfig plugins, the scripts the build command runs and the files it reads
+its definition from: sh build.sh, make -f ci.mk, tsc -p tsconfig.build.json,
+...) are refused: the build never runs with them, they are never applied,
+and they are shown for you to make yourself. Sources the build command
+compiles (gcc -fsyntax-only main.c, javac Main.java) can be fixed.
 
 Needs a model (KODYLS_LLM_BASE_URL, KODYLS_LLM_MODEL).
 

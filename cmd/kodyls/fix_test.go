@@ -483,3 +483,175 @@ func TestFixBudgetsHoldUnderAHostilePlan(t *testing.T) {
 		}
 	})
 }
+
+// TestFixKeepsFilesOutsideTheWorkspaceOutOfPrompts: the model tries to
+// make the verifying build print a file outside the workspace. An edit
+// that includes it by path is rejected before any build, with the reason;
+// when the build command itself adds the outside directory to the include
+// path, the build runs but its diagnostics about that file never reach
+// the model, which is told lines were withheld. The file's content is in
+// no request the endpoint received.
+func TestFixKeepsFilesOutsideTheWorkspaceOutOfPrompts(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc is not installed")
+	}
+	const marker = "MARKER_SECRET_7311"
+	outsideDir := filepath.Join(t.TempDir(), "outside")
+	if err := os.MkdirAll(outsideDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(outsideDir, "secret.txt")
+	if err := os.WriteFile(secret, []byte(marker+" is the password\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const mainC = "int main(void) {\n\treturn undefined_total;\n}\n"
+	repo := lsptest.NewRepo(t, map[string]string{"main.c": mainC})
+	cmd := exec.Command("gcc", "-fsyntax-only", "main.c")
+	cmd.Dir = repo.Dir
+	outb, _ := cmd.CombinedOutput()
+	output := string(outb)
+	if !strings.Contains(output, "main.c:2") {
+		t.Fatalf("gcc must report main.c:2:\n%s", output)
+	}
+	leaked := func(t *testing.T, fake *llmtest.Server) {
+		t.Helper()
+		for _, r := range fake.Requests() {
+			if strings.Contains(string(r.Body), marker) {
+				t.Errorf("the outside file's content was sent to the model:\n%s", r.Body)
+			}
+		}
+	}
+	plan := func(include string) string {
+		edits, _ := json.Marshal(map[string]any{"edits": []map[string]string{{"file": "main.c", "oldText": "int main(void) {\n\treturn undefined_total;\n", "newText": "#include \"" + include + "\"\nint main(void) {\n\treturn 0;\n"}}})
+		return `{"steps":[{"id":"edit","description":"define the total","tool":"propose_edits","input":` + string(edits) + `,"dependsOn":[]}]}`
+	}
+
+	t.Run("include by path", func(t *testing.T) {
+		fake := llmtest.NewServer()
+		defer fake.Close()
+		fake.On(llmtest.SchemaName("plan"), llmtest.Text(plan(secret)))
+		reflect := fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"the include was refused","adjustments":[]}`))
+		out, errOut, code := runBinStdin(t, fakeEnv(t, fake), repo.Dir, output, "fix", "--apply", "--json", "--build", "gcc -fsyntax-only *.c")
+		if code != 3 {
+			t.Fatalf("code %d, want 3\n%s\n%s", code, out, errOut)
+		}
+		var res fixJSON
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("json: %v\n%s", err, out)
+		}
+		why := "main.c: the new text makes the code read " + secret + ", which is outside the workspace"
+		if res.Verified || len(res.Applied) != 0 || !strings.Contains(res.Note, why) {
+			t.Errorf("the result does not explain the refusal: %+v", res)
+		}
+		if reflect.Times() != 1 {
+			t.Fatalf("reflections asked: %d", reflect.Times())
+		}
+		for _, r := range fake.ChatRequests() {
+			if r.Chat.SchemaName() == "reflection" && !strings.Contains(r.Chat.Text(), why) {
+				t.Error("the reflection was not told why the edit was rejected")
+			}
+		}
+		leaked(t, fake)
+		if data, _ := os.ReadFile(filepath.Join(repo.Dir, "main.c")); string(data) != mainC {
+			t.Errorf("main.c changed:\n%s", data)
+		}
+	})
+
+	t.Run("include path from the build command", func(t *testing.T) {
+		fake := llmtest.NewServer()
+		defer fake.Close()
+		fake.On(llmtest.SchemaName("plan"), llmtest.Text(plan("secret.txt")))
+		reflect := fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"the build fails","adjustments":[]}`))
+		build := "gcc -fsyntax-only -I" + outsideDir + " *.c"
+		// The user's own build with that include shows the file.
+		check := exec.Command("sh", "-c", build)
+		check.Dir = t.TempDir()
+		if err := os.WriteFile(filepath.Join(check.Dir, "main.c"), []byte("#include \"secret.txt\"\nint main(void) {\n\treturn 0;\n}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := check.CombinedOutput(); !strings.Contains(string(b), marker) {
+			t.Fatalf("the fixture's build must print the outside file:\n%s", b)
+		}
+		out, errOut, code := runBinStdin(t, fakeEnv(t, fake), repo.Dir, output, "fix", "--json", "--build", build)
+		if code != 3 {
+			t.Fatalf("code %d, want 3\n%s\n%s", code, out, errOut)
+		}
+		var res fixJSON
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("json: %v\n%s", err, out)
+		}
+		if res.Verified || res.Verification != "failed" || !strings.Contains(res.BuildOutput, "about files outside the workspace were withheld") {
+			t.Errorf("result %+v", res)
+		}
+		if reflect.Times() != 1 {
+			t.Fatalf("reflections asked: %d", reflect.Times())
+		}
+		for _, r := range fake.ChatRequests() {
+			if r.Chat.SchemaName() == "reflection" && !strings.Contains(r.Chat.Text(), "line(s) of the build output about files outside the workspace were withheld") {
+				t.Errorf("the reflection was not told lines were withheld:\n%s", r.Chat.Text())
+			}
+		}
+		leaked(t, fake)
+	})
+}
+
+// TestFixEditsTheSourceTheBuildCommandNames: a build command that names
+// the erroring source (`gcc -fsyntax-only main.c`) lets the fix edit it,
+// verify it and apply it; a script the command runs (`sh build.sh`) is
+// still refused.
+func TestFixEditsTheSourceTheBuildCommandNames(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc is not installed")
+	}
+	const mainC = "int main(void) {\n\treturn undefined_total;\n}\n"
+	const buildSh = "gcc -fsyntax-only main.c\n"
+	repo := lsptest.NewRepo(t, map[string]string{"main.c": mainC, "build.sh": buildSh})
+	cmd := exec.Command("gcc", "-fsyntax-only", "main.c")
+	cmd.Dir = repo.Dir
+	outb, _ := cmd.CombinedOutput()
+	output := string(outb)
+	edit := func(file, oldText, newText string) string {
+		b, _ := json.Marshal(map[string]any{"edits": []map[string]string{{"file": file, "oldText": oldText, "newText": newText}}})
+		return string(b)
+	}
+	fixMain := `{"id":"edit","description":"return zero","tool":"propose_edits","input":` + edit("main.c", "\treturn undefined_total;\n", "\treturn 0;\n") + `,"dependsOn":[]}`
+
+	t.Run("source on the command line", func(t *testing.T) {
+		fake := llmtest.NewServer()
+		defer fake.Close()
+		fake.On(llmtest.SchemaName("plan"), llmtest.Text(`{"steps":[`+fixMain+`]}`))
+		fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"unexpected","adjustments":[]}`))
+		out, errOut, code := runBinStdin(t, fakeEnv(t, fake), repo.Dir, output, "fix", "--apply", "--build", "gcc -fsyntax-only main.c")
+		if code != 0 || !strings.Contains(out, "Verification: passed: gcc -fsyntax-only main.c succeeds") || !strings.Contains(out, "Applied to: main.c") {
+			t.Fatalf("code %d\n%s\n%s", code, out, errOut)
+		}
+		cmd := exec.Command("gcc", "-fsyntax-only", "main.c")
+		cmd.Dir = repo.Dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("gcc still fails after the fix:\n%s", b)
+		}
+		repo.Write(map[string]string{"main.c": mainC})
+	})
+
+	t.Run("script the command runs", func(t *testing.T) {
+		fake := llmtest.NewServer()
+		defer fake.Close()
+		fake.On(llmtest.SchemaName("plan"), llmtest.Text(`{"steps":[`+fixMain+`,
+			{"id":"script","description":"build differently","tool":"propose_edits","input":`+edit("build.sh", "gcc -fsyntax-only main.c\n", "true\n")+`,"dependsOn":[]}]}`))
+		fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"the script edit was refused","adjustments":[]}`))
+		out, errOut, code := runBinStdin(t, fakeEnv(t, fake), repo.Dir, output, "fix", "--apply", "--build", "sh build.sh")
+		if code != 3 {
+			t.Fatalf("code %d, want 3\n%s\n%s", code, out, errOut)
+		}
+		for _, want := range []string{"build.sh: the build command \"sh build.sh\" runs it with sh", "Verification: not run: the fix edits build.sh", "Nothing was written."} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		for name, want := range map[string]string{"main.c": mainC, "build.sh": buildSh} {
+			if data, _ := os.ReadFile(filepath.Join(repo.Dir, name)); string(data) != want {
+				t.Errorf("%s changed:\n%s", name, data)
+			}
+		}
+	})
+}

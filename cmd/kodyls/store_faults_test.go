@@ -344,3 +344,70 @@ func distinctChange(t *testing.T, name string) string {
 	repo.Write(map[string]string{"main.go": changed})
 	return repo.Dir
 }
+
+// TestStoreFaultDiskFillsDuringAFix: the disk holding the store fills up
+// while "Fix this error" runs (the verifying build fills it, as build
+// artifacts do; a real ENOSPC on a small tmpfs, as in
+// TestStoreFaultDiskFills), so the fix's checkpoints cannot be saved. The
+// fix says so once and still verifies and applies the edit.
+func TestStoreFaultDiskFillsDuringAFix(t *testing.T) {
+	if mnt := os.Getenv(diskFullEnv); mnt != "" {
+		fixOnAFullDisk(t, mnt)
+		return
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("unshare not installed")
+	}
+	ns := []string{"--mount", "--propagation", "private"}
+	if os.Geteuid() != 0 {
+		ns = append([]string{"--user", "--map-root-user"}, ns...)
+	}
+	mnt := t.TempDir()
+	mount := "mount -t tmpfs -o size=4m kodyls-test " + shQuote(mnt)
+	if out, err := exec.Command(unshare, append(ns, "sh", "-c", mount)...).CombinedOutput(); err != nil {
+		t.Skipf("no private mount namespace with a tmpfs here (%v: %s)", err, strings.TrimSpace(string(out)))
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lsptest.BuildBinary(t)
+	script := mount + " && exec " + shQuote(self) + " -test.run '^TestStoreFaultDiskFillsDuringAFix$' -test.count=1 -test.v"
+	cmd := exec.Command(unshare, append(ns, "sh", "-c", script)...)
+	cmd.Env = append(os.Environ(), diskFullEnv+"="+mnt)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestStoreFaultDiskFillsDuringAFix") {
+		t.Fatalf("inside the mount namespace: %v\n%s", err, out)
+	}
+}
+
+func fixOnAFullDisk(t *testing.T, mnt string) {
+	repo := typeErrorRepo(t)
+	output, _ := goBuild(t, repo.Dir)
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.SchemaName("plan"), llmtest.Text(editPlan("\treturn 42\n", "\treturn \"42\"\n")))
+	fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"unexpected","adjustments":[]}`))
+	env := fakeEnv(t, fake)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "KODYLS_DATA_DIR=") {
+			env[i] = "KODYLS_DATA_DIR=" + filepath.Join(mnt, "data")
+		}
+	}
+	fill := filepath.Join(mnt, "fill")
+	build := "go build ./... && { head -c 16777216 /dev/zero > " + shQuote(fill) + " 2>/dev/null; true; }"
+	out, errOut, code := runBinStdin(t, env, repo.Dir, output, "fix", "--apply", "--build", build)
+	if _, err := os.Stat(fill); err != nil {
+		t.Fatalf("the build did not fill the disk: %v", err)
+	}
+	if code != 0 || !strings.Contains(out, "Verification: passed") || !strings.Contains(out, "Applied to: main.go") {
+		t.Fatalf("fix on a disk that filled up: code %d\n%s\n%s", code, out, errOut)
+	}
+	if n := strings.Count(errOut, "cannot save the checkpoint; the run goes on without checkpoints"); n != 1 {
+		t.Errorf("the checkpoint warning was logged %d times, want once:\n%s", n, errOut)
+	}
+	if out, ok := goBuild(t, repo.Dir); !ok {
+		t.Errorf("the build still fails after the fix:\n%s", out)
+	}
+}
