@@ -92,9 +92,23 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		}
 	}
 	folder := svc.Folder(root)
+	// Progress is reported from here on: the split below may wait on the
+	// model as long as any review stage.
+	prog := newReviewProgress(stderr, len(files))
+	defer prog.stop()
+	ctx = llm.WithProgress(ctx, prog.stage)
 	// With a model, assistants' rule files are split by it first (once
 	// per content), so that the review checks the rules they hold.
-	loaded, ruleErrs := folder.ReloadAndSplit(ctx)
+	loaded, ruleErrs := folder.Reload(ctx)
+	if pending := folder.PendingSplitFiles(); len(pending) > 0 {
+		prog.file(0, "splitting "+strings.Join(pending, ", "))
+		if folder.SplitRules(ctx) {
+			loaded, ruleErrs = folder.Reload(ctx)
+		}
+		if g, _ := svc.Gateway(); g != nil {
+			prog.endpoint(g.Status())
+		}
+	}
 	ruleTitles := map[string]string{}
 	for _, r := range loaded {
 		ruleTitles[r.UUID] = r.Title
@@ -119,9 +133,6 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	var results []filereview.Result
 	texts := map[string]string{} // the reviewed text of each file, for columns
 	bases := map[string]string{} // and its baseline, for the change set
-	prog := newReviewProgress(stderr, len(files))
-	defer prog.stop()
-	ctx = llm.WithProgress(ctx, prog.stage)
 	for i, rel := range files {
 		if ctx.Err() != nil {
 			break

@@ -228,3 +228,47 @@ func TestReviewDeadEndpointCostsOneTimeout(t *testing.T) {
 		}
 	}
 }
+
+// A repository with an AGENTS.md has it split into rules by the model
+// before any file is reviewed. Against an endpoint that never answers,
+// that split is the one call that waits: a second into it the user reads
+// what the review waits on, then the one line about the endpoint, and no
+// file's model stages call it again.
+func TestReviewDeadEndpointWhileSplittingRules(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.Any(), llmtest.Reply{Hang: true})
+	repo := lsptest.NewRepo(t, map[string]string{
+		".kody/rules/no-println.md": lsptest.RuleFile("No fmt.Println", printlnRule, "high", "**/*.go", `fmt\.Println\(`),
+		"AGENTS.md":                 "# Conventions\n\n- Every exported function has a doc comment.\n- Errors are wrapped with the operation that failed.\n",
+		"main.go":                   reviewGo,
+	})
+	repo.Write(map[string]string{"main.go": strings.Replace(reviewGo, "fmt.Print(total(nil))", "fmt.Println(total(nil))", 1)})
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model",
+		`KODYLS_SETTINGS={"llm":{"timeoutMs":3000}}`)
+	out, errOut, code := runBin(t, env, repo.Dir, "review")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	reqs := fake.ChatRequests()
+	if len(reqs) != 1 || reqs[0].Chat.SchemaName() != "kodyrules_split" {
+		var names []string
+		for _, r := range reqs {
+			names = append(names, r.Chat.SchemaName())
+		}
+		t.Errorf("the endpoint received %v, want the split's request alone", names)
+	}
+	split := regexp.MustCompile(`(?m)^kodyls review: splitting AGENTS\.md \(kodyrules_split\)$`).FindStringIndex(errOut)
+	down := strings.Index(errOut, "is not answering (no answer within 3s)")
+	switch {
+	case split == nil:
+		t.Errorf("no progress line while the model splits AGENTS.md:\n%s", errOut)
+	case down < 0:
+		t.Errorf("no line saying the endpoint is not answering:\n%s", errOut)
+	case split[0] > down:
+		t.Errorf("the split's progress line comes after the endpoint line, not while the split waits:\n%s", errOut)
+	}
+	if !strings.Contains(out, "main.go:14:2: high kody_rules: No fmt.Println") {
+		t.Errorf("report lacks the detector's finding:\n%s", out)
+	}
+}
