@@ -19,7 +19,8 @@ type breaker struct {
 	failures int
 	until    time.Time // end of the cooldown while down
 	lastErr  string
-	probing  bool // a probe call is in flight
+	failure  string // lastErr's error in full
+	probing  bool   // a probe call is in flight
 }
 
 // admission is what allow decided for one call.
@@ -68,7 +69,7 @@ func (g *Gateway) succeeded(a admission, now time.Time) *Status {
 	if b.state == StateOK {
 		return nil
 	}
-	b.state, b.since, b.lastErr = StateOK, now, ""
+	b.state, b.since, b.lastErr, b.failure = StateOK, now, "", ""
 	st := g.statusLocked(now)
 	return &st
 }
@@ -79,7 +80,7 @@ func (g *Gateway) failed(a admission, now time.Time, err error) *Status {
 	b := &g.breaker
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.lastErr = shortReason(err)
+	b.lastErr, b.failure = shortReason(err), err.Error()
 	if a.probe {
 		b.probing = false
 	}
@@ -140,7 +141,7 @@ func (g *Gateway) Status() Status {
 
 func (g *Gateway) statusLocked(now time.Time) Status {
 	b := &g.breaker
-	st := Status{State: b.state, Since: b.since, LastError: b.lastErr}
+	st := Status{State: b.state, Since: b.since, LastError: b.lastErr, Endpoint: g.endpoint, Failure: b.failure}
 	switch b.state {
 	case StateDown:
 		wait := "on the next request"

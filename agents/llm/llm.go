@@ -164,6 +164,12 @@ type Status struct {
 	State     string // StateOK, StateDown or StateProbing
 	Since     time.Time
 	LastError string
+	// Endpoint is the base URL the status is about.
+	Endpoint string
+	// Failure is the full error of the last call that failed against the
+	// endpoint, so that a caller can tell the failures the breaker already
+	// reports apart from others; empty when the endpoint is fine.
+	Failure string
 	// Message is user-facing and says what kodyls does about it; empty when
 	// the endpoint is fine.
 	Message string
