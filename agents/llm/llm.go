@@ -251,6 +251,9 @@ type Gateway struct {
 	// maxRetryAfter is the longest Retry-After the gateway waits out; a
 	// server asking for more is treated as unavailable for this call.
 	maxRetryAfter time.Duration
+	// probeTimeout bounds the check that ends a cooldown (see probe); a
+	// field so tests can set it apart from the per-call timeout.
+	probeTimeout time.Duration
 
 	mu      sync.Mutex
 	totals  map[string]Usage
@@ -312,6 +315,7 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 		backoffBase:   500 * time.Millisecond,
 		backoffCap:    20 * time.Second,
 		maxRetryAfter: 2 * time.Minute,
+		probeTimeout:  DefaultProbeTimeout,
 		totals:        map[string]Usage{},
 		formats:       map[string]formatLevel{},
 	}
