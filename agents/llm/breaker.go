@@ -1,12 +1,22 @@
 package llm
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"sync"
 	"time"
+
+	openai "github.com/sashabaranov/go-openai"
 )
+
+// DefaultProbeTimeout bounds the check that ends a cooldown (at most the
+// per-call timeout).
+const DefaultProbeTimeout = 5 * time.Second
+
+// probeFeature names the check in the usage log.
+const probeFeature = "endpoint-check"
 
 // breaker is a consecutive-failure circuit breaker. It exists because
 // kodyls calls the model from the typing path: without it a dead endpoint
@@ -19,7 +29,8 @@ type breaker struct {
 	failures int
 	until    time.Time // end of the cooldown while down
 	lastErr  string
-	probing  bool // a probe call is in flight
+	failure  string // lastErr's error in full
+	probing  bool   // a probe call is in flight
 }
 
 // admission is what allow decided for one call.
@@ -68,7 +79,7 @@ func (g *Gateway) succeeded(a admission, now time.Time) *Status {
 	if b.state == StateOK {
 		return nil
 	}
-	b.state, b.since, b.lastErr = StateOK, now, ""
+	b.state, b.since, b.lastErr, b.failure = StateOK, now, "", ""
 	st := g.statusLocked(now)
 	return &st
 }
@@ -79,7 +90,7 @@ func (g *Gateway) failed(a admission, now time.Time, err error) *Status {
 	b := &g.breaker
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.lastErr = shortReason(err)
+	b.lastErr, b.failure = shortReason(err), err.Error()
 	if a.probe {
 		b.probing = false
 	}
@@ -113,6 +124,76 @@ func (g *Gateway) abandoned(a admission) {
 	b.mu.Unlock()
 }
 
+// probe is the check made by the first call after a cooldown, before the
+// call itself: a one-token completion bounded by the probe timeout (5 s by
+// default) instead of the call's own timeout (60 s). Were the call the
+// probe, an endpoint still hung would cost its user a whole timeout after
+// every cooldown; and a short limit on the call itself would keep a slow
+// model that does answer down for good. Any answer short of a server
+// error proves the endpoint alive (a 400 for the one-token limit too);
+// silence or a refused connection opens the breaker again, and the call
+// fails at once with ErrUnavailable.
+func (g *Gateway) probe(ctx context.Context, a admission, model string) error {
+	start := time.Now()
+	u := Usage{Feature: probeFeature, Model: model, At: start}
+	if err := g.acquire(ctx); err != nil {
+		g.abandoned(a)
+		return err
+	}
+	timeout := min(g.probeTimeout, g.cfg.Timeout)
+	info := &respInfo{}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	resp, err := g.client.CreateChatCompletion(withRespInfo(pctx, info), probeRequest(model))
+	timedOut := errors.Is(pctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	cancel()
+	g.release()
+	now := time.Now()
+	u.Attempts, u.Latency = 1, now.Sub(start)
+	if err == nil {
+		u.PromptTokens, u.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
+		g.record(ctx, u)
+		g.notify(g.succeeded(a, now))
+		return nil
+	}
+	u.Err = err.Error()
+	g.record(ctx, u)
+	if ctx.Err() != nil {
+		g.abandoned(a)
+		return fmt.Errorf("llm call canceled: %w", ctx.Err())
+	}
+	var ce *callError
+	if timedOut {
+		ce = &callError{
+			reason:   fmt.Sprintf("no answer within %s", timeout),
+			timedOut: true,
+			err:      fmt.Errorf("llm endpoint %s did not answer a check within %s: %w", g.endpoint, timeout, err),
+		}
+	} else {
+		ce = g.classify(err, info, false, model)
+	}
+	if !isEndpointFailure(ce) {
+		g.notify(g.succeeded(a, now))
+		return nil
+	}
+	g.notify(g.failed(a, now, ce))
+	return fmt.Errorf("%w: %s", ErrUnavailable, g.Status().Message)
+}
+
+// probeRequest is the smallest completion a server answers: one token.
+func probeRequest(model string) openai.ChatCompletionRequest {
+	req := openai.ChatCompletionRequest{
+		Model:    model,
+		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "Reply with OK."}},
+	}
+	if isReasoningModel(model) {
+		req.MaxCompletionTokens = 1
+	} else {
+		//lint:ignore SA1019 older OpenAI-compatible servers (llama.cpp, vLLM, Ollama) only know max_tokens
+		req.MaxTokens = 1
+	}
+	return req
+}
+
 // notify logs a transition and reports it to the status hook. It runs
 // outside the breaker's lock, so a slow log handler or a hook that reads
 // Status cannot block or deadlock other calls.
@@ -140,7 +221,7 @@ func (g *Gateway) Status() Status {
 
 func (g *Gateway) statusLocked(now time.Time) Status {
 	b := &g.breaker
-	st := Status{State: b.state, Since: b.since, LastError: b.lastErr}
+	st := Status{State: b.state, Since: b.since, LastError: b.lastErr, Endpoint: g.endpoint, Failure: b.failure}
 	switch b.state {
 	case StateDown:
 		wait := "on the next request"

@@ -10,3 +10,7 @@ func SetBackoffForTest(g *Gateway, base, cap time.Duration) {
 
 // ExtractJSON exposes the lenient extractor to table tests.
 var ExtractJSON = extractJSON
+
+// SetProbeTimeoutForTest sets how long the check that ends a cooldown
+// waits, apart from the per-call timeout.
+func SetProbeTimeoutForTest(g *Gateway, d time.Duration) { g.probeTimeout = d }

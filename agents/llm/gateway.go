@@ -137,6 +137,13 @@ func (g *Gateway) exchange(ctx context.Context, p *prepared, sch *schemaInfo, sc
 	u := Usage{Feature: p.feature, Model: p.model, At: start}
 	adm, tr, err := g.allow(start)
 	g.notify(tr)
+	if err == nil && adm.probe {
+		// The cooldown is over: a short check, not this call, finds out
+		// whether the endpoint answers again; once it does, the call goes
+		// out as any other.
+		err = g.probe(ctx, adm, p.model)
+		adm = admission{}
+	}
 	if err != nil {
 		u.Err = err.Error()
 		return nil, g.record(ctx, u), err

@@ -164,6 +164,12 @@ type Status struct {
 	State     string // StateOK, StateDown or StateProbing
 	Since     time.Time
 	LastError string
+	// Endpoint is the base URL the status is about.
+	Endpoint string
+	// Failure is the full error of the last call that failed against the
+	// endpoint, so that a caller can tell the failures the breaker already
+	// reports apart from others; empty when the endpoint is fine.
+	Failure string
 	// Message is user-facing and says what kodyls does about it; empty when
 	// the endpoint is fine.
 	Message string
@@ -245,6 +251,9 @@ type Gateway struct {
 	// maxRetryAfter is the longest Retry-After the gateway waits out; a
 	// server asking for more is treated as unavailable for this call.
 	maxRetryAfter time.Duration
+	// probeTimeout bounds the check that ends a cooldown (see probe); a
+	// field so tests can set it apart from the per-call timeout.
+	probeTimeout time.Duration
 
 	mu      sync.Mutex
 	totals  map[string]Usage
@@ -306,6 +315,7 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 		backoffBase:   500 * time.Millisecond,
 		backoffCap:    20 * time.Second,
 		maxRetryAfter: 2 * time.Minute,
+		probeTimeout:  DefaultProbeTimeout,
 		totals:        map[string]Usage{},
 		formats:       map[string]formatLevel{},
 	}

@@ -181,6 +181,7 @@ func TestCancelAbortsTheRequest(t *testing.T) {
 
 func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
 	s := newServer(t)
+	s.On(isCheck, llmtest.Text("OK"))
 	s.On(llmtest.Any(), llmtest.ServerError(), llmtest.ServerError(), llmtest.Text("back"))
 	var hooks statusLog
 	usage := &usageLog{}
@@ -221,6 +222,9 @@ func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
 	if st := g.Status(); st.State != llm.StateOK || st.Message != "" {
 		t.Errorf("status after probe = %+v, want ok", st)
 	}
+	if got := requestKinds(s); !slices.Equal(got, []string{"call", "call", "check", "call"}) {
+		t.Errorf("requests = %v, want the two failed calls, then the check that ends the cooldown, then the call", got)
+	}
 	if got := hooks.get(); !slices.Equal(got, []string{"down", "probing", "ok"}) {
 		t.Errorf("hook calls = %v, want down, probing, ok", got)
 	}
@@ -248,8 +252,10 @@ func TestBreakerProbeFailureReopens(t *testing.T) {
 	ctx := context.Background()
 	_, _ = g.Chat(ctx, chatRequest("hi"))
 	time.Sleep(150 * time.Millisecond)
-	if _, err := g.Chat(ctx, chatRequest("hi")); err == nil || errors.Is(err, llm.ErrUnavailable) {
-		t.Fatalf("probe err = %v, want the 500", err)
+	// The check after the cooldown gets the 500 too: the call is refused
+	// without going out.
+	if _, err := g.Chat(ctx, chatRequest("hi")); !errors.Is(err, llm.ErrUnavailable) || !strings.Contains(err.Error(), "HTTP 500") {
+		t.Fatalf("probe err = %v, want ErrUnavailable for the check's 500", err)
 	}
 	if _, err := g.Chat(ctx, chatRequest("hi")); !errors.Is(err, llm.ErrUnavailable) {
 		t.Errorf("after a failed probe err = %v, want ErrUnavailable", err)
@@ -257,8 +263,80 @@ func TestBreakerProbeFailureReopens(t *testing.T) {
 	if got := hooks.get(); !slices.Equal(got, []string{"down", "probing", "down"}) {
 		t.Errorf("hook calls = %v", got)
 	}
-	if s.CountChat() != 2 {
-		t.Errorf("requests = %d, want 2", s.CountChat())
+	if got := requestKinds(s); !slices.Equal(got, []string{"call", "check"}) {
+		t.Errorf("requests = %v, want the failed call and the check", got)
+	}
+}
+
+// isCheck matches the one-token request that ends a cooldown.
+func isCheck(r *llmtest.ChatRequest) bool { return r.MaxTokens == 1 }
+
+// requestKinds lists the chat requests the endpoint received, in order:
+// "check" for the one-token check that ends a cooldown, "call" for others.
+func requestKinds(s *llmtest.Server) []string {
+	var out []string
+	for _, r := range s.ChatRequests() {
+		if isCheck(r.Chat) {
+			out = append(out, "check")
+		} else {
+			out = append(out, "call")
+		}
+	}
+	return out
+}
+
+// After a cooldown, an endpoint that still never answers costs the next
+// call the check's limit, not the call's own timeout. The timeout here is
+// longer than go test's own deadline, so that a call that waited it would
+// fail the run rather than pass slowly. When the endpoint answers again,
+// a call slower than the check's limit goes through: the limit judges the
+// check only.
+func TestProbeAfterCooldownWaitsTheCheckNotTheTimeout(t *testing.T) {
+	s := newServer(t)
+	s.On(llmtest.Any(), llmtest.ServerError())
+	var hooks statusLog
+	g := newGateway(t, s.URL, func(c *llm.Config) {
+		c.Timeout = time.Hour
+		c.MaxRetries = -1
+		c.BreakerThreshold = 1
+		c.BreakerCooldown = 100 * time.Millisecond
+	}, llm.WithStatusHook(hooks.hook))
+	llm.SetProbeTimeoutForTest(g, 200*time.Millisecond)
+	ctx := context.Background()
+	if _, err := g.Chat(ctx, chatRequest("hi")); err == nil || g.Status().State != llm.StateDown {
+		t.Fatalf("err = %v, status %+v: want the 500 to open the breaker", err, g.Status())
+	}
+
+	s.Reset()
+	s.On(llmtest.Any(), llmtest.Reply{Hang: true})
+	time.Sleep(150 * time.Millisecond)
+	_, err := g.Chat(ctx, chatRequest("the user's request"))
+	if !errors.Is(err, llm.ErrUnavailable) || !strings.Contains(err.Error(), "no answer within 200ms") {
+		t.Errorf("err = %v, want ErrUnavailable after the check's 200ms", err)
+	}
+	if st := g.Status(); st.State != llm.StateDown || st.LastError != "no answer within 200ms" {
+		t.Errorf("status = %+v, want down again for the unanswered check", st)
+	}
+	if got := requestKinds(s); !slices.Equal(got, []string{"check"}) {
+		t.Errorf("requests = %v, want the check alone: the call does not go out", got)
+	}
+	if !s.WaitDisconnects(1, 5*time.Second) {
+		t.Errorf("the unanswered check was not aborted")
+	}
+
+	s.Reset()
+	s.On(isCheck, llmtest.Text("OK"))
+	s.On(llmtest.Any(), llmtest.Reply{Content: "back", Latency: 400 * time.Millisecond})
+	time.Sleep(150 * time.Millisecond)
+	resp, err := g.Chat(ctx, chatRequest("the user's request"))
+	if err != nil || resp.Content != "back" {
+		t.Fatalf("once the endpoint answers: %v %+v, want the slow answer", err, resp)
+	}
+	if got := requestKinds(s); !slices.Equal(got, []string{"check", "call"}) {
+		t.Errorf("requests = %v, want the check, then the call", got)
+	}
+	if got := hooks.get(); !slices.Equal(got, []string{"down", "probing", "down", "probing", "ok"}) {
+		t.Errorf("hook calls = %v", got)
 	}
 }
 

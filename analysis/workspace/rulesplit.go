@@ -209,6 +209,19 @@ func (f *Folder) SplitPending() bool {
 	return len(f.pendingSplit) > 0
 }
 
+// PendingSplitFiles names the assistants' files (relative to the folder)
+// that SplitRules would ask the model to split, so that a command can say
+// what it waits for.
+func (f *Folder) PendingSplitFiles() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]string, 0, len(f.pendingSplit))
+	for _, sf := range f.pendingSplit {
+		out = append(out, sf.file)
+	}
+	return out
+}
+
 // SplitRules asks the model, one call per file, to split the assistants'
 // files that had no cached split at the last Reload, and caches the usable
 // answers. It reports whether a file got a new split: a Reload then uses

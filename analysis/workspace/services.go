@@ -21,6 +21,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -128,6 +129,10 @@ func Open(ctx context.Context, cfg Config) *Services {
 // shared-memory files before it can read anything.
 const lowDisk = 1 << 20
 
+// smallFileLimit is the file-size limit under which a failure to open the
+// store is put down to it.
+const smallFileLimit = 64 << 20
+
 // storeError explains why the store could not be opened in dir. sqlite
 // reports a full disk as a generic "disk I/O error" when the shared-memory
 // file cannot grow, so the free space is checked to say what to do.
@@ -143,6 +148,11 @@ func storeError(dir string, err error) error {
 		if filepath.Dir(d) == d {
 			break
 		}
+	}
+	// A file-size limit (`ulimit -f`) fails writes as a full disk does,
+	// with plenty of space free.
+	if limit, ok := fileSizeLimit(); ok && limit < smallFileLimit && (strings.Contains(err.Error(), "disk I/O error") || strings.Contains(err.Error(), "file too large")) {
+		return fmt.Errorf("local store: kodyls may not write files larger than %d KB (ulimit -f), too small for its store in %s; raise the limit, kodyls works without its store until then: %w", limit>>10, dir, err)
 	}
 	return fmt.Errorf("local store: %w", err)
 }

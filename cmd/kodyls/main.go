@@ -57,6 +57,8 @@ Commands:
 Global flags:
   --log-file PATH    append logs to PATH instead of stderr
   --log-level LEVEL  debug, info, warn or error (default info)
+  --verbose          kodyls review: print the log's warnings on stderr too (by
+                     default it prints its own progress and problem lines only)
 
 Environment:
   KODYLS_LLM_BASE_URL, KODYLS_LLM_API_KEY, KODYLS_LLM_MODEL   the OpenAI-compatible endpoint
@@ -75,18 +77,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	global.Usage = func() { fmt.Fprint(stderr, usage) }
 	logFile := global.String("log-file", "", "append logs to this file instead of stderr")
 	logLevel := global.String("log-level", "info", "debug, info, warn or error")
+	verbose := global.Bool("verbose", false, "print the log on stderr in one-shot commands too")
 	if err := global.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	logger, closeLog, err := newLogger(*logFile, *logLevel, stderr)
+	logger, level, closeLog, err := newLogger(*logFile, *logLevel, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls: %v\n", err)
 		return 2
 	}
 	defer closeLog()
+	cli := cliLog{level: level, keep: *verbose || *logFile != ""}
+	global.Visit(func(f *flag.Flag) { cli.keep = cli.keep || f.Name == "log-level" })
 
 	rest := global.Args()
 	cmd := "serve"
@@ -101,7 +106,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "doctor":
 		return doctor(ctx, rest, stdout, stderr)
 	case "review":
-		return reviewCmd(ctx, rest, stdout, stderr, logger)
+		return reviewCmd(ctx, rest, stdout, stderr, logger, cli)
 	case "explain":
 		return explainCmd(ctx, rest, stdin, stdout, stderr, logger)
 	case "fix":
@@ -124,21 +129,42 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 }
 
-func newLogger(path, level string, stderr io.Writer) (*slog.Logger, func(), error) {
-	var lv slog.Level
+// newLogger returns the process's logger and the level it logs at, which
+// a command may raise (see cliLog).
+func newLogger(path, level string, stderr io.Writer) (*slog.Logger, *slog.LevelVar, func(), error) {
+	lv := new(slog.LevelVar)
 	if err := lv.UnmarshalText([]byte(strings.ToLower(level))); err != nil {
-		return nil, nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+		return nil, nil, nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
 	}
 	out, closeFn := stderr, func() {}
 	if path != "" {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--log-file: %w", err)
+			return nil, nil, nil, fmt.Errorf("--log-file: %w", err)
 		}
 		out, closeFn = f, func() { _ = f.Close() }
 	}
 	// Libraries that log through the standard logger (bleve does) must not
 	// write anywhere but our log destination either.
 	log.SetOutput(out)
-	return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: lv})), closeFn, nil
+	return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: lv})), lv, closeFn, nil
+}
+
+// cliLog lets a one-shot command that tells the user about every problem
+// in its own words (kodyls review: its progress and endpoint lines, the
+// report's notes) keep the log's warnings off the terminal, where they
+// would repeat those words in key=value form. The log stays as configured
+// when the user asked for it: --verbose, --log-level or --log-file.
+type cliLog struct {
+	level *slog.LevelVar
+	keep  bool
+}
+
+// quiet logs errors only, unless the user asked for the log (verbose is
+// the command's own --verbose).
+func (c cliLog) quiet(verbose bool) {
+	if c.level == nil || c.keep || verbose || c.level.Level() >= slog.LevelError {
+		return
+	}
+	c.level.Set(slog.LevelError)
 }

@@ -27,16 +27,18 @@ import (
 	"github.com/kodustech/kodyls/editors/contract"
 )
 
-const reviewUsage = `Usage: kodyls review [--base REF] [--staged] [--format text|json|sarif] [--offline] [--fail-on SEVERITY] [PATH...]
+const reviewUsage = `Usage: kodyls review [--base REF] [--staged] [--format text|json|sarif] [--offline] [--fail-on SEVERITY] [--verbose] [PATH...]
 
 Reviews the working tree's changes against REF (default HEAD) with the same
 pipeline as the editor: the local Kody Rules detectors, then the LLM review
 (unless --offline or no endpoint is configured). PATHs limit the review to
 those files or directories. Exit status: 0, or 1 when a finding is at or
 above --fail-on (critical, high, medium, low), 2 on a usage or setup error.
+Problems are told on stderr in a line each (an endpoint that does not answer
+in one); --verbose adds the log's warnings.
 `
 
-func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logger *slog.Logger) int {
+func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logger *slog.Logger, cli cliLog) int {
 	fs := flag.NewFlagSet("review", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, reviewUsage); fs.PrintDefaults() }
@@ -45,9 +47,13 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	format := fs.String("format", "text", "text, json or sarif")
 	offline := fs.Bool("offline", false, "run only the local detectors, no LLM")
 	failOn := fs.String("fail-on", "", "exit 1 when a finding is at or above this severity")
+	verbose := fs.Bool("verbose", false, "print the log's warnings on stderr too")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	// The review tells of every problem itself, once; the log would repeat
+	// the endpoint's failure per stage and file.
+	cli.quiet(*verbose)
 	switch *format {
 	case "text", "json", "sarif":
 	default:
@@ -92,9 +98,23 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		}
 	}
 	folder := svc.Folder(root)
+	// Progress is reported from here on: the split below may wait on the
+	// model as long as any review stage.
+	prog := newReviewProgress(stderr, len(files))
+	defer prog.stop()
+	ctx = llm.WithProgress(ctx, prog.stage)
 	// With a model, assistants' rule files are split by it first (once
 	// per content), so that the review checks the rules they hold.
-	loaded, ruleErrs := folder.ReloadAndSplit(ctx)
+	loaded, ruleErrs := folder.Reload(ctx)
+	if pending := folder.PendingSplitFiles(); len(pending) > 0 {
+		prog.file(0, "splitting "+strings.Join(pending, ", "))
+		if folder.SplitRules(ctx) {
+			loaded, ruleErrs = folder.Reload(ctx)
+		}
+		if g, _ := svc.Gateway(); g != nil {
+			prog.endpoint(g.Status())
+		}
+	}
 	ruleTitles := map[string]string{}
 	for _, r := range loaded {
 		ruleTitles[r.UUID] = r.Title
@@ -119,9 +139,6 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	var results []filereview.Result
 	texts := map[string]string{} // the reviewed text of each file, for columns
 	bases := map[string]string{} // and its baseline, for the change set
-	prog := newReviewProgress(stderr, len(files))
-	defer prog.stop()
-	ctx = llm.WithProgress(ctx, prog.stage)
 	for i, rel := range files {
 		if ctx.Err() != nil {
 			break
@@ -146,10 +163,12 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		if err != nil && !errors.Is(err, filereview.ErrOffline) {
 			fr.Degraded = append(fr.Degraded, "review: "+err.Error())
 		}
+		var st llm.Status
 		if g, _ := svc.Gateway(); g != nil {
-			prog.endpoint(g.Status())
+			st = g.Status()
+			prog.endpoint(st)
 		}
-		fr.Degraded = prog.skipped(fr.Degraded)
+		fr.Degraded = prog.skipped(fr.Degraded, st)
 		file := report.File{Path: rel, Skipped: string(fr.Skipped), Hunks: fr.Hunks, CachedHunks: fr.CachedHunks, Degraded: fr.Degraded}
 		rep.Files = append(rep.Files, file)
 		results = append(results, fr)
@@ -354,13 +373,15 @@ type reviewProgress struct {
 	skippedFiles int
 }
 
-// skipped drops the "endpoint unavailable" entries of a file's degraded
-// stages, counting the file once.
-func (p *reviewProgress) skipped(degraded []string) []string {
+// skipped drops the entries of a file's degraded stages that the
+// endpoint line already tells of: the stages the breaker refused and the
+// failure that opened it. The file is counted once.
+func (p *reviewProgress) skipped(degraded []string, st llm.Status) []string {
 	var kept []string
 	dropped := false
 	for _, d := range degraded {
-		if strings.Contains(d, llm.ErrUnavailable.Error()) {
+		breaker := st.State != llm.StateOK && st.Failure != "" && strings.Contains(d, st.Failure)
+		if breaker || strings.Contains(d, llm.ErrUnavailable.Error()) {
 			dropped = true
 			continue
 		}
@@ -430,6 +451,9 @@ func (p *reviewProgress) endpoint(st llm.Status) {
 	if p.downSaid || st.State != llm.StateDown {
 		return
 	}
-	p.downSaid, p.downMsg = true, st.Message
-	fmt.Fprintf(p.w, "kodyls review: %s; the model stages of the remaining files are skipped (Kody Rules detectors still run)\n", st.Message)
+	// Not st.Message: it promises a retry after the cooldown, which a
+	// command that exits does not make.
+	p.downSaid = true
+	p.downMsg = fmt.Sprintf("LLM endpoint %s is not answering (%s)", st.Endpoint, st.LastError)
+	fmt.Fprintf(p.w, "kodyls review: %s; the model stages of the remaining files are skipped (Kody Rules detectors still run)\n", p.downMsg)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -211,9 +212,7 @@ func TestReviewDeadEndpointCostsOneTimeout(t *testing.T) {
 	if n := fake.CountChat(); n != 1 {
 		t.Errorf("the endpoint received %d requests, want 1: a timeout opens the breaker", n)
 	}
-	if n := strings.Count(errOut, "is not answering (no answer within 3s)"); n != 1 {
-		t.Errorf("the endpoint-down line appears %d times, want once:\n%s", n, errOut)
-	}
+	oneEndpointLine(t, out, errOut, 3)
 	// The first stage waits 3 s: a second into it the user reads which
 	// file and stage the review is waiting on.
 	if !regexp.MustCompile(`(?m)^kodyls review: file 1 of 4: \S+ \(\w+\)$`).MatchString(errOut) {
@@ -226,5 +225,94 @@ func TestReviewDeadEndpointCostsOneTimeout(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// A repository with an AGENTS.md has it split into rules by the model
+// before any file is reviewed. Against an endpoint that never answers,
+// that split is the one call that waits: a second into it the user reads
+// what the review waits on, then the one line about the endpoint, and no
+// file's model stages call it again.
+func TestReviewDeadEndpointWhileSplittingRules(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.Any(), llmtest.Reply{Hang: true})
+	repo := lsptest.NewRepo(t, map[string]string{
+		".kody/rules/no-println.md": lsptest.RuleFile("No fmt.Println", printlnRule, "high", "**/*.go", `fmt\.Println\(`),
+		"AGENTS.md":                 "# Conventions\n\n- Every exported function has a doc comment.\n- Errors are wrapped with the operation that failed.\n",
+		"main.go":                   reviewGo,
+	})
+	repo.Write(map[string]string{"main.go": strings.Replace(reviewGo, "fmt.Print(total(nil))", "fmt.Println(total(nil))", 1)})
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model",
+		`KODYLS_SETTINGS={"llm":{"timeoutMs":3000}}`)
+	out, errOut, code := runBin(t, env, repo.Dir, "review")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	reqs := fake.ChatRequests()
+	if len(reqs) != 1 || reqs[0].Chat.SchemaName() != "kodyrules_split" {
+		var names []string
+		for _, r := range reqs {
+			names = append(names, r.Chat.SchemaName())
+		}
+		t.Errorf("the endpoint received %v, want the split's request alone", names)
+	}
+	split := regexp.MustCompile(`(?m)^kodyls review: splitting AGENTS\.md \(kodyrules_split\)$`).FindStringIndex(errOut)
+	down := strings.Index(errOut, "is not answering (no answer within 3s)")
+	switch {
+	case split == nil:
+		t.Errorf("no progress line while the model splits AGENTS.md:\n%s", errOut)
+	case down < 0:
+		t.Errorf("no line saying the endpoint is not answering:\n%s", errOut)
+	case split[0] > down:
+		t.Errorf("the split's progress line comes after the endpoint line, not while the split waits:\n%s", errOut)
+	}
+	if !strings.Contains(out, "main.go:14:2: high kody_rules: No fmt.Println") {
+		t.Errorf("report lacks the detector's finding:\n%s", out)
+	}
+	oneEndpointLine(t, out, errOut, 1)
+
+	// --verbose gives the log's warnings back.
+	fake.Reset()
+	fake.On(llmtest.Any(), llmtest.Reply{Hang: true})
+	_, errOut, _ = runBin(t, env, repo.Dir, "review", "--verbose")
+	if !strings.Contains(errOut, `level=WARN msg="llm endpoint marked down"`) {
+		t.Errorf("review --verbose does not show the log's warnings:\n%s", errOut)
+	}
+}
+
+// progressLine is a line of `kodyls review` saying where the review is.
+var progressLine = regexp.MustCompile(`^kodyls review: (file \d+ of \d+: \S+|splitting \S+|pull-request Kody Rules)( \(\w+\))?$`)
+
+// oneEndpointLine checks that a review against an endpoint that never
+// answered (timeout 3 s) told the user once: stderr holds progress lines
+// and exactly one line about the endpoint, no log record, and nothing
+// promises a retry of a command that has exited; the report has no line
+// per file for it, only the note counting the files whose model stages
+// were skipped.
+func oneEndpointLine(t *testing.T, out, errOut string, skippedFiles int) {
+	t.Helper()
+	var problems []string
+	for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
+		if !progressLine.MatchString(line) {
+			problems = append(problems, line)
+		}
+	}
+	want := regexp.MustCompile(`^kodyls review: LLM endpoint http://127\.0\.0\.1:\d+/v1 is not answering \(no answer within 3s\); the model stages of the remaining files are skipped \(Kody Rules detectors still run\)$`)
+	if len(problems) != 1 || !want.MatchString(problems[0]) {
+		t.Errorf("stderr besides progress = %q, want the one endpoint line:\n%s", problems, errOut)
+	}
+	if strings.Contains(errOut, "level=WARN") {
+		t.Errorf("stderr has log warnings:\n%s", errOut)
+	}
+	if strings.Contains(out+errOut, "retries") {
+		t.Errorf("a command that exits promises a retry:\n%s\n%s", out, errOut)
+	}
+	if strings.Contains(out, "review degraded") {
+		t.Errorf("the report repeats the endpoint's failure for a file:\n%s", out)
+	}
+	note := regexp.MustCompile(`(?m)^note: the model stages of (\d+) file\(s\) were skipped: LLM endpoint \S+ is not answering \(no answer within 3s\)$`).FindStringSubmatch(out)
+	if note == nil || note[1] != strconv.Itoa(skippedFiles) {
+		t.Errorf("report note = %q, want the model stages of %d file(s) skipped:\n%s", note, skippedFiles, out)
 	}
 }
