@@ -91,6 +91,18 @@ func main() {
 `;
 fs.mkdirSync(path.join(WS, '.kody/rules'), { recursive: true });
 fs.writeFileSync(path.join(WS, '.kody/rules/no-println.md'), RULE);
+// A rule with no detector: only the model checks it (the apply-fix step).
+const MODEL_RULE_TITLE = 'Log lines carry their context';
+fs.writeFileSync(path.join(WS, '.kody/rules/log-context.md'), `---
+title: ${MODEL_RULE_TITLE}
+uuid: log-context
+severity: medium
+path: ["**/*.go"]
+---
+## Instructions
+
+Every log line names what it is about, e.g. the request or the item.
+`);
 fs.writeFileSync(path.join(WS, 'main.go'), MAIN_GO);
 fs.writeFileSync(path.join(WS, 'go.mod'), 'module example.com/fixture\n\ngo 1.22\n');
 const git = (...a) => execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com',
@@ -474,7 +486,12 @@ await step('apply-fix', async () => {
     { name: 'severity', match: { schema: 'review_severity' }, replies: [{ json: { codeSuggestions: one({ severity: 'medium' }) } }] },
     { name: 'safeguard', match: { schema: 'review_safeguard' }, replies: [{ json: { codeSuggestions: one({ action: 'no_changes', reason: 'correct' }) } }] },
     { name: 'implemented', match: { schema: 'review_implemented' }, replies: [{ json: { codeSuggestions: one({ implementationStatus: 'not_implemented' }) } }] },
-    { name: 'kody-rules', match: { schema: 'kodyrules_violations' }, replies: [{ json: { violations: [] } }] },
+    // The model finds the no-detector rule broken on the typed line: rule 1
+    // of the check is that rule (a rule with a detector is never sent).
+    { name: 'kody-rules', match: { schema: 'kodyrules_violations' }, replies: [{ json: { violations: [{
+      rule: 1, reason: 'The log line says x and nothing about what it concerns.', suggestionContent: 'Name the item the line is about.',
+      existingCode: 'fmt.Println("x")', improvedCode: 'fmt.Println("x", item)', oneSentenceSummary: 'log line without context',
+      relevantLinesStart: 7, relevantLinesEnd: 7 }] } }] },
     { name: 'guardian', match: { schema: 'kodyrules_guardian' }, replies: [{ json: { decisions: [] } }] },
     // "Explain this error" on a rule violation once the model is
     // configured (the cancel-explain step): the endpoint never answers,
@@ -541,6 +558,35 @@ await step('apply-fix', async () => {
   // The review's finding shows in the Problems view.
   await runCommand('View: Focus Problems (Errors, Warnings, Infos)').catch(() => page.keyboard.press('Control+Shift+M'));
   await page.locator('.markers-panel .monaco-list-row', { hasText: SUMMARY }).first().waitFor({ timeout: TIMEOUT });
+  // The model's Kody Rule violation is in the panel, marked "model"; its
+  // context menu's Dismiss takes it out (and it stays out).
+  const sidebar = page.locator('.part.sidebar');
+  if (!/Kody/i.test(await sidebar.locator('.composite.title').innerText().catch(() => ''))) {
+    await page.locator('.part.activitybar .action-item', { has: page.locator('.action-label[aria-label*="Kody"]') }).first().click();
+    await until('the Kody container in the side bar', async () => /Kody/i.test(await sidebar.locator('.composite.title').innerText()));
+  }
+  const treeRows = sidebar.locator('.monaco-list-row');
+  const modelRule = treeRows.filter({ hasText: MODEL_RULE_TITLE }).first();
+  await modelRule.waitFor({ timeout: TIMEOUT });
+  await until(`"1 violation in 1 file" beside "${MODEL_RULE_TITLE}"`, async () =>
+    (await modelRule.locator('.label-description').first().innerText()).trim() === '1 violation in 1 file');
+  if ((await modelRule.getAttribute('aria-expanded')) !== 'true') await modelRule.click();
+  const modelFile = treeRows.filter({ hasText: 'main.go' }).filter({ has: page.locator('.label-description', { hasText: /^1$/ }) });
+  const modelViolation = treeRows.filter({ hasText: 'fmt.Println("x")' }).filter({ hasText: 'model' }).first();
+  await until('the model violation row', async () => {
+    if (await modelViolation.count()) return true;
+    // Expand the rule's file row when the tree shows it collapsed.
+    for (const row of await modelFile.all()) if ((await row.getAttribute('aria-expanded')) === 'false') await row.click();
+    return false;
+  });
+  await screenshot('apply-fix-model-violation');
+  await modelViolation.click({ button: 'right' });
+  const dismiss = page.locator('.monaco-menu .action-item', { hasText: 'Dismiss' }).first();
+  await dismiss.waitFor({ timeout: TIMEOUT });
+  await dismiss.hover();
+  await page.keyboard.press('Enter');
+  await until(`"${MODEL_RULE_TITLE}" to leave the panel after Dismiss`, async () =>
+    (await treeRows.filter({ hasText: MODEL_RULE_TITLE }).filter({ hasText: 'violation' }).count()) === 0);
   // Light bulb, Ctrl+., "Apply Kody fix: …".
   const bulb = page.locator('.lightBulbWidget:visible');
   const menu = page.locator('.action-widget:visible');
