@@ -56,6 +56,8 @@ var kodyRulesFixtureRules = []kodyRulesFixtureRule{
 	{"Never push to main", "agents", "model"},
 	{"Never log secrets such as passwords, tokens or API keys", "claude", "model"},
 	{"Keep pull requests under 400 changed lines", "claude", "model"},
+	{"Never expose internal ids in responses", "kody-md", "model"}, // BOM and CRLF
+	// .github/instructions/legacy.instructions.md says @kody-ignore: none.
 }
 
 // The changed files and the language an editor and the CLI give each.
@@ -361,6 +363,19 @@ func TestKodyRulesComplete(t *testing.T) {
 		before := s.callCounts()
 		out := s.review(t, env, "json")
 		s.checkCalls(t, before)
+		// "Use named HTTP status codes" points at lines 1-4 of
+		// docs/http-status.md: the model's check carries them, not line 5.
+		for _, f := range kodyRulesChanged {
+			var body string
+			for _, r := range s.fake.ChatRequests() {
+				if r.Chat.SchemaName() == review.SchemaKodyRules && strings.Contains(r.Chat.Text(), f.path) {
+					body = r.Chat.Text()
+				}
+			}
+			if !strings.Contains(body, "StatusUnprocessableEntity") || strings.Contains(body, "not part of the reference") {
+				t.Errorf("the rule check of %s does not carry exactly the referenced lines of docs/http-status.md:\n%s", f.path, body)
+			}
+		}
 		var rep report.Report
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("review JSON: %v\n%s", err, out)
