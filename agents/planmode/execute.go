@@ -79,6 +79,9 @@ func (x *Executor) execute(ctx context.Context, p Plan, emit func(agent.Event), 
 			s.Status = StepRunning
 			s.Attempts++
 			p = p.WithStep(s)
+			if s.Tool != "" {
+				emit(agent.Event{Kind: agent.EventAction, Tool: s.Tool, Input: string(s.Input), Text: s.ID})
+			}
 			res, ok := x.run(ctx, p, s)
 			if ctx.Err() != nil {
 				s.Status = StepPending
