@@ -172,9 +172,14 @@ func (o *Orchestrator) Run(ctx context.Context, goal string, emit func(agent.Eve
 			s.Reflections = append(s.Reflections, r)
 			p := s.Plan
 			s.Done = true
+			stuck := p.Stuck()
 			switch {
 			case r.Assessment == AssessComplete:
 				p = p.Complete()
+			case len(stuck) > 0:
+				// Loop prevention: a stuck step ends the run, whatever the
+				// reflection would retry.
+				p = p.Fail(fmt.Sprintf("stuck: %s failed after %d attempts", strings.Join(stuck, ", "), MaxAttempts))
 			case r.Assessment == AssessFailed:
 				p = p.Fail(r.Reasoning)
 			case r.Assessment == AssessOnTrack && !p.HasPending():
