@@ -243,23 +243,40 @@ func shortText(s string, n int) string {
 	return s
 }
 
-// progressLine is the $/progress message of an agent or graph event, ""
-// for events not worth one (a node finishing, an iteration starting): the
-// editor shows where an explanation or a fix is, step by step.
+// progressLine is the $/progress message of an agent or graph event: the
+// editor shows where an explanation or a fix is, one short line for every
+// event, never a tool's whole output or a whole plan.
 func progressLine(ev agent.Event) string {
 	switch ev.Kind {
+	case agent.EventIteration:
+		return fmt.Sprintf("step %d", ev.Iteration)
 	case agent.EventAction:
-		return fmt.Sprintf("step %d: %s %s", ev.Iteration, ev.Tool, shortText(ev.Input, 60))
+		return fmt.Sprintf("%scalling %s %s", stepPrefix(ev), ev.Tool, shortText(ev.Input, 60))
 	case agent.EventThought:
 		return fmt.Sprintf("step %d: %s", ev.Iteration, shortText(ev.Text, 80))
+	case agent.EventObservation:
+		return fmt.Sprintf("%s%s returned %s", stepPrefix(ev), ev.Tool, shortText(ev.Text, 60))
 	case graph.EventResumed:
 		return fmt.Sprintf("resuming the interrupted run from step %d", ev.Iteration)
 	case agent.EventEscalated:
 		return "planning a deeper investigation: " + shortText(ev.Text, 80)
 	case graph.EventNodeStarted:
 		return ev.Node + "…"
-	case agent.EventPlanCreated, agent.EventStepDone, agent.EventReflected, agent.EventAdjusted:
-		return strings.ReplaceAll(ev.Kind, "_", " ") + ": " + shortText(ev.Text, 100)
+	case graph.EventNodeFinished:
+		return fmt.Sprintf("%s finished (%s)", ev.Node, ev.Text)
+	}
+	kind := strings.ReplaceAll(ev.Kind, "_", " ")
+	if ev.Text == "" {
+		return kind
+	}
+	return kind + ": " + shortText(ev.Text, 100)
+}
+
+// stepPrefix numbers the tool events of a ReAct step; a plan's steps
+// carry no number.
+func stepPrefix(ev agent.Event) string {
+	if ev.Iteration > 0 {
+		return fmt.Sprintf("step %d: ", ev.Iteration)
 	}
 	return ""
 }

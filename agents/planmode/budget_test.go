@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kodustech/kodyls/agents/agent"
+	"github.com/kodustech/kodyls/agents/graph"
 	"github.com/kodustech/kodyls/agents/llmtest"
 	"github.com/kodustech/kodyls/agents/planmode"
 )
@@ -83,10 +84,16 @@ func TestToolCallBudget(t *testing.T) {
 		}
 	})
 	t.Run("the default", func(t *testing.T) {
+		// 15 steps retried every cycle: no step runs MaxAttempts times
+		// before the 20 tool calls are spent.
+		var retry []string
+		for i := 1; i <= 15; i++ {
+			retry = append(retry, fmt.Sprintf(`{"type":"RETRY","stepId":"s%d","reason":"r"}`, i))
+		}
 		s, g := setup(t)
-		s.On(llmtest.SchemaName("plan"), llmtest.Text(twoStepPlan))
-		s.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"needs_adjustment","reasoning":"again","adjustments":[{"type":"RETRY","stepId":"second","reason":"r"}]}`))
-		w := &world{values: map[string]string{"a": "b"}}
+		s.On(llmtest.SchemaName("plan"), llmtest.Text(longPlan(15)))
+		s.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"needs_adjustment","reasoning":"again","adjustments":[`+strings.Join(retry, ",")+`]}`))
+		w := &world{values: map[string]string{"a": "1"}}
 		o := orchestrator(t, g, w)
 		o.MaxCycles = 100
 		if _, err := o.Run(context.Background(), "goal", nil); err != nil {
@@ -139,5 +146,79 @@ func TestRunTimeout(t *testing.T) {
 	_, err = o.Run(context.Background(), "goal", nil)
 	if !errors.Is(err, agent.ErrTimeout) || !strings.Contains(err.Error(), "after 50ms") {
 		t.Fatalf("err %v, want the run's time limit", err)
+	}
+}
+
+// TestStuckStepEndsTheRun: a reflection that retries the same failing
+// step for ever is stopped by the seed's loop prevention, well within the
+// reflection cycles and the tool calls allowed: the step runs three times,
+// fails as stuck, the last reflection is told so, and the run ends.
+func TestStuckStepEndsTheRun(t *testing.T) {
+	s, g := setup(t)
+	s.On(llmtest.SchemaName("plan"), llmtest.Text(twoStepPlan))
+	reflect := s.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"needs_adjustment","reasoning":"try again","adjustments":[{"type":"RETRY","stepId":"second","reason":"maybe it works now"}]}`))
+	w := &world{values: map[string]string{"a": "b"}}
+	o := orchestrator(t, g, w)
+	o.MaxCycles = 10
+	var stuck []agent.Event
+	st, err := o.Run(context.Background(), "goal", func(e agent.Event) {
+		if e.Kind == planmode.EventStuck {
+			stuck = append(stuck, e)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(w.calls, ","); got != "a,wrong,wrong,wrong" {
+		t.Fatalf("tool calls %s, want the second step three times", got)
+	}
+	second, _ := st.Plan.Step("second")
+	if second.Status != planmode.StepFailed || second.Attempts != planmode.MaxAttempts || !strings.HasPrefix(second.Result, "stuck: 3 attempts: ") {
+		t.Errorf("second step %+v", second)
+	}
+	if st.Plan.Status != planmode.PlanFailed || st.Plan.Reason != "stuck: second failed after 3 attempts" || !st.Done {
+		t.Errorf("plan %s", st.Plan)
+	}
+	// Ended by the stuck step, not by a budget.
+	if st.Cycles != 3 || st.Stopped != "" || st.ToolCalls != 4 || len(st.Versions) != 3 {
+		t.Errorf("%d cycles, %d tool calls, %d versions, stopped %q", st.Cycles, st.ToolCalls, len(st.Versions), st.Stopped)
+	}
+	if len(stuck) != 1 || stuck[0].Node != graph.NodeExecute || !strings.Contains(stuck[0].Text, "second failed 3 times") {
+		t.Errorf("stuck events %+v", stuck)
+	}
+	// Only the last reflection was told the step is stuck.
+	var told []bool
+	for _, r := range s.ChatRequests() {
+		if r.Chat.SchemaName() == "reflection" {
+			told = append(told, strings.Contains(r.Chat.Text(), "Stuck: second ran 3 times"))
+		}
+	}
+	if reflect.Times() != 3 || fmt.Sprint(told) != "[false false true]" {
+		t.Errorf("%d reflections, told stuck: %v", reflect.Times(), told)
+	}
+}
+
+// TestStepRetriedAfterItsLastAttemptIsRefused: a step that got through on
+// its third run is not run a fourth time.
+func TestStepRetriedAfterItsLastAttemptIsRefused(t *testing.T) {
+	s, g := setup(t)
+	s.On(llmtest.SchemaName("plan"), llmtest.Text(twoStepPlan))
+	s.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"needs_adjustment","reasoning":"read it again","adjustments":[{"type":"RETRY","stepId":"first","reason":"again"},{"type":"SKIP","stepId":"second","reason":"not needed"}]}`))
+	w := &world{values: map[string]string{"a": "b"}}
+	o := orchestrator(t, g, w)
+	o.MaxCycles = 10
+	st, err := o.Run(context.Background(), "goal", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(w.calls, ","); got != "a,wrong,a,a" {
+		t.Fatalf("tool calls %s, want the first step three times", got)
+	}
+	first, _ := st.Plan.Step("first")
+	if first.Status != planmode.StepFailed || first.Attempts != 3 || first.Result != "stuck: 3 attempts: asked to run again" {
+		t.Errorf("first step %+v", first)
+	}
+	if st.Plan.Status != planmode.PlanFailed || !strings.HasPrefix(st.Plan.Reason, "stuck: first") || st.Cycles != 4 {
+		t.Errorf("plan %s after %d cycles", st.Plan, st.Cycles)
 	}
 }

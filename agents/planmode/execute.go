@@ -15,6 +15,18 @@ import (
 // with the error's text as its result.
 type StepFunc func(ctx context.Context, p Plan, s Step) (string, error)
 
+// MaxAttempts is how many times one step may run over every version of a
+// plan. A step that has run this often without the plan getting through is
+// stuck (the seed's loop prevention): it fails and does not run again, and
+// the run ends with the reflection that is told so.
+const MaxAttempts = 3
+
+// EventStuck reports a step that reached MaxAttempts; Text names it.
+const EventStuck = "stuck"
+
+// stuckReason is the result prefix of a stuck step.
+var stuckReason = fmt.Sprintf("stuck: %d attempts", MaxAttempts)
+
 // Executor runs a plan's steps through tools, one at a time, in plan order
 // as their dependencies allow.
 type Executor struct {
@@ -69,6 +81,14 @@ func (x *Executor) execute(ctx context.Context, p Plan, emit func(agent.Event), 
 			if err := ctx.Err(); err != nil {
 				return p, used, err
 			}
+			if s.Attempts >= MaxAttempts {
+				// Asked to run again after its last attempt: refused.
+				s.Status, s.Result = StepFailed, stuckReason+": asked to run again"
+				p = p.WithStep(s)
+				emit(agent.Event{Kind: EventStuck, Tool: s.Tool, Text: fmt.Sprintf("%s %s", s.ID, s.Result)})
+				emit(agent.Event{Kind: agent.EventStepDone, Tool: s.Tool, Input: string(s.Input), Text: fmt.Sprintf("%s %s: %s", s.ID, s.Status, s.Result)})
+				continue
+			}
 			if s.Tool != "" {
 				if calls >= 0 && used >= calls {
 					spent = true
@@ -79,6 +99,9 @@ func (x *Executor) execute(ctx context.Context, p Plan, emit func(agent.Event), 
 			s.Status = StepRunning
 			s.Attempts++
 			p = p.WithStep(s)
+			if s.Tool != "" {
+				emit(agent.Event{Kind: agent.EventAction, Tool: s.Tool, Input: string(s.Input), Text: s.ID})
+			}
 			res, ok := x.run(ctx, p, s)
 			if ctx.Err() != nil {
 				s.Status = StepPending
@@ -87,11 +110,19 @@ func (x *Executor) execute(ctx context.Context, p Plan, emit func(agent.Event), 
 			}
 			s.Result = res
 			s.Status = StepDone
+			stuck := false
 			if !ok {
 				s.Status = StepFailed
+				if s.Attempts >= MaxAttempts {
+					s.Result = stuckReason + ": " + res
+					stuck = true
+				}
 			}
 			p = p.WithStep(s)
-			emit(agent.Event{Kind: agent.EventStepDone, Tool: s.Tool, Input: string(s.Input), Text: fmt.Sprintf("%s %s: %s", s.ID, s.Status, oneLine(res, 200))})
+			if stuck {
+				emit(agent.Event{Kind: EventStuck, Tool: s.Tool, Text: fmt.Sprintf("%s failed %d times and will not run again", s.ID, s.Attempts)})
+			}
+			emit(agent.Event{Kind: agent.EventStepDone, Tool: s.Tool, Input: string(s.Input), Text: fmt.Sprintf("%s %s: %s", s.ID, s.Status, oneLine(s.Result, 200))})
 		}
 		if spent {
 			break

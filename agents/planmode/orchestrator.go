@@ -159,9 +159,9 @@ func (o *Orchestrator) Run(ctx context.Context, goal string, emit func(agent.Eve
 				r := Reflection{Version: s.Plan.Version, Assessment: AssessFailed, Reasoning: "stopped: " + s.Stopped}
 				s.Cycles++
 				s.Reflections = append(s.Reflections, r)
-				emit(agent.Event{Kind: agent.EventReflected, Iteration: s.Cycles, Text: fmt.Sprintf("%s: %s", r.Assessment, r.Reasoning)})
 				s.Done = true
 				s.record(s.Plan.Fail(r.Reasoning))
+				emit(agent.Event{Kind: agent.EventReflected, Iteration: s.Cycles, Text: reflectedText(s.Plan, r)})
 				return s, nil
 			}
 			r, err := o.Reflector.Reflect(ctx, s)
@@ -170,12 +170,16 @@ func (o *Orchestrator) Run(ctx context.Context, goal string, emit func(agent.Eve
 			}
 			s.Cycles++
 			s.Reflections = append(s.Reflections, r)
-			emit(agent.Event{Kind: agent.EventReflected, Iteration: s.Cycles, Text: fmt.Sprintf("%s: %s", r.Assessment, r.Reasoning)})
 			p := s.Plan
 			s.Done = true
+			stuck := p.Stuck()
 			switch {
 			case r.Assessment == AssessComplete:
 				p = p.Complete()
+			case len(stuck) > 0:
+				// Loop prevention: a stuck step ends the run, whatever the
+				// reflection would retry.
+				p = p.Fail(fmt.Sprintf("stuck: %s failed after %d attempts", strings.Join(stuck, ", "), MaxAttempts))
 			case r.Assessment == AssessFailed:
 				p = p.Fail(r.Reasoning)
 			case r.Assessment == AssessOnTrack && !p.HasPending():
@@ -193,6 +197,7 @@ func (o *Orchestrator) Run(ctx context.Context, goal string, emit func(agent.Eve
 				s.Done = false
 			}
 			s.record(p)
+			emit(agent.Event{Kind: agent.EventReflected, Iteration: s.Cycles, Text: reflectedText(p, r)})
 			return s, nil
 		}),
 		Adjust: node(graph.NodeAdjust, func(ctx context.Context, s State, emit func(agent.Event)) (State, error) {
@@ -269,4 +274,10 @@ func describe(adjs []Adjustment) string {
 		parts[i] = string(a.Type) + " " + a.StepID
 	}
 	return strings.Join(parts, ", ")
+}
+
+// reflectedText is the text of a reflected event: the plan version with the
+// state the reflection left it in, then the assessment and its reason.
+func reflectedText(p Plan, r Reflection) string {
+	return fmt.Sprintf("plan v%d (%s): %s: %s", p.Version, p.Status, r.Assessment, r.Reasoning)
 }

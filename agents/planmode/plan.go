@@ -174,6 +174,18 @@ func (p Plan) AllDone() bool {
 	return true
 }
 
+// Stuck returns the IDs of the steps that failed as stuck: run
+// MaxAttempts times without getting through.
+func (p Plan) Stuck() []string {
+	var out []string
+	for _, s := range p.Steps {
+		if s.Status == StepFailed && strings.HasPrefix(s.Result, stuckReason) {
+			out = append(out, s.ID)
+		}
+	}
+	return out
+}
+
 // Validate checks the plan's structure: at least one step, unique
 // non-empty IDs, known dependencies, no dependency cycle, and, when known
 // is set, tools it knows (a step without a tool is always allowed).

@@ -69,6 +69,10 @@ func (r *ModelReflector) Reflect(ctx context.Context, s State) (Reflection, erro
 	if sys != "" {
 		msgs = append(msgs, llm.Message{Role: "system", Content: sys})
 	}
+	if stuck := s.Plan.Stuck(); len(stuck) > 0 {
+		user += fmt.Sprintf("\n\nStuck: %s ran %d times without getting through and will not run again; this reflection ends the run. Assess whether the goal is met anyway (complete) or not (failed).",
+			strings.Join(stuck, ", "), MaxAttempts)
+	}
 	msgs = append(msgs, llm.Message{Role: "user", Content: user})
 	types := make([]any, len(AdjustmentTypes))
 	for i, t := range AdjustmentTypes {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kodustech/kodyls/agents/agent"
 	"github.com/kodustech/kodyls/agents/rca"
@@ -162,35 +163,39 @@ func writeExplainText(w io.Writer, rep *rca.Report) {
 	}
 }
 
-// writeEvent prints one agent event as a line: the node, the kind and what
-// it carries, multi-line texts indented under it.
+// writeEvent prints one agent event as one line: the node, the kind, the
+// tool and its arguments, and what the event says, each shortened, so that
+// --verbose follows a run without dumping tool output or whole plans.
 func writeEvent(w io.Writer, e agent.Event) {
-	head := e.Kind
+	line := "agent: "
 	if e.Node != "" {
-		head = e.Node + " " + head
+		line += e.Node + " "
 	}
-	var body []string
+	line += e.Kind
 	if e.Tool != "" {
-		body = append(body, e.Tool)
+		line += " " + e.Tool
 	}
-	if e.Input != "" {
-		body = append(body, e.Input)
+	if e.Input != "" && e.Kind == agent.EventAction {
+		line += " " + clip(e.Input, 80)
 	}
-	text := strings.TrimSpace(e.Text)
-	if len(text) > 600 {
-		text = text[:600] + " …"
+	if text := clip(e.Text, 160); text != "" {
+		line += ": " + text
 	}
-	line := "agent: " + head
-	if len(body) > 0 {
-		line += " " + strings.Join(body, " ")
+	fmt.Fprintln(w, line)
+}
+
+// clip joins s onto one line and shortens it to at most n bytes, cutting
+// at a rune boundary.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
 	}
-	if first, rest, multi := strings.Cut(text, "\n"); multi {
-		fmt.Fprintf(w, "%s: %s\n    %s\n", line, first, strings.ReplaceAll(rest, "\n", "\n    "))
-	} else if text != "" {
-		fmt.Fprintf(w, "%s: %s\n", line, text)
-	} else {
-		fmt.Fprintln(w, line)
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
 	}
+	return s[:cut] + " …"
 }
 
 // compilerOutput reads the output `explain` and `fix` work on, from the

@@ -64,7 +64,7 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	apply := fs.Bool("apply", false, "write the edits to the workspace")
 	build := fs.String("build", "", "the command that verifies the fix (default: the build.onSave setting)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	verbose := fs.Bool("verbose", false, "print the plan events to stderr as they happen")
+	verbose := fs.Bool("verbose", false, "print the agent's steps (nodes, tool calls, plan versions) to stderr as they happen")
 	wsFlag := fs.String("workspace", "", "the workspace the output refers to (default: the git root of the current directory, else the current directory)")
 	rounds := fs.Int("rounds", fix.DefaultRounds, "plan versions to try")
 	timeout := fs.Duration("timeout", 0, "time limit of one verifying build (default: build.timeoutMs, else 2m)")
@@ -108,12 +108,7 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fx.Timeout = *maxTime
 	var emit func(agent.Event)
 	if *verbose {
-		emit = func(e agent.Event) {
-			switch e.Kind {
-			case agent.EventPlanCreated, agent.EventStepDone, agent.EventReflected, agent.EventAdjusted:
-				fmt.Fprintf(stderr, "[%s] %s: %s\n", e.Node, e.Kind, e.Text)
-			}
-		}
+		emit = func(e agent.Event) { writeEvent(stderr, e) }
 	}
 	res, err := fx.Fix(ctx, req, emit)
 	if err != nil {

@@ -154,17 +154,34 @@ func TestFixAdjustsAfterAFailedBuild(t *testing.T) {
 			t.Error("the reflection did not see the failing build's output")
 		}
 	}
-	// The events walked the same way, in order.
+	// --verbose walked the same way, one line per event: the nodes, the
+	// tool calls, and the plan versions with their states.
 	var kinds []string
 	for _, line := range strings.Split(errOut, "\n") {
-		if strings.HasPrefix(line, "[") {
-			kinds = append(kinds, strings.SplitN(strings.SplitN(line, "] ", 2)[1], ":", 2)[0])
+		if rest, ok := strings.CutPrefix(line, "agent: "); ok {
+			f := strings.Fields(strings.SplitN(rest, ":", 2)[0])
+			kinds = append(kinds, strings.Join(f[:min(2, len(f))], " "))
 		}
 	}
-	want := "plan_created step_done step_done step_done reflected adjusted step_done step_done reflected"
-	if got := strings.Join(kinds, " "); got != want {
+	want := "plan node_started, plan plan_created, plan node_finished, " +
+		"execute node_started, execute action, execute step_done, execute action, execute step_done, execute action, execute step_done, execute node_finished, " +
+		"reflect node_started, reflect reflected, reflect node_finished, " +
+		"adjust node_started, adjust adjusted, adjust node_finished, " +
+		"execute node_started, execute action, execute step_done, execute action, execute step_done, execute node_finished, " +
+		"reflect node_started, reflect reflected, reflect node_finished"
+	if got := strings.Join(kinds, ", "); got != want {
 		t.Errorf("events\n got %s\nwant %s\n%s", got, want, errOut)
 	}
+	assertInOrder(t, errOut,
+		"agent: plan plan_created: plan v1 (approved)",
+		"agent: execute action propose_edits",
+		"agent: execute action verify_build",
+		"agent: execute step_done verify_build: verify failed: ",
+		"agent: reflect reflected: plan v1 (failed): needs_adjustment: strconv is not imported",
+		"agent: adjust adjusted: MODIFY edit plan v2 (adjusted)",
+		"agent: execute step_done verify_build: verify done",
+		"agent: reflect reflected: plan v2 (completed): complete")
+	assertOneLineEvents(t, errOut)
 	// Without --apply nothing is written.
 	if data, _ := os.ReadFile(filepath.Join(repo.Dir, "main.go")); string(data) != typeErrorGo {
 		t.Errorf("main.go changed without --apply:\n%s", data)
@@ -413,7 +430,7 @@ func readPlan(n int) string {
 
 // stepLines counts the step_done lines of --verbose output.
 func stepLines(errOut string) int {
-	return strings.Count(errOut, "] step_done: ")
+	return strings.Count(errOut, " step_done ")
 }
 
 // TestFixBudgetsHoldUnderAHostilePlan: a 300-step plan is rejected for

@@ -66,15 +66,22 @@ func TestExplainWithPlanExecute(t *testing.T) {
 	if !strings.Contains(last, "unused := 42") || !strings.Contains(last, "main.go:4:") {
 		t.Fatalf("answer request lacks the steps' results:\n%s", last)
 	}
-	// --verbose walks plan → steps → answer on stderr, stdout stays JSON.
+	// --verbose walks plan → steps → answer on stderr, one line per event
+	// (nodes, tool calls, plan events), and stdout stays JSON.
 	assertInOrder(t, errOut,
 		"agent: plan node_started",
 		"agent: plan plan_created: 1. read_file",
+		"agent: plan node_finished: ",
+		"agent: execute node_started",
 		"agent: execute action read_file",
 		"agent: execute step_done read_file: done",
 		"agent: execute action find_references",
 		"agent: execute step_done find_references: done",
-		"agent: answer done: unused is assigned")
+		"agent: execute node_finished: ",
+		"agent: answer node_started",
+		"agent: answer done: unused is assigned",
+		"agent: answer node_finished: ")
+	assertOneLineEvents(t, errOut)
 }
 
 func TestExplainWithReWoo(t *testing.T) {
@@ -116,6 +123,7 @@ func TestExplainWithReWoo(t *testing.T) {
 		"agent: work action list_files",
 		"agent: work step_done list_files: E3 done",
 		"agent: solve done: unused is assigned on main.go:4 but never read [E1]")
+	assertOneLineEvents(t, errOut)
 }
 
 // TestReWooToolCallsOverlap measures, through the binary, that ReWoo's
@@ -202,6 +210,17 @@ func TestReWooToolCallsOverlap(t *testing.T) {
 	solve := fake.ChatRequests()[len(fake.ChatRequests())-1].Chat.Text()
 	if !strings.Contains(solve, "#E1: read_file") || !strings.Contains(solve, "#E2: read_file") {
 		t.Errorf("the solve request lacks the reads:\n%s", solve)
+	}
+}
+
+// assertOneLineEvents checks that every line of --verbose output is one
+// short event line, not a tool's output or a plan dumped over many lines.
+func assertOneLineEvents(t *testing.T, errOut string) {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
+		if !strings.HasPrefix(line, "agent: ") || len(line) > 300 {
+			t.Errorf("not a one-line event: %q", line)
+		}
 	}
 }
 
