@@ -76,7 +76,7 @@ func runWriter(ctx context.Context, dir, prefix string, n int, wait time.Duratio
 		return err
 	}
 	if wait > 0 {
-		x.lockWait, x.lockAttempt = wait, wait
+		x.lockWait = wait
 	}
 	for i := 0; i < n; i++ {
 		if err := st.TouchWorkspace(ctx, "/ws/"+prefix); err != nil {
