@@ -189,3 +189,38 @@ func copyDir(b *testing.B, src, dst string) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkOpenIndex measures what a process pays to open the search
+// index of 100,000 errors, read the (empty) queue and close it again:
+// the cost a one-shot command adds to each operation, and the server to
+// the first lookup after another process has written.
+func BenchmarkOpenIndex(b *testing.B) {
+	const n = 100_000
+	dir, _ := seedHistory(b, n)
+	ctx := context.Background()
+	st, err := OpenStore(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	x, err := OpenSearch(st, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if got, err := x.Count(ctx); err != nil || got != n {
+		b.Fatalf("Count = %d, %v; want %d", got, err, n)
+	}
+	samples := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		begin := time.Now()
+		if err := x.Flush(ctx); err != nil {
+			b.Fatal(err)
+		}
+		samples = append(samples, time.Since(begin))
+	}
+	b.StopTimer()
+	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
+	b.ReportMetric(float64(samples[len(samples)/2].Microseconds())/1000, "ms-p50")
+	b.ReportMetric(float64(samples[len(samples)*99/100].Microseconds())/1000, "ms-p99")
+}
