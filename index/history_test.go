@@ -196,7 +196,7 @@ func TestHistorySimilarBusyReturnsExact(t *testing.T) {
 	ctx := testCtx(t)
 	exact := mustRecord(t, h, goErr("/ws/a", "fp1", "undefined: fooBar"))
 	mustRecord(t, h, goErr("/ws/a", "fp2", "undefined: fooBaz"))
-	x.lockWait, x.lockAttempt = 50*time.Millisecond, 10*time.Millisecond
+	x.lockWait = 50 * time.Millisecond
 	release := holdIndex(t, x)
 	defer release()
 

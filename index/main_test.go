@@ -46,6 +46,9 @@ func helperMain(mode string) int {
 		fmt.Printf("queued=%d\n", queuedByWriter.Load())
 	case "hold":
 		err = runHold(dir)
+	case "recorder":
+		// It lives as long as the parent's benchmark, which ends it.
+		err = runRecorder(context.Background(), dir)
 	case "checkpoints":
 		n, _ := strconv.Atoi(os.Getenv("KODYLS_INDEX_HELPER_N"))
 		err = runCheckpointWriter(ctx, dir, os.Getenv("KODYLS_INDEX_HELPER_PREFIX"), n)
@@ -73,7 +76,7 @@ func runWriter(ctx context.Context, dir, prefix string, n int, wait time.Duratio
 		return err
 	}
 	if wait > 0 {
-		x.lockWait, x.lockAttempt = wait, wait
+		x.lockWait = wait
 	}
 	for i := 0; i < n; i++ {
 		if err := st.TouchWorkspace(ctx, "/ws/"+prefix); err != nil {
@@ -129,7 +132,7 @@ func token(id string) string { return "tok" + strings.ReplaceAll(id, "-", "x") }
 
 // startHelper re-executes the test binary in mode. The child inherits a
 // deadline through ctx so a hang fails the test instead of blocking it.
-func startHelper(ctx context.Context, t *testing.T, mode, dir string, env ...string) *exec.Cmd {
+func startHelper(ctx context.Context, t testing.TB, mode, dir string, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+mode, "KODYLS_INDEX_HELPER_DIR="+dir)

@@ -28,14 +28,16 @@ import (
 const IndexDir = "errors.bleve"
 
 // Timing of the bleve lock. Scorch holds an exclusive flock on root.bolt for
-// as long as the index is open, and bbolt polls that flock every 50ms until
-// its Timeout (which scorch takes from the runtime config key
-// "bolt_timeout"). A short per-attempt timeout lets us check ctx between
-// attempts; the total wait bounds how long a caller can be held up by
-// another process.
+// as long as the index is open. bbolt polls that flock every 50ms until its
+// Timeout (which scorch takes from the runtime config key "bolt_timeout"),
+// which would make a lookup that arrives while another process writes wait
+// up to 50ms after the writer is done. So every attempt is a single try,
+// and open polls itself, from minLockPoll up to maxLockPoll; the total wait
+// bounds how long a caller can be held up by another process.
 const (
-	defaultLockWait    = 2 * time.Second
-	defaultLockAttempt = 250 * time.Millisecond
+	defaultLockWait = 2 * time.Second
+	minLockPoll     = time.Millisecond
+	maxLockPoll     = 8 * time.Millisecond
 	// defaultTurnWait bounds the wait for the other operations of the same
 	// Search. Each of them is itself bounded by the lock wait, so this only
 	// trips if the process floods the index with work.
@@ -85,9 +87,8 @@ type Search struct {
 	path  string
 
 	// The waits are fields rather than constants so tests can change them.
-	lockWait    time.Duration
-	lockAttempt time.Duration
-	turnWait    time.Duration
+	lockWait time.Duration
+	turnWait time.Duration
 
 	// turn is a one-slot semaphore rather than a sync.Mutex so that waiting
 	// for it can give up at the deadline or when ctx is done.
@@ -131,14 +132,13 @@ func OpenSearch(store *Store, dir string) (*Search, error) {
 		return nil, errors.New("open search index: nil store")
 	}
 	x := &Search{
-		store:       store,
-		dir:         dir,
-		path:        filepath.Join(dir, IndexDir),
-		lockWait:    defaultLockWait,
-		lockAttempt: defaultLockAttempt,
-		turnWait:    defaultTurnWait,
-		turn:        make(chan struct{}, 1),
-		token:       newToken(),
+		store:    store,
+		dir:      dir,
+		path:     filepath.Join(dir, IndexDir),
+		lockWait: defaultLockWait,
+		turnWait: defaultTurnWait,
+		turn:     make(chan struct{}, 1),
+		token:    newToken(),
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open search index: create data dir %s: %w", dir, err)
@@ -473,14 +473,16 @@ func (x *Search) acquire(ctx context.Context, start, deadline time.Time) error {
 // (see Hold) and keeps trying. An index that is missing or cannot be read
 // is rebuilt (see rebuild).
 func (x *Search) open(ctx context.Context, start, deadline time.Time) (bleve.Index, error) {
-	if wait := time.Until(x.yieldUntil); wait > 0 {
-		// We just let go for another process; give it the first go.
-		if err := sleepCtx(ctx, min(wait, time.Until(deadline))); err != nil {
+	if time.Now().Before(x.yieldUntil) {
+		// We just let go for another process; give it the first go, but
+		// only until it has taken the index: sleeping out the whole grace
+		// once it has would delay this lookup for nothing.
+		if err := x.awaitAskers(ctx, earliest(x.yieldUntil, deadline)); err != nil {
 			return nil, fmt.Errorf("open search index: %w", err)
 		}
 	}
 	rebuilt := false
-	attempt := time.Millisecond // bbolt makes a single try
+	poll := minLockPoll
 	var unask func()
 	defer func() {
 		if unask != nil {
@@ -491,9 +493,10 @@ func (x *Search) open(ctx context.Context, start, deadline time.Time) (bleve.Ind
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("open search index: %w", err)
 		}
-		// bolt_timeout must never be 0: bbolt reads 0 as "wait forever".
+		// A bolt_timeout under bbolt's 50ms poll makes a single try; it
+		// must never be 0, which bbolt reads as "wait forever".
 		idx, err := bleve.OpenUsing(x.path, map[string]interface{}{
-			"bolt_timeout": max(attempt, time.Millisecond).String(),
+			"bolt_timeout": time.Millisecond.String(),
 		})
 		if err == nil {
 			if err := x.fillIfNew(ctx, idx); err != nil {
@@ -524,11 +527,46 @@ func (x *Search) open(ctx context.Context, start, deadline time.Time) (bleve.Ind
 			return nil, fmt.Errorf("%w: another kodyls process held %s for more than %s; try again shortly",
 				ErrBusy, x.path, time.Since(start).Round(time.Millisecond))
 		}
-		if err := sleepCtx(ctx, time.Duration(5+rand.IntN(20))*time.Millisecond); err != nil {
+		// Jitter keeps two waiting processes from trying in step.
+		nap := poll + rand.N(poll/2+1)
+		if err := sleepCtx(ctx, min(nap, max(time.Until(deadline), 0))); err != nil {
 			return nil, fmt.Errorf("open search index: %w", err)
 		}
-		attempt = min(x.lockAttempt, time.Until(deadline))
+		poll = min(2*poll, maxLockPoll)
 	}
+}
+
+// askerPoll is how often a holder that let go looks whether the process
+// it let go for has taken the index yet.
+const askerPoll = time.Millisecond
+
+// awaitAskers waits until no other process has a marker in WantDir, which
+// it removes once it has opened the index (or given up), or until until.
+func (x *Search) awaitAskers(ctx context.Context, until time.Time) error {
+	dir := filepath.Join(x.dir, WantDir)
+	for time.Now().Before(until) {
+		if !othersAsking(dir, x.token) {
+			return nil
+		}
+		if err := sleepCtx(ctx, min(askerPoll, time.Until(until))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// othersAsking reports whether dir holds a marker other than token.
+func othersAsking(dir, token string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.Name() != token {
+			return true
+		}
+	}
+	return false
 }
 
 // applyOps writes ops to idx as one batch. Later ops for the same ID win, as
