@@ -787,6 +787,27 @@ await step('cancel-explain', async () => {
     /script=explain-hangs .*client-gone/.test(fs.readFileSync(path.join(ART, 'fakellm.log'), 'utf8')));
 });
 
+// The status bar item says the model is ready; a click opens its quick
+// pick (review, violations, output, doctor, restart), and "Run doctor"
+// writes the doctor's report, with the editor's settings, to the output.
+await step('status-menu', async () => {
+  const item = page.locator('[id="kodustech.kodyls.kodyls.status"]');
+  await until('the status bar item to say ready', async () => /ready|no review is running/i.test(await item.getAttribute('aria-label')));
+  await item.click();
+  const rows = page.locator('.quick-input-widget .monaco-list-row');
+  await rows.first().waitFor({ timeout: TIMEOUT });
+  const labels = (await rows.allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+  log(`status menu: ${labels.join(' | ')}`);
+  for (const want of ['Review this file', 'Review open files', 'Show rule violations', 'Show output', 'Run doctor', 'Restart server']) {
+    if (!labels.some((l) => l.includes(want))) throw new Error(`the status menu lacks "${want}": ${labels.join(' | ')}`);
+  }
+  await rows.filter({ hasText: 'Run doctor' }).first().click();
+  await until("the doctor's report in the output, with the configured endpoint", async () => {
+    const t = await allText();
+    return /kodyls doctor --workspace/.test(t) && t.includes('fake-model') && t.includes('KODYLS_SETTINGS');
+  });
+});
+
 log(`PASS: all assertions held in ${((Date.now() - t0) / 1000).toFixed(1)}s; artifacts in ${ART}`);
 await cleanup();
 process.exit(0);
