@@ -94,7 +94,8 @@ func (c *Raw) Notify(method string, params any) {
 }
 
 // Next returns the next message for which keep is true (nil keeps all),
-// answering server requests with a null result meanwhile.
+// answering the server requests it passes over with a null result; a
+// server request it returns is the caller's to answer.
 func (c *Raw) Next(keep func(RawMessage) bool) RawMessage {
 	c.t.Helper()
 	deadline := time.After(DefaultTimeout)
@@ -104,11 +105,11 @@ func (c *Raw) Next(keep func(RawMessage) bool) RawMessage {
 			if !ok {
 				c.t.Fatalf("connection closed: %v", <-c.err)
 			}
-			if m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" {
-				c.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":null}`, m.ID))
-			}
 			if keep == nil || keep(m) {
 				return m
+			}
+			if m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" {
+				c.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":null}`, m.ID))
 			}
 		case <-deadline:
 			c.t.Fatalf("timed out waiting for a message")
