@@ -539,7 +539,14 @@ await step('apply-fix', async () => {
   await until('settings.json to hold the endpoint', async () =>
     fs.readFileSync(path.join(USER_DIR, 'User/settings.json'), 'utf8').includes(baseUrl));
   await page.keyboard.press('Control+W');
-  await settingsEditor.waitFor({ state: 'detached', timeout: TIMEOUT });
+  // The file on disk already holds the settings; when the editor typed one
+  // more character after the save (an auto-closed brace), VS Code asks
+  // whether to save that too: the saved file is what counts.
+  const dontSave = page.locator('.dialog-buttons .monaco-button', { hasText: "Don't Save" });
+  await until('the settings editor to close', async () => {
+    if (await dontSave.count()) await dontSave.first().click();
+    return (await settingsEditor.count()) === 0;
+  });
   await page.locator('.tabs-container .tab', { hasText: 'main.go' }).first().click();
   // The server picks the endpoint up from workspace/didChangeConfiguration.
   await until('the status bar to leave "offline"', async () => {
