@@ -66,6 +66,7 @@
 //	                       a DSN without "://"                             host=… password=PASSWORD; user:PASSWORD@tcp(…);
 //	                                                                       jdbc:oracle:thin:user/PASSWORD@
 //	cli-credentials        password given to curl and friends              -u user:PASSWORD, --user user:PASSWORD
+//	command-password       a command's own password flag                   mysql -pPASSWORD, docker login -p PASSWORD, sshpass -p, redis-cli -a, ldapsearch -w
 //	bearer-token           bearer token in a header or code string         Bearer <16+ random token chars>
 //	basic-auth             HTTP Basic credentials                          Basic <base64 that decodes to user:password>
 //	auth-header            other Authorization header values               Authorization: [token|Bot|…] <16+ random chars>

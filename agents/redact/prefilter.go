@@ -19,6 +19,7 @@ const (
 	detSQL
 	detConn
 	detDSN
+	detCmdPass
 )
 
 type keyword struct {
@@ -62,6 +63,9 @@ func init() {
 	}
 	for _, k := range dsnKeywords {
 		add(k, detDSN)
+	}
+	for _, k := range cmdPassKeywords {
+		add(k, detCmdPass)
 	}
 }
 

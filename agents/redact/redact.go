@@ -371,6 +371,9 @@ func (r *Redactor) detect(text string) []cand {
 	if found&(1<<detCLI) != 0 {
 		scanCLICredentials(&s)
 	}
+	if found&(1<<detCmdPass) != 0 {
+		scanCommandPasswords(&s)
+	}
 	r.scanAssignments(&s)
 	if found&(1<<detSQL) != 0 {
 		r.scanSQLPasswords(&s)
