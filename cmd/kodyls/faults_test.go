@@ -208,6 +208,15 @@ func TestStoreFaultDiskFills(t *testing.T) {
 		diskFills(t, mnt)
 		return
 	}
+	onSmallTmpfs(t, "TestStoreFaultDiskFills")
+}
+
+// onSmallTmpfs runs the test named name again inside `unshare --mount`
+// (plus `--user --map-root-user` when not root), with diskFullEnv naming
+// a 4 MB tmpfs mounted there, and fails when that run fails. Where mount
+// namespaces are not allowed the test is skipped.
+func onSmallTmpfs(t *testing.T, name string) {
+	t.Helper()
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {
 		t.Skip("unshare not installed")
@@ -227,11 +236,11 @@ func TestStoreFaultDiskFills(t *testing.T) {
 	}
 	// Built here first so that the child's build is a hit in Go's cache.
 	lsptest.BuildBinary(t)
-	script := mount + " && exec " + shQuote(self) + " -test.run '^TestStoreFaultDiskFills$' -test.count=1 -test.v"
+	script := mount + " && exec " + shQuote(self) + " -test.run '^" + name + "$' -test.count=1 -test.v"
 	cmd := exec.Command(unshare, append(ns, "sh", "-c", script)...)
 	cmd.Env = append(os.Environ(), diskFullEnv+"="+mnt)
 	out, err := cmd.CombinedOutput()
-	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestStoreFaultDiskFills")) {
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: "+name)) {
 		t.Fatalf("inside the mount namespace: %v\n%s", err, out)
 	}
 }

@@ -355,31 +355,7 @@ func TestStoreFaultDiskFillsDuringAFix(t *testing.T) {
 		fixOnAFullDisk(t, mnt)
 		return
 	}
-	unshare, err := exec.LookPath("unshare")
-	if err != nil {
-		t.Skip("unshare not installed")
-	}
-	ns := []string{"--mount", "--propagation", "private"}
-	if os.Geteuid() != 0 {
-		ns = append([]string{"--user", "--map-root-user"}, ns...)
-	}
-	mnt := t.TempDir()
-	mount := "mount -t tmpfs -o size=4m kodyls-test " + shQuote(mnt)
-	if out, err := exec.Command(unshare, append(ns, "sh", "-c", mount)...).CombinedOutput(); err != nil {
-		t.Skipf("no private mount namespace with a tmpfs here (%v: %s)", err, strings.TrimSpace(string(out)))
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lsptest.BuildBinary(t)
-	script := mount + " && exec " + shQuote(self) + " -test.run '^TestStoreFaultDiskFillsDuringAFix$' -test.count=1 -test.v"
-	cmd := exec.Command(unshare, append(ns, "sh", "-c", script)...)
-	cmd.Env = append(os.Environ(), diskFullEnv+"="+mnt)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestStoreFaultDiskFillsDuringAFix") {
-		t.Fatalf("inside the mount namespace: %v\n%s", err, out)
-	}
+	onSmallTmpfs(t, "TestStoreFaultDiskFillsDuringAFix")
 }
 
 func fixOnAFullDisk(t *testing.T, mnt string) {
