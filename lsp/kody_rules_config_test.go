@@ -3,7 +3,6 @@ package lsp_test
 import (
 	"os"
 	"testing"
-	"time"
 
 	"go.lsp.dev/protocol"
 
@@ -58,19 +57,7 @@ func TestKodusConfigEditedOnDiskTurnsRulesOn(t *testing.T) {
 	if err := os.WriteFile(e.Path("kodus-config.yml"), []byte("reviewOptions:\n  kody_rules: true\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// Only the file watcher sees the edit, and its event may reach the
-	// server after an idle answer: save again until the check runs,
-	// within a bound. Saves before the reload are answered by the cache.
-	deadline := time.Now().Add(lsptest.DefaultTimeout)
-	for scripts.Check.Times() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("turning kody_rules on did not run the rule check within %s", lsptest.DefaultTimeout)
-		}
-		time.Sleep(20 * time.Millisecond)
-		e.AwaitIdle("")
-		e.Save("main.go")
-		e.AwaitIdle("")
-	}
+	saveUntil(t, e, "turning kody_rules on runs the rule check", func() bool { return scripts.Check.Times() > 0 })
 	e.AwaitDiagnostics("main.go", hasRuleOnLine("loops-range", 6))
 	e.Shutdown()
 }

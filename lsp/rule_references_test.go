@@ -40,19 +40,7 @@ func TestReferencedFileEditedOnDiskTakesEffect(t *testing.T) {
 	if err := os.WriteFile(e.Path("docs/loops.md"), []byte("# Loops\n"+newGuide+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// Only the file watcher sees the edit, and its event may reach the
-	// server after an idle answer: save again until a check runs, within
-	// a bound. A save before the reload is answered by the cache.
-	deadline := time.Now().Add(lsptest.DefaultTimeout)
-	for scripts.Check.Times() == 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("editing the referenced file did not reload the rule within %s", lsptest.DefaultTimeout)
-		}
-		time.Sleep(20 * time.Millisecond)
-		e.AwaitIdle("")
-		e.Save("main.go")
-		e.AwaitIdle("")
-	}
+	saveUntil(t, e, "editing the referenced file reloads the rule", func() bool { return scripts.Check.Times() > 1 })
 	if p := lastRuleCheck(fake); scripts.Check.Times() != 2 || !strings.Contains(p, newGuide) || strings.Contains(p, oldGuide) {
 		t.Fatalf("%d rule checks; the check after the edit should carry the new text of docs/loops.md only:\n%s", scripts.Check.Times(), p)
 	}
@@ -62,4 +50,21 @@ func TestReferencedFileEditedOnDiskTakesEffect(t *testing.T) {
 		t.Fatalf("saving an unchanged buffer made %d more rule checks", n-2)
 	}
 	e.Shutdown()
+}
+
+// saveUntil saves main.go until done holds, within a bound. Only the file
+// watcher sees an edit on disk, and its event may reach the server after an
+// idle answer; a save before the reload is answered by the cache.
+func saveUntil(t *testing.T, e *reviewEnv, what string, done func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(lsptest.DefaultTimeout)
+	for !done() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, lsptest.DefaultTimeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+		e.AwaitIdle("")
+		e.Save("main.go")
+		e.AwaitIdle("")
+	}
 }
