@@ -284,6 +284,12 @@ func (s *Server) confirmFix(ctx context.Context, res *fix.Result, files []string
 	switch {
 	case err != nil:
 		s.log.Info("the editor cannot ask to confirm a fix", "error", err)
+		// An editor that cannot ask may not show the command's result
+		// either: the diff goes out as a message.
+		shown := fmt.Sprintf("Kody fix of %s (verification: %s), not applied: this editor cannot ask you to confirm edits. Apply it by hand, or with `kodyls fix --apply` in a terminal.\n\n%s", strings.Join(files, ", "), res.Verification, strings.Join(diff, "\n"))
+		if nerr := s.conn.Notify(context.WithoutCancel(ctx), protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: protocol.MessageTypeInfo, Message: shown}); nerr != nil {
+			s.log.Warn("show the fix", "error", nerr)
+		}
 		return false, "Not applied: the editor cannot ask you to confirm edits; the diff is above, and `kodyls fix --apply` applies it from a terminal."
 	case picked == nil || picked.Title != fixApply:
 		return false, "Not applied: you discarded it."

@@ -112,6 +112,21 @@ func TestFixIsConfirmedInEditorsWithoutPreview(t *testing.T) {
 		t.Fatalf("the prompt must show the diff and offer Apply fix: %+v", prompts)
 	}
 
+	// An editor that cannot ask: nothing is sent, and the diff reaches the
+	// user as a message, since such an editor may not show the result.
+	s.RefusePrompts()
+	res = run()
+	if res.Applied || !strings.Contains(res.Note, "cannot ask") || len(s.AppliedEdits()) != 0 {
+		t.Fatalf("fix in an editor that cannot ask: %+v, %d applyEdit", res, len(s.AppliedEdits()))
+	}
+	shown := false
+	for _, m := range s.Messages() {
+		shown = shown || strings.Contains(m, "not applied") && strings.Contains(m, "+\treturn \"42\"")
+	}
+	if !shown {
+		t.Fatalf("the diff was not shown as a message: %q", s.Messages())
+	}
+
 	s.AnswerPrompts("Apply fix")
 	if res := run(); !res.Applied {
 		t.Fatalf("accepted fix: %+v", res)

@@ -64,6 +64,9 @@ type Editor struct {
 	// first action, as a user accepting).
 	asked  []protocol.ShowMessageRequestParams
 	answer *string
+	// refusePrompts answers window/showMessageRequest with "method not
+	// found", as an editor that cannot ask.
+	refusePrompts bool
 	// configHold, when set, holds the answers to workspace/configuration
 	// until it is closed.
 	configHold chan struct{}
@@ -190,8 +193,11 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		_ = protocol.Unmarshal(req.Params(), &p)
 		e.mu.Lock()
 		e.asked = append(e.asked, p)
-		answer := e.answer
+		answer, refuse := e.answer, e.refusePrompts
 		e.mu.Unlock()
+		if refuse {
+			return nil, jsonrpc2.ErrMethodNotFound
+		}
 		pick := ""
 		if answer != nil {
 			pick = *answer
@@ -775,7 +781,16 @@ func (e *Editor) ApplyEdit(edit *protocol.WorkspaceEdit) {
 func (e *Editor) AnswerPrompts(title string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.answer = &title
+	e.answer, e.refusePrompts = &title, false
+}
+
+// RefusePrompts makes the editor answer every later
+// window/showMessageRequest with "method not found", as an editor that
+// cannot ask its user.
+func (e *Editor) RefusePrompts() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.refusePrompts = true
 }
 
 // Prompts returns the window/showMessageRequest prompts received.
