@@ -95,7 +95,7 @@ var Commands = []Command{
 	{
 		Name:        CommandFixError,
 		Title:       "Kody: Fix This Error",
-		Description: "Fixes a diagnostic (`uri`, `range`, `message`, `code`, `source`) in plan mode: the model investigates and proposes edits, which are checked by running `build.onSave` on a scratch copy of the workspace and adjusted while it fails. The edits reach the editor as a `workspace/applyEdit` whose edits need confirmation; an editor that cannot preview such edits (no `changeAnnotationSupport`) is first asked with `window/showMessageRequest`, which shows the diff, and a discarded fix is not sent. kodyls never writes the files. Offered as \"Fix this error\" on error diagnostics.",
+		Description: "Fixes a diagnostic (`uri`, `range`, `message`, `code`, `source`) in plan mode: the model investigates and proposes edits, which are checked by running `build.onSave` on a scratch copy of the workspace and adjusted while it fails. The edits reach the editor as a `workspace/applyEdit` whose edits need confirmation; an editor that cannot preview such edits (no `changeAnnotationSupport`) is first asked with `window/showMessageRequest`, which shows the diff; a discarded fix is not sent, and an editor that cannot ask gets the diff as a message and nothing applied. kodyls never writes the files. Offered as \"Fix this error\" on error diagnostics.",
 		Args:        reflect.TypeFor[FixArgs](),
 		ArgsRequire: [][]string{{"uri", "message"}},
 		Result:      reflect.TypeFor[FixResult](),
