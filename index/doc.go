@@ -10,10 +10,15 @@
 //   - sqlite runs in WAL mode with a busy timeout, a single writer
 //     connection per process that starts IMMEDIATE transactions, and a
 //     retry loop in Store.Write for the rare SQLITE_BUSY that still escapes.
-//   - bleve allows one process at a time (scorch takes an exclusive flock on
-//     root.bolt). Search therefore never keeps the index open between
-//     operations: each operation opens it with a short lock timeout, works
-//     and closes it. Writes that cannot get the index in time are parked in
-//     the sqlite table index_queue and applied by whichever process opens the
-//     index next, so nothing is lost.
+//   - scorch locks root.bolt with flock: shared for a reader opened
+//     read-only, exclusive for a writer. Lookups read through a shared
+//     handle (kept open by long-lived processes, see Search.Hold), so any
+//     number of processes read at once. Every change to the history is
+//     parked in the sqlite table index_queue in the transaction that makes
+//     it, then applied at once if the index is free; otherwise it waits
+//     there, and a later lookup takes the index exclusively for a moment to
+//     apply it: at once for the process's own changes when nobody else is
+//     reading, within about a second for other processes' changes (the
+//     readers are asked to let go through markers in WantDir). Nothing is
+//     lost and no process waits for another to write.
 package index

@@ -128,7 +128,7 @@ func (h *LocalHistory) warm() {
 	h.stopWarm, h.warmed = cancel, make(chan struct{})
 	go func() {
 		defer close(h.warmed)
-		if err := h.x.Flush(ctx); err != nil && ctx.Err() == nil {
+		if err := h.x.Warm(ctx); err != nil && ctx.Err() == nil {
 			h.log.Warn("cannot open the search index of the error history yet", "error", err)
 		}
 	}()
@@ -258,7 +258,7 @@ func (h *LocalHistory) apply(ctx context.Context) {
 	if h.x == nil {
 		return
 	}
-	if err := h.x.Flush(ctx); err != nil && !errors.Is(err, ErrBusy) {
+	if err := h.x.TryFlush(ctx); err != nil && !errors.Is(err, ErrBusy) {
 		h.log.Warn("search index not updated yet; the change is queued", "error", err)
 	}
 }

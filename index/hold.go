@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -92,8 +93,10 @@ func (x *Search) watch(w *fsnotify.Watcher, stop, done chan struct{}) {
 			if !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Write) {
 				continue
 			}
-			if filepath.Base(ev.Name) == x.token {
-				continue // our own request to another holder
+			if !wantsExclusive(filepath.Base(ev.Name), x.token) {
+				// Our own request to another holder, or a reader's:
+				// our shared handle does not stand in a reader's way.
+				continue
 			}
 			select {
 			case x.turn <- struct{}{}:
@@ -180,10 +183,28 @@ func (x *Search) Close() error {
 	return nil
 }
 
+// readerMark prefixes the marker of a process that wants to read: holders
+// of a shared handle leave it alone, only an exclusive holder lets go.
+const readerMark = "r-"
+
+// wantsExclusive reports whether the marker name, found in WantDir, asks
+// holders of a shared handle to let go too: every marker but this
+// Search's own and readers'. Markers without a prefix come from writers
+// (and from kodyls versions that held the index exclusively).
+func wantsExclusive(name, token string) bool {
+	own := strings.TrimPrefix(name, readerMark)
+	return own != token && !strings.HasPrefix(name, readerMark)
+}
+
 // ask leaves a marker asking whoever holds the index to let go, and
-// returns a function that removes it.
-func (x *Search) ask() func() {
-	p := filepath.Join(x.dir, WantDir, x.token)
+// returns a function that removes it. exclusive says whether this Search
+// wants to write (every holder must let go) or to read (only a writer).
+func (x *Search) ask(exclusive bool) func() {
+	name := x.token
+	if !exclusive {
+		name = readerMark + x.token
+	}
+	p := filepath.Join(x.dir, WantDir, name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return func() {}
 	}

@@ -29,11 +29,14 @@ func TestHeldIndexYieldsToOtherProcess(t *testing.T) {
 	}
 	defer h.Close()
 	id := mustRecord(t, h, goErr("/ws", "fp1", "undefined: heldWord"))
+	if _, err := h.Search(ctx, "heldWord", 5); err != nil {
+		t.Fatal(err)
+	}
 	h.x.take()
 	held := h.x.held != nil
 	h.x.give()
 	if !held {
-		t.Fatal("the history does not hold the index after a write")
+		t.Fatal("the history does not hold the index after a lookup")
 	}
 
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -199,5 +200,83 @@ func TestHeldLockOtherProcess(t *testing.T) {
 	}
 	if n := mustCount(t, x); n != uint64(len(errorDocs)+len(held)) {
 		t.Errorf("Count = %d, want %d", n, len(errorDocs)+len(held))
+	}
+}
+
+// TestHistorySharedBetweenProcesses: the server holds the index for its
+// lookups while a terminal's `kodyls explain` records an error, looks up
+// errors like it and stores an explanation. The server does not let go
+// for that process's writes: they wait in the queue, and the server's
+// lookups find them once they are applyEvery old.
+func TestHistorySharedBetweenProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a process")
+	}
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	st := openTestStore(t, dir)
+	h, err := OpenHistory(ctx, st, HistoryOptions{RequireIndex: true, Hold: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	mustRecord(t, h, goErr("/w", "fp-server", "undefined: serverWord"))
+	if hits, err := h.Search(ctx, "serverWord", 5); err != nil || len(hits) != 1 {
+		t.Fatalf("server's search = %+v, %v", hits, err)
+	}
+	holding := func() bool {
+		h.x.take()
+		defer h.x.give()
+		return h.x.held != nil
+	}
+	if !holding() {
+		t.Fatal("the server does not hold the index after a lookup")
+	}
+
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	var childErr bytes.Buffer
+	cmd := startHelper(cctx, t, "recorder", dir)
+	cmd.Stderr = &childErr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("recorder: %v\nstderr: %s", err, childErr.String())
+		}
+	}()
+	if _, err := io.WriteString(stdin, "w\n"); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "ok ") {
+		t.Fatalf("recorder said %q, %v\nstderr: %s", line, err, childErr.String())
+	}
+	if !holding() {
+		t.Error("the server let go of the index for the other process's write")
+	}
+	if p := mustPending(t, h.x); p == 0 {
+		t.Error("nothing queued: the other process wrote to the index the server was reading")
+	}
+	// Not searchable yet is fine; within applyEvery it must be.
+	time.Sleep(applyEvery)
+	hits, err := h.Search(ctx, "sharedName0", 1)
+	if err != nil || len(hits) != 1 || hits[0].Fingerprint != "shared-sharedName0" {
+		t.Errorf("server's search for the other process's error = %+v, %v", hits, err)
+	} else if hits[0].Latest == nil || hits[0].Latest.RootCause != "sharedName0 is not declared" {
+		t.Errorf("the other process's explanation is missing: %+v", hits[0].Latest)
+	}
+	if p := mustPending(t, h.x); p != 0 {
+		t.Errorf("Pending = %d after the server's lookup, want 0", p)
 	}
 }

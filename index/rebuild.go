@@ -69,6 +69,19 @@ func (x *Search) rebuild(cause error) error {
 	return nil
 }
 
+// filled reports whether idx has been filled from sqlite (always, when
+// this Search has nothing to fill it with).
+func (x *Search) filled(idx bleve.Index) (bool, error) {
+	if x.fill == nil {
+		return true, nil
+	}
+	v, err := idx.GetInternal(filledKey)
+	if err != nil {
+		return false, fmt.Errorf("open search index %s: %w", x.path, err)
+	}
+	return v != nil, nil
+}
+
 // fillIfNew fills an index that has not been filled from sqlite yet.
 func (x *Search) fillIfNew(ctx context.Context, idx bleve.Index) error {
 	if x.fill == nil {

@@ -97,6 +97,9 @@ type Search struct {
 	// queued counts changes this Search parked in the queue, for tests
 	// and diagnostics.
 	queued atomic.Int64
+	// ownQueued: changes this process made are waiting in the queue, so
+	// its next read tries to apply them (see applyDue).
+	ownQueued atomic.Bool
 
 	// log receives what the user should know about the index (rebuilds).
 	log *slog.Logger
@@ -119,6 +122,7 @@ type Search struct {
 	lastUse    time.Time
 	idleTimer  *time.Timer
 	yieldUntil time.Time
+	lastApply  time.Time // the last read that failed to apply the queue
 	closed     bool
 	watcher    *fsnotify.Watcher
 	stop       chan struct{}
@@ -299,7 +303,7 @@ func (x *Search) Delete(ctx context.Context, ids []string) error {
 }
 
 func (x *Search) write(ctx context.Context, what string, ops []op) error {
-	err := x.with(ctx, func(idx bleve.Index) error {
+	err := x.withMode(ctx, modeWrite, func(idx bleve.Index) error {
 		return applyOps(idx, ops)
 	})
 	if errors.Is(err, ErrBusy) && ctx.Err() == nil {
@@ -307,6 +311,7 @@ func (x *Search) write(ctx context.Context, what string, ops []op) error {
 			return fmt.Errorf("%s: index busy and queueing failed: %w", what, qerr)
 		}
 		x.queued.Add(int64(len(ops)))
+		x.ownQueued.Store(true)
 		slog.Debug("search index busy, queued", "op", what, "docs", len(ops), "path", x.path)
 		return nil
 	}
@@ -373,7 +378,7 @@ func fieldString(v interface{}) string {
 // queue.
 func (x *Search) Count(ctx context.Context) (uint64, error) {
 	var n uint64
-	err := x.with(ctx, func(idx bleve.Index) error {
+	err := x.withMode(ctx, modeWrite, func(idx bleve.Index) error {
 		var err error
 		n, err = idx.DocCount()
 		return err
@@ -396,17 +401,78 @@ func (x *Search) Pending(ctx context.Context) (int, error) {
 // Flush applies queued changes if the index can be opened. It is what every
 // other operation does first; it exists on its own for idle-time callers.
 func (x *Search) Flush(ctx context.Context) error {
-	if err := x.with(ctx, func(bleve.Index) error { return nil }); err != nil {
+	if err := x.withMode(ctx, modeWrite, func(bleve.Index) error { return nil }); err != nil {
 		return fmt.Errorf("flush: %w", err)
 	}
 	return nil
 }
 
-// with opens the index (or uses the one Hold keeps open), applies the
-// queue, runs fn and, unless holding, closes the index. The queue is
-// applied before fn so that changes parked earlier can never overwrite the
-// newer ones fn makes.
-func (x *Search) with(ctx context.Context, fn func(idx bleve.Index) error) (err error) {
+// TryFlush applies queued changes if the index is free right now, without
+// waiting for (or asking) other processes; it returns ErrBusy otherwise,
+// and the changes stay queued for whoever reads next. It is what a process
+// does after writing to the history, so that no process waits on another
+// to write.
+func (x *Search) TryFlush(ctx context.Context) error {
+	if err := x.withMode(ctx, modeTryWrite, func(bleve.Index) error { return nil }); err != nil {
+		return fmt.Errorf("flush: %w", err)
+	}
+	return nil
+}
+
+// Warm opens the index for reading ahead of the first lookup (and fills
+// it from sqlite if it is new); queued changes are left to the lookups.
+func (x *Search) Warm(ctx context.Context) error {
+	if err := x.withMode(ctx, modeWarm, func(bleve.Index) error { return nil }); err != nil {
+		return fmt.Errorf("open search index: %w", err)
+	}
+	return nil
+}
+
+// mode is how an operation uses the index.
+//
+// Scorch locks root.bolt with flock: a reader opened read-only takes a
+// shared lock, so any number of processes read at once; a writer takes an
+// exclusive one. So readers never make each other wait, and writes by a
+// process that finds the index in use are parked in the sqlite queue
+// instead of waiting: the next reader that can take the index exclusively
+// for a moment applies them (at most once per applyEvery, so a process
+// writing often cannot make another one's lookups pay for every write).
+type mode int
+
+const (
+	// modeRead reads through a shared handle, applying the queue first
+	// when it is due (see applyDue).
+	modeRead mode = iota
+	// modeWrite takes the index exclusively, asking holders in other
+	// processes to let go and waiting up to the lock wait.
+	modeWrite
+	// modeTryWrite takes the index exclusively if it is free right now.
+	modeTryWrite
+	// modeWarm opens the shared handle without applying the queue.
+	modeWarm
+)
+
+const (
+	// applyEvery is how often, at most, a reader stops to apply changes
+	// other processes queued: their errors become searchable within it.
+	applyEvery = time.Second
+	// applyWait bounds how long a reader applying the queue waits for
+	// other processes' readers to let go; if they have not, it reads what
+	// the index has and tries again after applyEvery.
+	applyWait = 50 * time.Millisecond
+)
+
+// with runs a read (see modeRead).
+func (x *Search) with(ctx context.Context, fn func(idx bleve.Index) error) error {
+	return x.withMode(ctx, modeRead, fn)
+}
+
+// withMode opens the index (or uses the shared handle Hold keeps open),
+// runs fn and, unless holding, closes it. An exclusive operation applies
+// the queue before fn, so that changes parked earlier can never overwrite
+// the newer ones fn makes; it never keeps the index, so that other
+// processes can read.
+func (x *Search) withMode(ctx context.Context, m mode, fn func(idx bleve.Index) error) (err error) {
 	start := time.Now()
 	deadline := start.Add(x.lockWait)
 	turnDeadline := start.Add(x.turnWait)
@@ -418,9 +484,46 @@ func (x *Search) with(ctx context.Context, fn func(idx bleve.Index) error) (err 
 		return err
 	}
 	defer func() { <-x.turn }()
+
+	if m == modeRead {
+		if due, ask := x.applyDue(ctx); due {
+			x.closeHeld("applying queued changes")
+			until := time.Time{} // one try
+			if ask {
+				until = earliest(deadline, start.Add(applyWait))
+			}
+			idx, err := x.open(ctx, start, until, true)
+			switch {
+			case err == nil:
+				return x.exclusively(ctx, idx, fn)
+			case errors.Is(err, ErrBusy):
+				// Others are reading: read what the index has.
+				x.lastApply = time.Now()
+				slog.Debug("search index queue not applied yet, in use", "path", x.path)
+			default:
+				return err
+			}
+		}
+	}
+	if m == modeWrite || m == modeTryWrite {
+		// Our own shared handle would block our exclusive open.
+		x.closeHeld("writing")
+		until := deadline
+		if m == modeTryWrite {
+			until = time.Time{}
+		}
+		idx, err := x.open(ctx, start, until, true)
+		if err != nil {
+			if m == modeTryWrite && errors.Is(err, ErrBusy) {
+				x.ownQueued.Store(true)
+			}
+			return err
+		}
+		return x.exclusively(ctx, idx, fn)
+	}
 	idx := x.held
 	if idx == nil {
-		if idx, err = x.open(ctx, start, deadline); err != nil {
+		if idx, err = x.open(ctx, start, deadline, false); err != nil {
 			return err
 		}
 	}
@@ -433,10 +536,48 @@ func (x *Search) with(ctx context.Context, fn func(idx bleve.Index) error) (err 
 			}
 		}()
 	}
+	return fn(idx)
+}
+
+// exclusively applies the queue to idx, opened exclusively, runs fn and
+// closes idx. The caller has the turn.
+func (x *Search) exclusively(ctx context.Context, idx bleve.Index, fn func(idx bleve.Index) error) (err error) {
+	defer func() {
+		if cerr := idx.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close search index: %w", cerr)
+		}
+	}()
 	if err := x.flush(ctx, idx); err != nil {
 		return err
 	}
+	x.ownQueued.Store(false)
 	return fn(idx)
+}
+
+// applyDue reports whether a read should first apply the queue, and
+// whether to ask other processes to let go for it:
+//   - changes queued at least applyEvery ago: yes, asking, so that every
+//     process's changes become searchable within about applyEvery, while
+//     a process writing often makes the others apply its changes about
+//     once per applyEvery, not once per write;
+//   - changes this process queued: yes, in one try, so that it reads its
+//     own writes when nobody else reads at that moment.
+//
+// After a try that found the index in use, reads do not try again for
+// applyEvery. The caller has the turn.
+func (x *Search) applyDue(ctx context.Context) (due, ask bool) {
+	if time.Since(x.lastApply) < applyEvery {
+		return false, false
+	}
+	var queuedAt int64
+	err := x.store.Reader().QueryRowContext(ctx, `SELECT queued_at FROM index_queue ORDER BY id LIMIT 1`).Scan(&queuedAt)
+	if err != nil {
+		return false, false
+	}
+	if time.Since(time.UnixMilli(queuedAt)) >= applyEvery {
+		return true, true
+	}
+	return x.ownQueued.Load(), false
 }
 
 func earliest(a, b time.Time) time.Time {
@@ -466,14 +607,16 @@ func (x *Search) acquire(ctx context.Context, start, deadline time.Time) error {
 	}
 }
 
-// open opens the index, retrying while another process holds its lock,
-// until deadline. It always makes at least one attempt, even if deadline
-// has already passed while waiting for a turn. The first attempt does not
-// wait; when it finds the index locked, open asks the holder to let go
-// (see Hold) and keeps trying. An index that is missing or cannot be read
-// is rebuilt (see rebuild).
-func (x *Search) open(ctx context.Context, start, deadline time.Time) (bleve.Index, error) {
-	if time.Now().Before(x.yieldUntil) {
+// open opens the index, exclusively or shared, retrying while another
+// process holds a conflicting lock, until deadline. It always makes at
+// least one attempt, even if deadline has already passed while waiting for
+// a turn. The first attempt does not wait; when it finds the index locked,
+// open asks the holder to let go (see Hold) and keeps trying, unless
+// deadline is zero: then the one attempt is all. An index that is missing
+// or cannot be read is rebuilt (see rebuild); one that has not been filled
+// from sqlite is filled first, which takes it exclusively.
+func (x *Search) open(ctx context.Context, start, deadline time.Time, exclusive bool) (bleve.Index, error) {
+	if !deadline.IsZero() && time.Now().Before(x.yieldUntil) {
 		// We just let go for another process; give it the first go, but
 		// only until it has taken the index: sleeping out the whole grace
 		// once it has would delay this lookup for nothing.
@@ -481,7 +624,7 @@ func (x *Search) open(ctx context.Context, start, deadline time.Time) (bleve.Ind
 			return nil, fmt.Errorf("open search index: %w", err)
 		}
 	}
-	rebuilt := false
+	rebuilt, fills := false, 0
 	poll := minLockPoll
 	var unask func()
 	defer func() {
@@ -495,21 +638,44 @@ func (x *Search) open(ctx context.Context, start, deadline time.Time) (bleve.Ind
 		}
 		// A bolt_timeout under bbolt's 50ms poll makes a single try; it
 		// must never be 0, which bbolt reads as "wait forever".
-		idx, err := bleve.OpenUsing(x.path, map[string]interface{}{
-			"bolt_timeout": time.Millisecond.String(),
-		})
+		cfg := map[string]interface{}{"bolt_timeout": time.Millisecond.String()}
+		if !exclusive {
+			cfg["read_only"] = true
+		}
+		idx, err := bleve.OpenUsing(x.path, cfg)
 		if err == nil {
-			if err := x.fillIfNew(ctx, idx); err != nil {
-				_ = idx.Close()
+			if exclusive {
+				if err := x.fillIfNew(ctx, idx); err != nil {
+					_ = idx.Close()
+					return nil, err
+				}
+				return idx, nil
+			}
+			if filled, ferr := x.filled(idx); ferr != nil || filled || fills > 0 {
+				if ferr != nil {
+					_ = idx.Close()
+					return nil, ferr
+				}
+				return idx, nil
+			}
+			// Not filled from sqlite yet: fill it exclusively, then
+			// open it for reading again.
+			_ = idx.Close()
+			fills++
+			w, err := x.open(ctx, start, deadline, true)
+			if err != nil {
 				return nil, err
 			}
-			return idx, nil
+			if err := w.Close(); err != nil {
+				return nil, fmt.Errorf("close search index: %w", err)
+			}
+			continue
 		}
 		switch {
 		case errors.Is(err, bolterrors.ErrTimeout):
 			// Held by another process (or another Search in this one).
-			if unask == nil {
-				unask = x.ask()
+			if unask == nil && !deadline.IsZero() {
+				unask = x.ask(exclusive)
 			}
 		case !rebuilt && damaged(err):
 			// Deleted, or damaged beyond opening: the index only mirrors
@@ -555,14 +721,15 @@ func (x *Search) awaitAskers(ctx context.Context, until time.Time) error {
 	return nil
 }
 
-// othersAsking reports whether dir holds a marker other than token.
+// othersAsking reports whether dir holds a marker, other than token's,
+// of a process that wants the index exclusively.
 func othersAsking(dir, token string) bool {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return false
 	}
 	for _, e := range entries {
-		if e.Name() != token {
+		if wantsExclusive(e.Name(), token) {
 			return true
 		}
 	}
