@@ -237,6 +237,11 @@ func (s *Server) dismissSuggestion(ctx context.Context, arg []byte) (any, error)
 	}
 	od := s.openDoc(string(a.URI))
 	f, _, ok := s.reviews.Find(string(a.URI), a.ID)
+	if !ok && od == nil {
+		if v, root, found := s.closed.find(a.URI, a.ID); found {
+			return s.dismissClosed(ctx, a, v, root)
+		}
+	}
 	if !ok || od == nil || od.folder == nil {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("no current Kody suggestion %q in %s", a.ID, a.URI))
 	}
@@ -252,6 +257,23 @@ func (s *Server) dismissSuggestion(ctx context.Context, arg []byte) (any, error)
 		return g.ID == f.ID || (a.Scope == contract.DismissScopeFile && g.DismissGroup() == f.DismissGroup())
 	})
 	s.publishReview(ctx, string(a.URI))
+	return &contract.DismissResult{Dismissed: removed}, nil
+}
+
+// dismissClosed dismisses a pull-request rule violation in a file that is
+// not open, listed by the violations panel.
+func (s *Server) dismissClosed(ctx context.Context, a contract.DismissArgs, v closedViolation, root string) (any, error) {
+	d := index.Dismissal{Workspace: root, File: v.rel, Kind: index.DismissFinding, Key: v.finding.ID}
+	if a.Scope == contract.DismissScopeFile {
+		d.Kind, d.Key = index.DismissLabel, v.finding.DismissGroup()
+	}
+	if err := s.svc.Dismiss(ctx, d); err != nil {
+		return nil, err
+	}
+	removed := s.closed.remove(a.URI, func(g filereview.Finding) bool {
+		return g.ID == v.finding.ID || (a.Scope == contract.DismissScopeFile && g.DismissGroup() == v.finding.DismissGroup())
+	})
+	s.notifyViolationsChanged(ctx, a.URI)
 	return &contract.DismissResult{Dismissed: removed}, nil
 }
 

@@ -12,9 +12,10 @@ import (
 // review` does: every changed file, open or not, with the open buffers'
 // unsaved text in place of the disk's. A rule such as "a changed handler
 // comes with its test" then sees the test even when it is not open.
-// Violations are added to the open buffers they name; one naming a file
-// that is not open has no buffer to show it and is logged. Outside a git
-// repository the change set is the open buffers' changes.
+// Violations are added to the open buffers they name; those naming a file
+// that is not open are listed by the violations panel (kodyls.ruleViolations)
+// until the next check. Outside a git repository the change set is the
+// open buffers' changes.
 func (s *Server) checkChangeSetRules(ctx context.Context, docs []*openDoc) {
 	byFolder := map[*workspace.Folder][]*workspace.Snapshot{}
 	var folders []*workspace.Folder
@@ -58,12 +59,7 @@ func (s *Server) checkChangeSetRules(ctx context.Context, docs []*openDoc) {
 				s.publishReview(ctx, snap.URI)
 			}
 		}
-		for rel, fs := range byFile {
-			if !shown[rel] {
-				for _, f := range fs {
-					s.log.Info("pull-request Kody Rule violated in a file that is not open", "file", rel, "rule", f.RuleID, "summary", f.OneSentenceSummary)
-				}
-			}
-		}
+		closed := newClosedViolations(folder.Root, byFile, inputs, shown, s.encoding)
+		s.notifyViolationsChanged(ctx, s.closed.replace(folder.Root, closed)...)
 	}
 }

@@ -120,3 +120,102 @@ func TestReviewWorkspaceJudgesTheWholeChangeSet(t *testing.T) {
 	}
 	e.Shutdown()
 }
+
+// TestReviewWorkspacePanelListsClosedFiles: a pull-request rule's
+// violation in a changed file that is not open has no buffer to show it,
+// so the violations panel lists it (with a refresh notification), and it
+// can be dismissed from there; the dismissal holds at the next review.
+func TestReviewWorkspacePanelListsClosedFiles(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, nil)
+	reviewtest.Rules(fake, nil)
+	fake.On(llmtest.SchemaName(rewoo.SchemaPlan), llmtest.Text("No plan: the diff is enough."))
+	untested := fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), llmtest.JSON(map[string]any{"violations": []map[string]any{{
+		"rule": 1, "file": "api/handlers/orders.go", "reason": "Orders changed and its test did not.",
+		"suggestionContent": "Test the new behaviour in api/handlers/orders_test.go.", "existingCode": "func Orders() string {",
+		"improvedCode": "func Orders() string {", "oneSentenceSummary": "test the change to Orders", "relevantLinesStart": 3, "relevantLinesEnd": 3,
+	}}}))
+	usersGo := "package handlers\n\nfunc Users() string {\n\treturn \"users\"\n}\n"
+	repo := lsptest.NewRepo(t, map[string]string{
+		".kody/rules/handler-tests.md": handlerTestsRule,
+		"api/handlers/orders.go":       ordersGo,
+		"api/handlers/orders_test.go":  ordersTestGo,
+		"api/handlers/users.go":        usersGo,
+	})
+	// orders.go changes on disk and is never opened; users.go is the
+	// buffer being edited.
+	repo.Write(map[string]string{"api/handlers/orders.go": strings.Replace(ordersGo, `"orders"`, `"all orders"`, 1)})
+	e := startReviewing(t, repo, fake, t.TempDir(), "manual")
+	e.AwaitIdle("")
+	e.OpenFile("api/handlers/users.go")
+	e.EditBuffer("api/handlers/users.go", lsptest.Edit{Range: e.RegexpRange("api/handlers/users.go", `"users"`), Text: `"all users"`})
+	e.AwaitIdle("")
+	notified := len(e.ViolationsChanged())
+
+	reviewWorkspace := func() {
+		t.Helper()
+		var sums []contract.ReviewSummary
+		if err := e.ExecuteCommand(contract.CommandReviewWorkspace, nil, &sums); err != nil || len(sums) != 1 {
+			t.Fatalf("reviewWorkspace: %+v %v", sums, err)
+		}
+		e.AwaitIdle("")
+	}
+	closed := func() []contract.ViolationInfo {
+		t.Helper()
+		var v contract.RuleViolations
+		if err := e.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
+			t.Fatal(err)
+		}
+		var out []contract.ViolationInfo
+		for _, g := range v.Groups {
+			for _, vi := range g.Violations {
+				if g.Rule.UUID == "handler-tests" && vi.URI == e.URI("api/handlers/orders.go") {
+					out = append(out, vi)
+				}
+			}
+		}
+		return out
+	}
+
+	reviewWorkspace()
+	if untested.Times() != 1 {
+		t.Fatalf("%d pull-request checks answered with the violation, want 1", untested.Times())
+	}
+	got := closed()
+	if len(got) != 1 {
+		t.Fatalf("the panel lists %d violations in the closed orders.go, want 1: %+v", len(got), got)
+	}
+	v := got[0]
+	if v.CheckedBy != contract.CheckedByModel || v.Version != 0 || v.Range.Start.Line != 2 || v.Match != "func Orders() string {" ||
+		!strings.Contains(v.Message, "orders_test.go") || v.Fixable {
+		t.Errorf("closed-file violation = %+v; want the model's, version 0, on line 3 (0-based 2), not fixable", v)
+	}
+	var named bool
+	for _, p := range e.ViolationsChanged()[notified:] {
+		for _, u := range p.URIs {
+			named = named || u == e.URI("api/handlers/orders.go")
+		}
+	}
+	if !named {
+		t.Error("no ruleViolationsChanged notification named the closed file")
+	}
+	if ds := e.Diagnostics("api/handlers/users.go"); hasCode("handler-tests")(ds) {
+		t.Errorf("the violation of orders.go is shown on users.go: %s", lsptest.Describe(ds))
+	}
+
+	var res contract.DismissResult
+	if err := e.ExecuteCommand(contract.CommandDismissSuggestion, contract.DismissArgs{ID: v.ID, URI: v.URI}, &res); err != nil || res.Dismissed != 1 {
+		t.Fatalf("dismiss the closed-file violation: %+v, %v", res, err)
+	}
+	if got := closed(); len(got) != 0 {
+		t.Fatalf("still listed after dismissing: %+v", got)
+	}
+	// The check's answer (cached: nothing changed) still names it; the
+	// dismissal holds.
+	reviewWorkspace()
+	if got := closed(); len(got) != 0 {
+		t.Errorf("listed again after the next review: %+v", got)
+	}
+	e.Shutdown()
+}

@@ -99,8 +99,10 @@ type Server struct {
 	rulesLoaded     chan struct{}
 	rulesLoadedOnce sync.Once
 	reviews         *workspace.Reviews
-	build           builds
-	status          statusState
+	// closed: pull-request rule violations in files that are not open.
+	closed closedViolations
+	build  builds
+	status statusState
 }
 
 type clientCapabilities struct {

@@ -131,7 +131,7 @@ type ViolationInfo struct {
 	URI     uri.URI        `json:"uri"`
 	Range   protocol.Range `json:"range"`
 	Match   string         `json:"match" jsonschema:"the text the detector matched, or the code the model pointed at"`
-	Version int32          `json:"version" jsonschema:"the buffer version the violation was found in"`
+	Version int32          `json:"version" jsonschema:"the buffer version the violation was found in; 0 for a file that is not open (a pull-request rule violation found by the workspace review)"`
 	// CheckedBy is CheckedByDetector or CheckedByModel.
 	CheckedBy string `json:"checkedBy" jsonschema:"detector (the rule's regex, on every keystroke) or model (the review on save)"`
 	// ID is the diagnostic's data.id.
