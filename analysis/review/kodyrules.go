@@ -168,34 +168,44 @@ func ruleSuggestion(path, language string, r prompts.RuleRef, v ruleViolation) S
 }
 
 // guard removes the standard suggestions that would break a rule. With no
-// suggestions there is nothing to ask.
+// suggestions there is nothing to ask. A rule set larger than the window
+// allows is judged in batches, as the check is: a suggestion goes if any
+// batch's answer removes it under one of that batch's rules.
 func (k kodyRules) guard(ctx context.Context, in FileInput, ss []Suggestion) ([]Suggestion, error) {
 	if len(ss) == 0 {
 		return ss, nil
 	}
-	data := prompts.GuardianData{Rules: in.Rules}
+	data := prompts.GuardianData{}
 	for _, s := range ss {
 		data.Suggestions = append(data.Suggestions, prompts.Suggestion{
 			RelevantFile: s.RelevantFile, Language: s.Language, OneSentenceSummary: s.OneSentenceSummary, ImprovedCode: s.ImprovedCode,
 		})
 	}
-	msg, err := k.p.prompts.Render("kodyrules_guardian", data)
+	bare, err := k.p.prompts.Render("kodyrules_guardian", data)
 	if err != nil {
 		return nil, err
-	}
-	reply, failed, err := ask[guardianDecisions](ctx, k.p, llm.TaskRules, SchemaGuardian, nil, msg)
-	if err != nil {
-		return nil, err
-	}
-	if failed != nil {
-		// When in doubt, keep: a guardian that cannot answer removes nothing.
-		k.p.log.Warn("kodyrules_guardian failed; keeping every suggestion", "file", in.Path, "error", failed)
-		return ss, nil
 	}
 	drop := map[int]bool{}
-	for _, d := range reply.Decisions {
-		if d.ShouldRemove && d.Index >= 1 && d.Index <= len(ss) && d.Rule >= 1 && d.Rule <= len(in.Rules) {
-			drop[d.Index-1] = true
+	for _, batch := range k.p.ruleBatches(in.Rules, bare.Text) {
+		data.Rules = batch
+		msg, err := k.p.prompts.Render("kodyrules_guardian", data)
+		if err != nil {
+			return nil, err
+		}
+		reply, failed, err := ask[guardianDecisions](ctx, k.p, llm.TaskRules, SchemaGuardian, nil, msg)
+		if err != nil {
+			return nil, err
+		}
+		if failed != nil {
+			// When in doubt, keep: a guardian that cannot answer removes
+			// nothing.
+			k.p.log.Warn("kodyrules_guardian failed; keeping every suggestion it was asked about", "file", in.Path, "rules", len(batch), "error", failed)
+			continue
+		}
+		for _, d := range reply.Decisions {
+			if d.ShouldRemove && d.Index >= 1 && d.Index <= len(ss) && d.Rule >= 1 && d.Rule <= len(batch) {
+				drop[d.Index-1] = true
+			}
 		}
 	}
 	kept := make([]Suggestion, 0, len(ss))

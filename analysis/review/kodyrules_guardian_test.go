@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/llmtest"
 	"github.com/kodustech/kodyls/prompts"
 )
@@ -79,5 +80,58 @@ func TestGuardianIgnoresDecisionsOutOfRange(t *testing.T) {
 	}
 	if len(res.Discarded) != 0 {
 		t.Fatalf("discarded = %v, want none", discardsByStage(res.Discarded))
+	}
+}
+
+// TestGuardianBatchesRulesToTheWindow: a rule set larger than the model's
+// window allows reaches the guardian in several calls, each rule once and
+// each call numbering its own rules from 1, every call leaving the reply
+// its room; a removal under a rule of the last batch drops the suggestion.
+func TestGuardianBatchesRulesToTheWindow(t *testing.T) {
+	rs := benchRules(80)
+	last := rs[len(rs)-1]
+	s := newServer(t)
+	script(s, nil)
+	s.On(llmtest.All(llmtest.SchemaName(SchemaGuardian), llmtest.PromptContains(": "+last.Title+"\n")), llmtest.JSON(map[string]any{"decisions": []map[string]any{
+		{"index": 2, "shouldRemove": true, "rule": 1, "reason": "contradicts rule 1 of this list"},
+	}}))
+	s.On(llmtest.SchemaName(SchemaGuardian), llmtest.JSON(map[string]any{"decisions": []any{}}))
+	s.On(llmtest.SchemaName(SchemaKodyRules), llmtest.JSON(map[string]any{"violations": []any{}}))
+	usage := &usageLog{}
+	in := fixture(t)
+	in.Rules = rs
+	res := review(t, New(newGateway(t, s.URL, llm.WithUsage(usage)), Options{KodyRules: true}), in)
+
+	guardian := requestsFor(s, SchemaGuardian)
+	if len(guardian) < 2 {
+		t.Fatalf("%d guardian calls for 80 rules in an %d-token window, want several", len(guardian), llm.DefaultContextWindow)
+	}
+	for _, r := range rs {
+		n := 0
+		for _, g := range guardian {
+			n += strings.Count(g.Chat.Text(), ": "+r.Title+"\n")
+		}
+		if n != 1 {
+			t.Errorf("rule %q reached the guardian %d times, want once", r.Title, n)
+		}
+	}
+	for i, g := range guardian {
+		if !strings.Contains(g.Chat.Text(), "### Rule 1: ") {
+			t.Errorf("guardian call %d does not number its rules from 1", i+1)
+		}
+		for _, want := range []string{sugSQL.OneSentenceSummary, sugRows.OneSentenceSummary, sugScan.OneSentenceSummary} {
+			if !strings.Contains(g.Chat.Text(), want) {
+				t.Errorf("guardian call %d lacks the suggestion %q", i+1, want)
+			}
+		}
+	}
+	reply := min(ReplyReserveTokens, llm.DefaultContextWindow/4)
+	for i, u := range usage.calls() {
+		if u.PromptTokens+reply > llm.DefaultContextWindow {
+			t.Errorf("call %d: %d prompt tokens leave less than %d for the reply", i+1, u.PromptTokens, reply)
+		}
+	}
+	if got, want := ids(res.Suggestions), []string{idOf(sugSQL), idOf(sugScan)}; !slices.Equal(got, want) {
+		t.Fatalf("suggestions = %v, want the rows one removed by the last batch's answer", got)
 	}
 }
