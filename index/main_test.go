@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -139,4 +140,31 @@ func startHelper(ctx context.Context, t testing.TB, mode, dir string, env ...str
 	cmd.Env = append(cmd.Env, env...)
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
+}
+
+// piped is a helper process started with pipes to its stdin and stdout
+// and its stderr kept for failure messages.
+type piped struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.Reader
+	stderr *strings.Builder
+}
+
+// startPiped starts a helper (see startHelper) with pipes.
+func startPiped(ctx context.Context, t testing.TB, mode, dir string) *piped {
+	t.Helper()
+	p := &piped{cmd: startHelper(ctx, t, mode, dir), stderr: &strings.Builder{}}
+	p.cmd.Stderr = p.stderr
+	var err error
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if p.stdout, err = p.cmd.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

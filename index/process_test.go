@@ -116,20 +116,8 @@ func TestHeldLockOtherProcess(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var childErr bytes.Buffer
-	cmd := startHelper(ctx, t, "hold", dir)
-	cmd.Stderr = &childErr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	child := startPiped(ctx, t, "hold", dir)
+	cmd, stdin, stdout, childErr := child.cmd, child.stdin, child.stdout, child.stderr
 	released := false
 	release := func() {
 		if !released {
@@ -178,7 +166,7 @@ func TestHeldLockOtherProcess(t *testing.T) {
 		t.Errorf("Pending = %d, want %d", p, len(held))
 	}
 	start = time.Now()
-	_, err = x.Search(ctx, "alpha", 5)
+	_, err := x.Search(ctx, "alpha", 5)
 	if !errors.Is(err, ErrBusy) {
 		t.Errorf("Search err = %v, want ErrBusy", err)
 	}
@@ -235,20 +223,8 @@ func TestHistorySharedBetweenProcesses(t *testing.T) {
 
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	var childErr bytes.Buffer
-	cmd := startHelper(cctx, t, "recorder", dir)
-	cmd.Stderr = &childErr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	child := startPiped(cctx, t, "recorder", dir)
+	cmd, stdin, stdout, childErr := child.cmd, child.stdin, child.stdout, child.stderr
 	defer func() {
 		stdin.Close()
 		if err := cmd.Wait(); err != nil {

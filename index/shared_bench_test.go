@@ -90,20 +90,8 @@ func BenchmarkSimilarLookupShared(b *testing.B) {
 
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 			defer cancel()
-			cmd := startHelper(cctx, b, "recorder", dir)
-			var childErr strings.Builder
-			cmd.Stderr = &childErr
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				b.Fatal(err)
-			}
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				b.Fatal(err)
-			}
+			child := startPiped(cctx, b, "recorder", dir)
+			cmd, stdin, stdout, childErr := child.cmd, child.stdin, child.stdout, child.stderr
 			acks := make(chan error, 1)
 			lines := bufio.NewScanner(stdout)
 			ack := func() {

@@ -32,6 +32,36 @@ func prChecks(fake *llmtest.Server) []string {
 	return out
 }
 
+// changeSetFake is an endpoint that reviews with the scripted pipeline
+// and plans no evidence for the pull-request rules.
+func changeSetFake(t *testing.T) *llmtest.Server {
+	fake := llmtest.NewServer()
+	t.Cleanup(fake.Close)
+	reviewtest.Script(fake, nil)
+	reviewtest.Rules(fake, nil)
+	fake.On(llmtest.SchemaName(rewoo.SchemaPlan), llmtest.Text("No plan: the diff is enough."))
+	return fake
+}
+
+// ordersUntested is the pull-request check's answer that Orders changed
+// without its test.
+var ordersUntested = llmtest.JSON(map[string]any{"violations": []map[string]any{{
+	"rule": 1, "file": "api/handlers/orders.go", "reason": "Orders changed and its test did not.",
+	"suggestionContent": "Test the new behaviour in api/handlers/orders_test.go.", "existingCode": "func Orders() string {",
+	"improvedCode": "func Orders() string {", "oneSentenceSummary": "test the change to Orders", "relevantLinesStart": 3, "relevantLinesEnd": 3,
+}}})
+
+// reviewWorkspace runs kodyls.reviewWorkspace over the one open file and
+// waits until the server is idle.
+func reviewWorkspace(t *testing.T, e *reviewEnv) {
+	t.Helper()
+	var sums []contract.ReviewSummary
+	if err := e.ExecuteCommand(contract.CommandReviewWorkspace, nil, &sums); err != nil || len(sums) != 1 {
+		t.Fatalf("reviewWorkspace: %+v %v", sums, err)
+	}
+	e.AwaitIdle("")
+}
+
 func hasCode(code string) func([]protocol.Diagnostic) bool {
 	return func(ds []protocol.Diagnostic) bool {
 		for _, d := range ds {
@@ -51,18 +81,10 @@ func hasCode(code string) func([]protocol.Diagnostic) bool {
 // first reports one (the test is unchanged), then none once the test is
 // changed on disk, though it was never opened.
 func TestReviewWorkspaceJudgesTheWholeChangeSet(t *testing.T) {
-	fake := llmtest.NewServer()
-	defer fake.Close()
-	reviewtest.Script(fake, nil)
-	reviewtest.Rules(fake, nil)
-	fake.On(llmtest.SchemaName(rewoo.SchemaPlan), llmtest.Text("No plan: the diff is enough."))
+	fake := changeSetFake(t)
 	complies := fake.On(llmtest.All(llmtest.SchemaName(review.SchemaPullRequestRules), llmtest.PromptContains("TestOrdersRejectsEmptyCart")),
 		llmtest.JSON(map[string]any{"violations": []any{}}))
-	untested := fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), llmtest.JSON(map[string]any{"violations": []map[string]any{{
-		"rule": 1, "file": "api/handlers/orders.go", "reason": "Orders changed and its test did not.",
-		"suggestionContent": "Test the new behaviour in api/handlers/orders_test.go.", "existingCode": "func Orders() string {",
-		"improvedCode": "func Orders() string {", "oneSentenceSummary": "test the change to Orders", "relevantLinesStart": 3, "relevantLinesEnd": 3,
-	}}}))
+	untested := fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), ordersUntested)
 	repo := lsptest.NewRepo(t, map[string]string{
 		".kody/rules/handler-tests.md": handlerTestsRule,
 		"api/handlers/orders.go":       ordersGo,
@@ -76,18 +98,10 @@ func TestReviewWorkspaceJudgesTheWholeChangeSet(t *testing.T) {
 	e.OpenFile("api/handlers/orders.go")
 	e.EditBuffer("api/handlers/orders.go", lsptest.Edit{Range: e.RegexpRange("api/handlers/orders.go", `"orders on disk"`), Text: `"orders in the buffer"`})
 
-	reviewWorkspace := func() {
-		t.Helper()
-		var sums []contract.ReviewSummary
-		if err := e.ExecuteCommand(contract.CommandReviewWorkspace, nil, &sums); err != nil || len(sums) != 1 {
-			t.Fatalf("reviewWorkspace: %+v %v", sums, err)
-		}
-		e.AwaitIdle("")
-	}
 
 	// The test is unchanged: the change set is the handler alone, and the
 	// rule's violation is shown on it.
-	reviewWorkspace()
+	reviewWorkspace(t, e)
 	e.AwaitDiagnostics("api/handlers/orders.go", hasCode("handler-tests"))
 	checks := prChecks(fake)
 	if len(checks) != 1 || untested.Times() != 1 {
@@ -101,7 +115,7 @@ func TestReviewWorkspaceJudgesTheWholeChangeSet(t *testing.T) {
 	// review sends both files and the model finds the rule kept.
 	repo.Write(map[string]string{"api/handlers/orders_test.go": ordersTestEdited})
 	e.EditBuffer("api/handlers/orders.go", lsptest.Edit{Range: e.RegexpRange("api/handlers/orders.go", `"orders in the buffer"`), Text: `"orders, tested"`})
-	reviewWorkspace()
+	reviewWorkspace(t, e)
 	checks = prChecks(fake)
 	if len(checks) != 2 || complies.Times() != 1 {
 		t.Fatalf("%d pull-request checks, %d with the changed test", len(checks), complies.Times())
@@ -126,16 +140,8 @@ func TestReviewWorkspaceJudgesTheWholeChangeSet(t *testing.T) {
 // so the violations panel lists it (with a refresh notification), and it
 // can be dismissed from there; the dismissal holds at the next review.
 func TestReviewWorkspacePanelListsClosedFiles(t *testing.T) {
-	fake := llmtest.NewServer()
-	defer fake.Close()
-	reviewtest.Script(fake, nil)
-	reviewtest.Rules(fake, nil)
-	fake.On(llmtest.SchemaName(rewoo.SchemaPlan), llmtest.Text("No plan: the diff is enough."))
-	untested := fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), llmtest.JSON(map[string]any{"violations": []map[string]any{{
-		"rule": 1, "file": "api/handlers/orders.go", "reason": "Orders changed and its test did not.",
-		"suggestionContent": "Test the new behaviour in api/handlers/orders_test.go.", "existingCode": "func Orders() string {",
-		"improvedCode": "func Orders() string {", "oneSentenceSummary": "test the change to Orders", "relevantLinesStart": 3, "relevantLinesEnd": 3,
-	}}}))
+	fake := changeSetFake(t)
+	untested := fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), ordersUntested)
 	usersGo := "package handlers\n\nfunc Users() string {\n\treturn \"users\"\n}\n"
 	repo := lsptest.NewRepo(t, map[string]string{
 		".kody/rules/handler-tests.md": handlerTestsRule,
@@ -153,14 +159,6 @@ func TestReviewWorkspacePanelListsClosedFiles(t *testing.T) {
 	e.AwaitIdle("")
 	notified := len(e.ViolationsChanged())
 
-	reviewWorkspace := func() {
-		t.Helper()
-		var sums []contract.ReviewSummary
-		if err := e.ExecuteCommand(contract.CommandReviewWorkspace, nil, &sums); err != nil || len(sums) != 1 {
-			t.Fatalf("reviewWorkspace: %+v %v", sums, err)
-		}
-		e.AwaitIdle("")
-	}
 	closed := func() []contract.ViolationInfo {
 		t.Helper()
 		var v contract.RuleViolations
@@ -178,7 +176,7 @@ func TestReviewWorkspacePanelListsClosedFiles(t *testing.T) {
 		return out
 	}
 
-	reviewWorkspace()
+	reviewWorkspace(t, e)
 	if untested.Times() != 1 {
 		t.Fatalf("%d pull-request checks answered with the violation, want 1", untested.Times())
 	}
@@ -213,7 +211,7 @@ func TestReviewWorkspacePanelListsClosedFiles(t *testing.T) {
 	}
 	// The check's answer (cached: nothing changed) still names it; the
 	// dismissal holds.
-	reviewWorkspace()
+	reviewWorkspace(t, e)
 	if got := closed(); len(got) != 0 {
 		t.Errorf("listed again after the next review: %+v", got)
 	}
