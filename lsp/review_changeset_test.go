@@ -98,7 +98,6 @@ func TestReviewWorkspaceJudgesTheWholeChangeSet(t *testing.T) {
 	e.OpenFile("api/handlers/orders.go")
 	e.EditBuffer("api/handlers/orders.go", lsptest.Edit{Range: e.RegexpRange("api/handlers/orders.go", `"orders on disk"`), Text: `"orders in the buffer"`})
 
-
 	// The test is unchanged: the change set is the handler alone, and the
 	// rule's violation is shown on it.
 	reviewWorkspace(t, e)
