@@ -16,16 +16,40 @@ import (
 // another process: for each line on stdin it opens the history as the
 // CLI does (holding the index, opened in the background), records a new
 // error, looks up errors like it, stores an explanation of it, closes the
-// history and prints "ok" and how many similar errors it found.
+// history and prints "ok" and how many similar errors it found. A line
+// "s" instead plays a second language server: a lookup through a history
+// it keeps open.
 func runRecorder(ctx context.Context, dir string) error {
 	st, err := OpenStore(ctx, dir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	var server *LocalHistory
+	defer func() {
+		if server != nil {
+			server.Close()
+		}
+	}()
 	in := bufio.NewScanner(os.Stdin)
-	for i := 0; in.Scan(); i++ {
-		found, err := recordOnce(ctx, st, i)
+	for i, looked := 0, 0; in.Scan(); {
+		var found int
+		var err error
+		if in.Text() == "s" {
+			if server == nil {
+				if server, err = OpenHistory(ctx, st, HistoryOptions{Hold: true}); err != nil {
+					return err
+				}
+			}
+			var got []HistoryEntry
+			got, err = server.Similar(ctx, "/w", ErrorRecord{Workspace: "/w", Fingerprint: fmt.Sprintf("look-%d", looked), Tool: "go", Language: "go",
+				Message: fmt.Sprintf("undefined: lookedUp%d", looked), Template: "undefined: %s", File: "main.go"}, 5)
+			found = len(got)
+			looked++
+		} else {
+			found, err = recordOnce(ctx, st, i)
+			i++
+		}
 		if err != nil {
 			return err
 		}
@@ -69,8 +93,16 @@ func BenchmarkSimilarLookupShared(b *testing.B) {
 	}
 	const n = 100_000
 	seeded, recs := seedHistory(b, n)
-	for _, every := range []int{10, 100} {
-		b.Run(fmt.Sprintf("errors=%d/write-every=%d", n, every), func(b *testing.B) {
+	for _, c := range []struct {
+		op    string // what the other process does: w records, s looks up
+		every int
+	}{{"w", 10}, {"w", 100}, {"s", 1}} {
+		every := c.every
+		name := fmt.Sprintf("errors=%d/write-every=%d", n, every)
+		if c.op == "s" {
+			name = fmt.Sprintf("errors=%d/other-server-lookups", n)
+		}
+		b.Run(name, func(b *testing.B) {
 			dir := b.TempDir()
 			copyDir(b, seeded, dir)
 			ctx := context.Background()
@@ -95,7 +127,8 @@ func BenchmarkSimilarLookupShared(b *testing.B) {
 			acks := make(chan error, 1)
 			lines := bufio.NewScanner(stdout)
 			ack := func() {
-				if lines.Scan() && strings.HasPrefix(lines.Text(), "ok ") && lines.Text() != "ok 0" {
+				// A recorded error finds at least itself.
+				if lines.Scan() && strings.HasPrefix(lines.Text(), "ok ") && (c.op == "s" || lines.Text() != "ok 0") {
 					acks <- nil
 					return
 				}
@@ -108,10 +141,12 @@ func BenchmarkSimilarLookupShared(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				if _, err := io.WriteString(stdin, "w\n"); err != nil {
+				if _, err := io.WriteString(stdin, c.op+"\n"); err != nil {
 					b.Fatal(err)
 				}
-				writes++
+				if c.op == "w" {
+					writes++
+				}
 				pending = true
 				go ack()
 			}
