@@ -10,25 +10,24 @@ import (
 // checkChangeSetRules runs each folder's pull-request scope rules once over
 // the folder's whole change set against the base revision, as `kodyls
 // review` does: every changed file, open or not, with the open buffers'
-// unsaved text in place of the disk's. A rule such as "a changed handler
-// comes with its test" then sees the test even when it is not open.
+// unsaved text in place of the disk's, in every workspace folder, one
+// without open files included. A rule such as "a changed handler comes
+// with its test" then sees the test even when it is not open.
 // Violations are added to the open buffers they name; those naming a file
 // that is not open are listed by the violations panel (kodyls.ruleViolations)
 // until the next check. Outside a git repository the change set is the
 // open buffers' changes.
 func (s *Server) checkChangeSetRules(ctx context.Context, docs []*openDoc) {
 	byFolder := map[*workspace.Folder][]*workspace.Snapshot{}
-	var folders []*workspace.Folder
 	for _, od := range docs {
 		snap, _ := s.snapshot(string(od.uri))
 		if snap == nil || !snap.Checked() {
 			continue
 		}
-		if byFolder[od.folder] == nil {
-			folders = append(folders, od.folder)
-		}
 		byFolder[od.folder] = append(byFolder[od.folder], snap)
 	}
+	// Every workspace folder, open files or not: its change set is on disk.
+	folders := s.allFolders()
 	base := s.settings().BaseRef
 	for _, folder := range folders {
 		if ctx.Err() != nil {

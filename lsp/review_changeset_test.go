@@ -216,3 +216,36 @@ func TestReviewWorkspacePanelListsClosedFiles(t *testing.T) {
 	}
 	e.Shutdown()
 }
+
+// TestReviewWorkspaceWithNoFileOpen: the pull-request rules judge a
+// workspace's change set even when none of its files is open, and the
+// panel lists what they find.
+func TestReviewWorkspaceWithNoFileOpen(t *testing.T) {
+	fake := changeSetFake(t)
+	untested := fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), ordersUntested)
+	repo := lsptest.NewRepo(t, map[string]string{
+		".kody/rules/handler-tests.md": handlerTestsRule,
+		"api/handlers/orders.go":       ordersGo,
+		"api/handlers/orders_test.go":  ordersTestGo,
+	})
+	repo.Write(map[string]string{"api/handlers/orders.go": strings.Replace(ordersGo, `"orders"`, `"all orders"`, 1)})
+	e := startReviewing(t, repo, fake, t.TempDir(), "manual")
+	e.AwaitIdle("")
+	var sums []contract.ReviewSummary
+	if err := e.ExecuteCommand(contract.CommandReviewWorkspace, nil, &sums); err != nil || len(sums) != 0 {
+		t.Fatalf("reviewWorkspace with no file open: %+v %v", sums, err)
+	}
+	e.AwaitIdle("")
+	if untested.Times() != 1 {
+		t.Fatalf("%d pull-request checks, want 1", untested.Times())
+	}
+	var v contract.RuleViolations
+	if err := e.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Groups) != 1 || v.Groups[0].Rule.UUID != "handler-tests" || len(v.Groups[0].Violations) != 1 ||
+		v.Groups[0].Violations[0].URI != e.URI("api/handlers/orders.go") {
+		t.Fatalf("panel = %+v, want the handler-tests violation in orders.go", v.Groups)
+	}
+	e.Shutdown()
+}

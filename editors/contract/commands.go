@@ -72,7 +72,7 @@ var Commands = []Command{
 	{
 		Name:        CommandReviewWorkspace,
 		Title:       "Kody: Review Open Files",
-		Description: "Runs the AI review of every open file, as `kodyls.reviewFile` does, one summary per file; then the `pull_request` Kody Rules judge the whole change set once (every file changed against the base, with the open buffers' unsaved text).",
+		Description: "Runs the AI review of every open file, as `kodyls.reviewFile` does, one summary per file; then the `pull_request` Kody Rules judge the whole change set of each workspace folder once (every file changed against the base, with the open buffers' unsaved text; a folder with no file open too); their violations in files that are not open are listed by `kodyls.ruleViolations`.",
 		Result:      reflect.TypeFor[[]ReviewSummary](),
 		Progress:    true,
 	},
