@@ -12,6 +12,32 @@ import (
 	"time"
 )
 
+// holdingHistory opens the history in dir as the server does, records an
+// error with word in its message and looks it up, so that the history
+// holds the index. holding reports whether it still does.
+func holdingHistory(t *testing.T, dir, word string) (h *LocalHistory, holding func() bool) {
+	t.Helper()
+	ctx := testCtx(t)
+	h, err := OpenHistory(ctx, openTestStore(t, dir), HistoryOptions{RequireIndex: true, Hold: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	mustRecord(t, h, goErr("/ws", "fp-"+word, "undefined: "+word))
+	if hits, err := h.Search(ctx, word, 5); err != nil || len(hits) != 1 {
+		t.Fatalf("search for %s = %+v, %v", word, hits, err)
+	}
+	holding = func() bool {
+		h.x.take()
+		defer h.x.give()
+		return h.x.held != nil
+	}
+	if !holding() {
+		t.Fatal("the history does not hold the index after a lookup")
+	}
+	return h, holding
+}
+
 // TestHeldIndexYieldsToOtherProcess: a language server holds the index
 // (Hold) and another kodyls process writes to it. The other process must
 // get the index by asking, without parking anything in the queue, and the
@@ -22,22 +48,8 @@ func TestHeldIndexYieldsToOtherProcess(t *testing.T) {
 	}
 	ctx := testCtx(t)
 	dir := t.TempDir()
-	st := openTestStore(t, dir)
-	h, err := OpenHistory(ctx, st, HistoryOptions{RequireIndex: true, Hold: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h, _ := holdingHistory(t, dir, "heldWord")
 	id := mustRecord(t, h, goErr("/ws", "fp1", "undefined: heldWord"))
-	if _, err := h.Search(ctx, "heldWord", 5); err != nil {
-		t.Fatal(err)
-	}
-	h.x.take()
-	held := h.x.held != nil
-	h.x.give()
-	if !held {
-		t.Fatal("the history does not hold the index after a lookup")
-	}
 
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()

@@ -202,24 +202,7 @@ func TestHistorySharedBetweenProcesses(t *testing.T) {
 	}
 	ctx := testCtx(t)
 	dir := t.TempDir()
-	st := openTestStore(t, dir)
-	h, err := OpenHistory(ctx, st, HistoryOptions{RequireIndex: true, Hold: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	mustRecord(t, h, goErr("/w", "fp-server", "undefined: serverWord"))
-	if hits, err := h.Search(ctx, "serverWord", 5); err != nil || len(hits) != 1 {
-		t.Fatalf("server's search = %+v, %v", hits, err)
-	}
-	holding := func() bool {
-		h.x.take()
-		defer h.x.give()
-		return h.x.held != nil
-	}
-	if !holding() {
-		t.Fatal("the server does not hold the index after a lookup")
-	}
+	h, holding := holdingHistory(t, dir, "serverWord")
 
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
