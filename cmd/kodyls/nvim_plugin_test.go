@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/agents/rewoo"
+	"github.com/kodustech/kodyls/analysis/review"
 	"github.com/kodustech/kodyls/analysis/review/reviewtest"
 	"github.com/kodustech/kodyls/lsp/lsptest"
 )
@@ -91,10 +93,22 @@ func testNeovimPluginCommandsWithModel(t *testing.T, nv neovim) {
 	// :KodyFix's plan: put the loop bound back.
 	fake.On(llmtest.SchemaName("plan"), llmtest.Text(editPlan("i <= len(items)", "i < len(items)")))
 	fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"complete","reasoning":"the bound is right","adjustments":[]}`))
+	// :KodyReview workspace judges the pull-request rule over the change
+	// set, where api/orders.go changed on disk without its test.
+	fake.On(llmtest.SchemaName(rewoo.SchemaPlan), llmtest.Text("No plan: the diff is enough."))
+	fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), llmtest.JSON(map[string]any{"violations": []map[string]any{{
+		"rule": 1, "file": "api/orders.go", "reason": "Orders changed and its test did not.",
+		"suggestionContent": "Test the change in api/orders_test.go.", "existingCode": "func Orders() string {",
+		"improvedCode": "func Orders() string {", "oneSentenceSummary": "test the change to Orders", "relevantLinesStart": 3, "relevantLinesEnd": 3,
+	}}}))
+	const ordersGo = "package api\n\nfunc Orders() string {\n\treturn \"orders\"\n}\n"
 	repo := lsptest.NewRepo(t, map[string]string{
-		".kody/rules/no-println.md": lsptest.RuleFile("No fmt.Println", printlnRule, "high", "**/*.go", `fmt\.Println\(`),
-		"main.go":                   reviewGo,
+		".kody/rules/no-println.md":    lsptest.RuleFile("No fmt.Println", printlnRule, "high", "**/*.go", `fmt\.Println\(`),
+		".kody/rules/handler-tests.md": "---\ntitle: API handlers change with their tests\nseverity: high\nscope: pull_request\npath: \"api/**\"\n---\nA change to a handler under api/ comes with a change to its test.\n",
+		"main.go":                      reviewGo,
+		"api/orders.go":                ordersGo,
 	})
+	repo.Write(map[string]string{"api/orders.go": strings.Replace(ordersGo, `"orders"`, `"all orders"`, 1)})
 	res := runPluginScript(t, nv, "commands_model.lua", repo, "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
 	if !strings.Contains(res.Explanation, "### Root cause") {
 		t.Errorf("explanation:\n%s", res.Explanation)

@@ -32,6 +32,19 @@ end, 20), vim.inspect(H.diagnostics(main)))
 vim.cmd('KodyReview workspace')
 H.wait_message(':KodyReview workspace echoes the summary', 'kodyls: reviewed 1 open file(s), 1 finding(s): main.go: 1 finding(s)', 20000)
 
+-- The workspace review also judged the pull-request rule over the change
+-- set: api/orders.go changed on disk and is not open, and :KodyViolations
+-- lists its violation on its line.
+vim.cmd('KodyViolations')
+H.step(':KodyViolations lists a violation in a file that is not open', vim.wait(10000, function()
+  for _, it in ipairs(vim.fn.getqflist()) do
+    if vim.api.nvim_buf_get_name(it.bufnr):find('api/orders.go', 1, true) and it.lnum == 3 then return true end
+  end
+  return false
+end, 20), vim.inspect(vim.fn.getqflist()))
+vim.cmd('cclose')
+vim.api.nvim_set_current_buf(main)
+
 -- Explain the review finding under the cursor.
 vim.api.nvim_win_set_cursor(0, { 7, 1 })
 local float, fbuf, text = H.explain()
