@@ -258,7 +258,12 @@ func (h *LocalHistory) apply(ctx context.Context) {
 	if h.x == nil {
 		return
 	}
-	if err := h.x.TryFlush(ctx); err != nil && !errors.Is(err, ErrBusy) {
+	err := h.x.TryFlush(ctx)
+	if err != nil {
+		// Whatever kept it from the index, the next lookup tries again.
+		h.x.ownQueued.Store(true)
+	}
+	if err != nil && !errors.Is(err, ErrBusy) {
 		h.log.Warn("search index not updated yet; the change is queued", "error", err)
 	}
 }

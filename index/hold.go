@@ -120,6 +120,10 @@ func (x *Search) watch(w *fsnotify.Watcher, stop, done chan struct{}) {
 // kept records that an operation used the held index and (re)arms the idle
 // release. The caller has the turn.
 func (x *Search) kept(idx bleve.Index) {
+	if x.held != idx {
+		// Which root.bolt it reads, to notice a replaced index.
+		x.heldFile, _ = os.Stat(x.rootBolt())
+	}
 	x.held = idx
 	x.lastUse = time.Now()
 	if x.idleTimer == nil {
@@ -156,7 +160,7 @@ func (x *Search) closeHeld(why string) {
 	if err := x.held.Close(); err != nil {
 		slog.Warn("closing search index", "path", x.path, "err", err)
 	}
-	x.held = nil
+	x.held, x.heldFile = nil, nil
 	slog.Debug("released search index", "path", x.path, "why", why)
 }
 
@@ -220,3 +224,7 @@ func newToken() string {
 	_, _ = rand.Read(b)
 	return fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(b))
 }
+
+// rootBolt is the file whose flock guards the index (scorch keeps its
+// store under "store").
+func (x *Search) rootBolt() string { return filepath.Join(x.path, "store", "root.bolt") }

@@ -3,11 +3,13 @@ package index
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -48,8 +50,12 @@ func TestHeldIndexYieldsToOtherProcess(t *testing.T) {
 	}
 	ctx := testCtx(t)
 	dir := t.TempDir()
-	h, _ := holdingHistory(t, dir, "heldWord")
+	h, holding := holdingHistory(t, dir, "heldWord")
 	id := mustRecord(t, h, goErr("/ws", "fp1", "undefined: heldWord"))
+	// The write took the index alone for a moment; a lookup holds it again.
+	if _, err := h.Search(ctx, "heldWord", 5); err != nil || !holding() {
+		t.Fatalf("the history does not hold the index again after a lookup (%v)", err)
+	}
 
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
@@ -168,5 +174,77 @@ func TestIndexRebuiltFromStore(t *testing.T) {
 				t.Errorf("damaged index left behind: %v", matches)
 			}
 		})
+	}
+}
+
+// dueNow makes every queued change old enough for the next lookup to
+// apply it (see applyDue), as a second's wait would.
+func dueNow(t *testing.T, st *Store) {
+	t.Helper()
+	err := st.Write(testCtx(t), func(tx *sql.Tx) error {
+		_, err := tx.Exec(`UPDATE index_queue SET queued_at = queued_at - ?`, 2*applyEvery.Milliseconds())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLookupAnswersWhenQueueCannotBeApplied: queued changes that cannot
+// be applied (a full disk) do not fail the lookups of a holder: they read
+// the index as it is, and the changes arrive once they can be applied.
+func TestLookupAnswersWhenQueueCannotBeApplied(t *testing.T) {
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	h, _ := holdingHistory(t, dir, "serverWord")
+	other, err := OpenHistory(ctx, openTestStore(t, dir), HistoryOptions{RequireIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	mustRecord(t, other, goErr("/ws", "fp-other", "undefined: otherWord"))
+	if p := mustPending(t, h.x); p == 0 {
+		t.Fatal("the other history's write was not queued while the holder read")
+	}
+	dueNow(t, h.st)
+	h.x.flushErr = syscall.ENOSPC
+	for i := 0; i < 2; i++ {
+		if hits, err := h.Search(ctx, "serverWord", 5); err != nil || len(hits) != 1 {
+			t.Fatalf("lookup %d with the queue failing: %+v, %v", i+1, hits, err)
+		}
+	}
+	if p := mustPending(t, h.x); p == 0 {
+		t.Fatal("the queue was dropped though it could not be applied")
+	}
+	h.x.flushErr = nil
+	h.x.take()
+	h.x.lastApply = time.Time{} // as a second later
+	h.x.give()
+	if hits, err := h.Search(ctx, "otherWord", 5); err != nil || len(hits) != 1 {
+		t.Fatalf("once the queue can be applied: %+v, %v", hits, err)
+	}
+}
+
+// TestHolderSeesARebuiltIndex: the index is deleted while a holder reads
+// it; another history rebuilds it and writes to the new one at once (no one
+// holds it). The holder's next lookup reads the new index.
+func TestHolderSeesARebuiltIndex(t *testing.T) {
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	h, _ := holdingHistory(t, dir, "serverWord")
+	if err := os.RemoveAll(filepath.Join(dir, IndexDir)); err != nil {
+		t.Fatal(err)
+	}
+	other, err := OpenHistory(ctx, openTestStore(t, dir), HistoryOptions{RequireIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	mustRecord(t, other, goErr("/ws", "fp-other", "undefined: otherWord"))
+	if p := mustPending(t, other.x); p != 0 {
+		t.Fatalf("Pending = %d: the write to the rebuilt index was queued", p)
+	}
+	if hits, err := h.Search(ctx, "otherWord", 5); err != nil || len(hits) != 1 {
+		t.Fatalf("the holder's lookup after the rebuild: %+v, %v", hits, err)
 	}
 }

@@ -89,6 +89,9 @@ type Search struct {
 	// The waits are fields rather than constants so tests can change them.
 	lockWait time.Duration
 	turnWait time.Duration
+	// flushErr, when set, makes applying the queue fail as a full disk
+	// would; tests use it.
+	flushErr error
 
 	// turn is a one-slot semaphore rather than a sync.Mutex so that waiting
 	// for it can give up at the deadline or when ctx is done.
@@ -122,7 +125,8 @@ type Search struct {
 	lastUse    time.Time
 	idleTimer  *time.Timer
 	yieldUntil time.Time
-	lastApply  time.Time // the last read that failed to apply the queue
+	heldFile   os.FileInfo // the root.bolt held reads (see dropIfReplaced)
+	lastApply  time.Time   // the last read that failed to apply the queue
 	closed     bool
 	watcher    *fsnotify.Watcher
 	stop       chan struct{}
@@ -493,17 +497,32 @@ func (x *Search) withMode(ctx context.Context, m mode, fn func(idx bleve.Index) 
 				until = earliest(deadline, start.Add(applyWait))
 			}
 			idx, err := x.open(ctx, start, until, true)
-			switch {
-			case err == nil:
-				return x.exclusively(ctx, idx, fn)
-			case errors.Is(err, ErrBusy):
-				// Others are reading: read what the index has.
-				x.lastApply = time.Now()
+			if err == nil {
+				if err = x.flush(ctx, idx); err == nil {
+					x.ownQueued.Store(false)
+					defer func() {
+						if cerr := idx.Close(); cerr != nil && err == nil {
+							err = fmt.Errorf("close search index: %w", cerr)
+						}
+					}()
+					return fn(idx)
+				}
+				_ = idx.Close()
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("open search index: %w", ctx.Err())
+			}
+			// In use by other readers, or the queue cannot be applied (a
+			// full disk, an index this user cannot write): read what the
+			// index has, and try again after applyEvery.
+			x.lastApply = time.Now()
+			if errors.Is(err, ErrBusy) {
 				slog.Debug("search index queue not applied yet, in use", "path", x.path)
-			default:
-				return err
+			} else {
+				x.logger().Warn("queued changes not applied to the search index; lookups use it as it is", "path", x.path, "error", err)
 			}
 		}
+		x.dropIfReplaced()
 	}
 	if m == modeWrite || m == modeTryWrite {
 		// Our own shared handle would block our exclusive open.
@@ -554,6 +573,19 @@ func (x *Search) exclusively(ctx context.Context, idx bleve.Index, fn func(idx b
 	return fn(idx)
 }
 
+// dropIfReplaced lets go of the held handle when the index on disk is no
+// longer the one it reads: another process rebuilt a deleted or damaged
+// index and wrote to the new one without asking, since nobody held it.
+// The caller has the turn.
+func (x *Search) dropIfReplaced() {
+	if x.held == nil || x.heldFile == nil {
+		return
+	}
+	if fi, err := os.Stat(x.rootBolt()); err != nil || !os.SameFile(fi, x.heldFile) {
+		x.closeHeld("the index was replaced")
+	}
+}
+
 // applyDue reports whether a read should first apply the queue, and
 // whether to ask other processes to let go for it:
 //   - changes queued at least applyEvery ago: yes, asking, so that every
@@ -574,7 +606,9 @@ func (x *Search) applyDue(ctx context.Context) (due, ask bool) {
 	if err != nil {
 		return false, false
 	}
-	if time.Since(time.UnixMilli(queuedAt)) >= applyEvery {
+	// A time in the future (the clock stepped back) counts as old: the
+	// queue must not wait for the clock to catch up.
+	if age := time.Since(time.UnixMilli(queuedAt)); age >= applyEvery || age < 0 {
 		return true, true
 	}
 	return x.ownQueued.Load(), false
@@ -799,6 +833,9 @@ func enqueueTx(ctx context.Context, tx *sql.Tx, ops []op) error {
 // dies between the batch and the delete, the entries are applied again next
 // time, which is harmless: indexing and deleting by ID are idempotent.
 func (x *Search) flush(ctx context.Context, idx bleve.Index) error {
+	if x.flushErr != nil {
+		return fmt.Errorf("flush queue: %w", x.flushErr)
+	}
 	var last int64
 	total := 0
 	for {
