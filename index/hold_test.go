@@ -248,3 +248,50 @@ func TestHolderSeesARebuiltIndex(t *testing.T) {
 		t.Fatalf("the holder's lookup after the rebuild: %+v, %v", hits, err)
 	}
 }
+
+// TestTwoHoldersShareTheIndex: two servers on one data directory both
+// keep the index open for reading; neither lets go for the other's
+// lookups. A change one of them queued is applied by the other's lookup
+// once due: it asks, the holder lets go, and both then find the change.
+func TestTwoHoldersShareTheIndex(t *testing.T) {
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	first, holdingFirst := holdingHistory(t, dir, "firstWord")
+	second, err := OpenHistory(ctx, openTestStore(t, dir), HistoryOptions{RequireIndex: true, Hold: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	mustRecord(t, second, goErr("/ws", "fp-second", "undefined: secondWord"))
+	if hits, err := second.Search(ctx, "firstWord", 5); err != nil || len(hits) != 1 {
+		t.Fatalf("the second server's lookup: %+v, %v", hits, err)
+	}
+	holdingSecond := func() bool {
+		second.x.take()
+		defer second.x.give()
+		return second.x.held != nil
+	}
+	if !holdingFirst() || !holdingSecond() {
+		t.Fatalf("both should hold the index: first %v, second %v", holdingFirst(), holdingSecond())
+	}
+	if p := mustPending(t, first.x); p == 0 {
+		t.Fatal("the second server's write was not queued while the first read")
+	}
+	if hits, err := first.Search(ctx, "firstWord", 5); err != nil || len(hits) != 1 || !holdingSecond() {
+		t.Fatalf("the first server's lookup before the change is due: %+v, %v, second holding %v", hits, err, holdingSecond())
+	}
+
+	dueNow(t, first.st)
+	first.x.take()
+	first.x.applyWait = 10 * time.Second // the mechanism, not the machine's speed
+	first.x.give()
+	if hits, err := first.Search(ctx, "secondWord", 5); err != nil || len(hits) != 1 {
+		t.Fatalf("the first server's lookup once the change is due: %+v, %v", hits, err)
+	}
+	if p := mustPending(t, first.x); p != 0 {
+		t.Errorf("Pending = %d after the due lookup, want 0", p)
+	}
+	if hits, err := second.Search(ctx, "secondWord", 5); err != nil || len(hits) != 1 {
+		t.Fatalf("the second server's lookup after the apply: %+v, %v", hits, err)
+	}
+}

@@ -87,8 +87,9 @@ type Search struct {
 	path  string
 
 	// The waits are fields rather than constants so tests can change them.
-	lockWait time.Duration
-	turnWait time.Duration
+	lockWait  time.Duration
+	turnWait  time.Duration
+	applyWait time.Duration
 	// flushErr, when set, makes applying the queue fail as a full disk
 	// would; tests use it.
 	flushErr error
@@ -140,13 +141,14 @@ func OpenSearch(store *Store, dir string) (*Search, error) {
 		return nil, errors.New("open search index: nil store")
 	}
 	x := &Search{
-		store:    store,
-		dir:      dir,
-		path:     filepath.Join(dir, IndexDir),
-		lockWait: defaultLockWait,
-		turnWait: defaultTurnWait,
-		turn:     make(chan struct{}, 1),
-		token:    newToken(),
+		store:     store,
+		dir:       dir,
+		path:      filepath.Join(dir, IndexDir),
+		lockWait:  defaultLockWait,
+		turnWait:  defaultTurnWait,
+		applyWait: applyWait,
+		turn:      make(chan struct{}, 1),
+		token:     newToken(),
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open search index: create data dir %s: %w", dir, err)
@@ -494,7 +496,7 @@ func (x *Search) withMode(ctx context.Context, m mode, fn func(idx bleve.Index) 
 			x.closeHeld("applying queued changes")
 			until := time.Time{} // one try
 			if ask {
-				until = earliest(deadline, start.Add(applyWait))
+				until = earliest(deadline, start.Add(x.applyWait))
 			}
 			idx, err := x.open(ctx, start, until, true)
 			if err == nil {
