@@ -351,41 +351,55 @@ const (
 // pullRequestEvidence gathers, across the workspace, what the rules need
 // beyond the diff. It returns nothing, and no error, when the pipeline has
 // no workspace or the model gives no usable plan: the check then runs on
-// the diff alone. Only the end of ctx is an error.
+// the diff alone. Only the end of ctx is an error. A rule set larger than
+// the window allows is planned for in batches, as the check is, sharing
+// the budget of tool calls (at least two per batch).
 func (p *Pipeline) pullRequestEvidence(ctx context.Context, files []string, diff string, rules []prompts.RuleRef) ([]prompts.EvidenceRef, error) {
 	if p.ws == "" {
 		return nil, nil
 	}
-	msg, err := p.prompts.Render("kodyrules_pr_evidence", prompts.PullRequestEvidenceData{Files: files, Patch: diff, Rules: rules})
+	bare, err := p.prompts.Render("kodyrules_pr_evidence", prompts.PullRequestEvidenceData{Files: files, Patch: diff})
 	if err != nil {
 		return nil, err
 	}
+	batches := p.ruleBatches(rules, bare.Text)
+	steps := max(2, PullRequestEvidenceSteps/len(batches))
 	ws := tools.Workspace{Root: p.ws, Ignore: p.ignore}
 	ts := []agent.Tool{ws.ListFiles(), ws.ReadFile(), ws.SearchWorkspace(), ws.FindReferences()}
-	task := agent.Task{
-		Gateway: p.g, User: msg.Text, Feature: feature, Class: llm.TaskRules, Log: p.log,
-		Budget: agent.Budget{MaxToolCalls: PullRequestEvidenceSteps, Timeout: pullRequestEvidenceTimeout},
-	}
-	gather := rewoo.Strategy[struct{}]{Prompts: p.prompts, MaxSteps: PullRequestEvidenceSteps, CachePlan: true}
-	ev, err := gather.Gather(ctx, task, ts, func(e agent.Event) {
-		if e.Kind == agent.EventPlanCreated || e.Kind == agent.EventStepDone || e.Kind == agent.EventGuard {
-			p.log.Debug("pull-request rules evidence", "event", e.Kind, "tool", e.Tool, "text", e.Text)
+	var out []prompts.EvidenceRef
+	for i, batch := range batches {
+		msg, err := p.prompts.Render("kodyrules_pr_evidence", prompts.PullRequestEvidenceData{Files: files, Patch: diff, Rules: batch})
+		if err != nil {
+			return nil, err
 		}
-	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		task := agent.Task{
+			Gateway: p.g, User: msg.Text, Feature: feature, Class: llm.TaskRules, Log: p.log,
+			Budget: agent.Budget{MaxToolCalls: steps, Timeout: pullRequestEvidenceTimeout},
 		}
-		p.log.Warn("no evidence gathered for the pull-request rules; checking the diff alone", "error", err)
-		return nil, nil
-	}
-	out := make([]prompts.EvidenceRef, 0, len(ev))
-	for _, e := range ev {
-		r := e.Ref()
-		if len(r.Text) > PullRequestEvidenceChars {
-			r.Text = strings.ToValidUTF8(r.Text[:PullRequestEvidenceChars], "") + "\n…(truncated)"
+		gather := rewoo.Strategy[struct{}]{Prompts: p.prompts, MaxSteps: steps, CachePlan: true}
+		got, err := gather.Gather(ctx, task, ts, func(e agent.Event) {
+			if e.Kind == agent.EventPlanCreated || e.Kind == agent.EventStepDone || e.Kind == agent.EventGuard {
+				p.log.Debug("pull-request rules evidence", "event", e.Kind, "tool", e.Tool, "text", e.Text)
+			}
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			p.log.Warn("no evidence gathered for some pull-request rules; checking them on the diff alone", "rules", len(batch), "error", err)
+			continue
 		}
-		out = append(out, r)
+		for _, e := range got {
+			r := e.Ref()
+			if len(batches) > 1 {
+				// Each batch's plan numbers its steps from E1.
+				r.ID = fmt.Sprintf("B%d-%s", i+1, r.ID)
+			}
+			if len(r.Text) > PullRequestEvidenceChars {
+				r.Text = strings.ToValidUTF8(r.Text[:PullRequestEvidenceChars], "") + "\n…(truncated)"
+			}
+			out = append(out, r)
+		}
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/llmtest"
 	"github.com/kodustech/kodyls/agents/redact"
 	"github.com/kodustech/kodyls/agents/rewoo"
@@ -193,5 +194,58 @@ func TestPullRequestEvidenceStaysInsideTheWorkspace(t *testing.T) {
 		if !strings.HasSuffix(line, "(failed)") {
 			t.Errorf("step %q was not refused: %s", step, line)
 		}
+	}
+}
+
+// A pull-request rule set larger than the window allows is planned for in
+// batches, as it is checked: every rule reaches one plan, each plan
+// numbers its rules from 1 and leaves the reply its room, and the judging
+// calls receive the evidence of every plan, told apart.
+func TestPullRequestEvidenceBatchesRulesToTheWindow(t *testing.T) {
+	rs := benchRules(80)
+	s := newServer(t)
+	plan := s.On(llmtest.SchemaName(rewoo.SchemaPlan), llmtest.JSON(map[string]any{"steps": []map[string]any{
+		{"id": "E1", "tool": "list_files", "args": map[string]any{"dir": "api/handlers", "pattern": "*_test.go"}, "reason": "the handlers' tests"},
+	}}))
+	s.On(llmtest.SchemaName(SchemaPullRequestRules), llmtest.JSON(map[string]any{"violations": []any{}}))
+	usage := &usageLog{}
+	p := New(newGateway(t, s.URL, llm.WithUsage(usage)), Options{Workspace: prWorkspace(t)})
+	if _, err := p.CheckPullRequest(context.Background(), ordersChange, rs); err != nil {
+		t.Fatal(err)
+	}
+	if plan.Times() < 2 {
+		t.Fatalf("%d evidence plans for 80 rules in an %d-token window, want several", plan.Times(), llm.DefaultContextWindow)
+	}
+	var plans, checks []string
+	for _, r := range s.ChatRequests() {
+		switch r.Chat.SchemaName() {
+		case rewoo.SchemaPlan:
+			plans = append(plans, r.Chat.Text())
+		case SchemaPullRequestRules:
+			checks = append(checks, r.Chat.Text())
+		}
+	}
+	for _, r := range rs {
+		n := 0
+		for _, pl := range plans {
+			n += strings.Count(pl, ": "+r.Title+"\n")
+		}
+		if n != 1 {
+			t.Errorf("rule %q reached %d evidence plans, want one", r.Title, n)
+		}
+	}
+	for i, pl := range plans {
+		if !strings.Contains(pl, "### Rule 1: ") {
+			t.Errorf("plan %d does not number its rules from 1", i+1)
+		}
+	}
+	reply := min(ReplyReserveTokens, llm.DefaultContextWindow/4)
+	for i, u := range usage.calls() {
+		if u.PromptTokens+reply > llm.DefaultContextWindow {
+			t.Errorf("call %d: %d prompt tokens leave less than %d for the reply", i+1, u.PromptTokens, reply)
+		}
+	}
+	if len(checks) == 0 || !strings.Contains(checks[0], "#B1-E1: list_files") || !strings.Contains(checks[0], "#B2-E1: list_files") {
+		t.Fatalf("the judging prompt lacks the evidence of each plan:\n%s", checks[0])
 	}
 }
