@@ -261,7 +261,7 @@ func (h *LocalHistory) apply(ctx context.Context) {
 	err := h.x.TryFlush(ctx)
 	if err != nil {
 		// Whatever kept it from the index, the next lookup tries again.
-		h.x.ownQueued.Store(true)
+		h.x.ownQueued.Add(1)
 	}
 	if err != nil && !errors.Is(err, ErrBusy) {
 		h.log.Warn("search index not updated yet; the change is queued", "error", err)

@@ -101,9 +101,11 @@ type Search struct {
 	// queued counts changes this Search parked in the queue, for tests
 	// and diagnostics.
 	queued atomic.Int64
-	// ownQueued: changes this process made are waiting in the queue, so
+	// ownQueued counts the changes this process parked in the queue since
+	// it last applied it (0: none), so that its next read tries to apply
+	// them. A flush clears it only if no change was parked meanwhile.
 	// its next read tries to apply them (see applyDue).
-	ownQueued atomic.Bool
+	ownQueued atomic.Int64
 
 	// log receives what the user should know about the index (rebuilds).
 	log *slog.Logger
@@ -317,7 +319,7 @@ func (x *Search) write(ctx context.Context, what string, ops []op) error {
 			return fmt.Errorf("%s: index busy and queueing failed: %w", what, qerr)
 		}
 		x.queued.Add(int64(len(ops)))
-		x.ownQueued.Store(true)
+		x.ownQueued.Add(1)
 		slog.Debug("search index busy, queued", "op", what, "docs", len(ops), "path", x.path)
 		return nil
 	}
@@ -500,8 +502,9 @@ func (x *Search) withMode(ctx context.Context, m mode, fn func(idx bleve.Index) 
 			}
 			idx, err := x.open(ctx, start, until, true)
 			if err == nil {
+				own := x.ownQueued.Load()
 				if err = x.flush(ctx, idx); err == nil {
-					x.ownQueued.Store(false)
+					x.ownQueued.CompareAndSwap(own, 0)
 					defer func() {
 						if cerr := idx.Close(); cerr != nil && err == nil {
 							err = fmt.Errorf("close search index: %w", cerr)
@@ -536,7 +539,7 @@ func (x *Search) withMode(ctx context.Context, m mode, fn func(idx bleve.Index) 
 		idx, err := x.open(ctx, start, until, true)
 		if err != nil {
 			if m == modeTryWrite && errors.Is(err, ErrBusy) {
-				x.ownQueued.Store(true)
+				x.ownQueued.Add(1)
 			}
 			return err
 		}
@@ -568,10 +571,11 @@ func (x *Search) exclusively(ctx context.Context, idx bleve.Index, fn func(idx b
 			err = fmt.Errorf("close search index: %w", cerr)
 		}
 	}()
+	own := x.ownQueued.Load()
 	if err := x.flush(ctx, idx); err != nil {
 		return err
 	}
-	x.ownQueued.Store(false)
+	x.ownQueued.CompareAndSwap(own, 0)
 	return fn(idx)
 }
 
@@ -613,7 +617,7 @@ func (x *Search) applyDue(ctx context.Context) (due, ask bool) {
 	if age := time.Since(time.UnixMilli(queuedAt)); age >= applyEvery || age < 0 {
 		return true, true
 	}
-	return x.ownQueued.Load(), false
+	return x.ownQueued.Load() != 0, false
 }
 
 func earliest(a, b time.Time) time.Time {
