@@ -322,26 +322,22 @@ func (s *Server) ruleViolations() *contract.RuleViolations {
 			})
 		}
 	}
-	// Pull-request rule violations in files that are not open.
-	for u, vs := range s.closed.all() {
-		if s.openDoc(string(u)) != nil {
-			continue // its buffer's review shows what holds now
-		}
-		for _, v := range vs {
-			g := groups[v.finding.RuleID]
-			if g == nil {
-				r, _ := s.findRule(v.finding.RuleID)
-				if r == nil {
-					continue
-				}
-				g = &contract.ViolationGroup{Rule: contract.RuleInfo{UUID: r.UUID, Title: r.Title, Severity: string(r.Severity), File: r.File}}
-				groups[v.finding.RuleID] = g
+	// Pull-request rule violations no open buffer carries.
+	for _, e := range s.changeSetPanel() {
+		f := e.v.finding
+		g := groups[f.RuleID]
+		if g == nil {
+			r, _ := s.findRule(f.RuleID)
+			if r == nil {
+				continue // the rule was removed since the review
 			}
-			g.Violations = append(g.Violations, contract.ViolationInfo{
-				URI: u, Range: v.rng, Match: v.finding.ExistingCode, CheckedBy: contract.CheckedByModel,
-				ID: v.finding.ID, Message: v.finding.SuggestionContent,
-			})
+			g = &contract.ViolationGroup{Rule: contract.RuleInfo{UUID: r.UUID, Title: r.Title, Severity: string(r.Severity), File: r.File}}
+			groups[f.RuleID] = g
 		}
+		g.Violations = append(g.Violations, contract.ViolationInfo{
+			URI: e.uri, Range: e.v.rng, Match: f.ExistingCode, CheckedBy: contract.CheckedByModel,
+			ID: f.ID, Message: f.SuggestionContent,
+		})
 	}
 	out := &contract.RuleViolations{Groups: []contract.ViolationGroup{}, RuleErrors: []contract.RuleError{}}
 	for _, g := range groups {

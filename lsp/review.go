@@ -237,9 +237,15 @@ func (s *Server) dismissSuggestion(ctx context.Context, arg []byte) (any, error)
 	}
 	od := s.openDoc(string(a.URI))
 	f, _, ok := s.reviews.Find(string(a.URI), a.ID)
-	if !ok && od == nil {
-		if v, root, found := s.closed.find(a.URI, a.ID); found {
-			return s.dismissClosed(ctx, a, v, root)
+	path := ""
+	if od != nil {
+		path = od.path
+	} else if a.URI.IsFile() {
+		path = canonicalPath(a.URI.FsPath())
+	}
+	if !ok && path != "" {
+		if v, found := s.changeSet.find(path, a.ID); found {
+			return s.dismissChangeSet(ctx, a, path, v)
 		}
 	}
 	if !ok || od == nil || od.folder == nil {
@@ -253,24 +259,31 @@ func (s *Server) dismissSuggestion(ctx context.Context, arg []byte) (any, error)
 	if err := s.svc.Dismiss(ctx, d); err != nil {
 		return nil, err
 	}
-	removed := s.reviews.Remove(string(a.URI), func(g filereview.Finding) bool {
+	drop := func(g filereview.Finding) bool {
 		return g.ID == f.ID || (a.Scope == contract.DismissScopeFile && g.DismissGroup() == f.DismissGroup())
-	})
+	}
+	removed := s.reviews.Remove(string(a.URI), drop)
+	// A pull-request violation also leaves the panel's store, so that it
+	// does not come back when the buffer closes.
+	if od.path != "" && s.changeSet.remove(od.path, drop) > 0 {
+		s.notifyViolationsChanged(ctx, a.URI)
+	}
 	s.publishReview(ctx, string(a.URI))
 	return &contract.DismissResult{Dismissed: removed}, nil
 }
 
-// dismissClosed dismisses a pull-request rule violation in a file that is
-// not open, listed by the violations panel.
-func (s *Server) dismissClosed(ctx context.Context, a contract.DismissArgs, v closedViolation, root string) (any, error) {
-	d := index.Dismissal{Workspace: root, File: v.rel, Kind: index.DismissFinding, Key: v.finding.ID}
+// dismissChangeSet dismisses a pull-request rule violation the panel
+// lists and no buffer carries (the file at path is not open, or was
+// opened after the check).
+func (s *Server) dismissChangeSet(ctx context.Context, a contract.DismissArgs, path string, v changeSetViolation) (any, error) {
+	d := index.Dismissal{Workspace: v.root, File: v.rel, Kind: index.DismissFinding, Key: v.finding.ID}
 	if a.Scope == contract.DismissScopeFile {
 		d.Kind, d.Key = index.DismissLabel, v.finding.DismissGroup()
 	}
 	if err := s.svc.Dismiss(ctx, d); err != nil {
 		return nil, err
 	}
-	removed := s.closed.remove(a.URI, func(g filereview.Finding) bool {
+	removed := s.changeSet.remove(path, func(g filereview.Finding) bool {
 		return g.ID == v.finding.ID || (a.Scope == contract.DismissScopeFile && g.DismissGroup() == v.finding.DismissGroup())
 	})
 	s.notifyViolationsChanged(ctx, a.URI)

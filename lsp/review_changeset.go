@@ -13,9 +13,9 @@ import (
 // unsaved text in place of the disk's, in every workspace folder, one
 // without open files included. A rule such as "a changed handler comes
 // with its test" then sees the test even when it is not open.
-// Violations are added to the open buffers they name; those naming a file
-// that is not open are listed by the violations panel (kodyls.ruleViolations)
-// until the next check. Outside a git repository the change set is the
+// Violations are added to the open buffers they name; the violations panel
+// (kodyls.ruleViolations) lists those no open buffer carries, such as the
+// ones in files that are not open, until the next check. Outside a git repository the change set is the
 // open buffers' changes.
 func (s *Server) checkChangeSetRules(ctx context.Context, docs []*openDoc) {
 	byFolder := map[*workspace.Folder][]*workspace.Snapshot{}
@@ -28,6 +28,7 @@ func (s *Server) checkChangeSetRules(ctx context.Context, docs []*openDoc) {
 	}
 	// Every workspace folder, open files or not: its change set is on disk.
 	folders := s.allFolders()
+	gen := s.changeSet.begin()
 	base := s.settings().BaseRef
 	for _, folder := range folders {
 		if ctx.Err() != nil {
@@ -51,14 +52,12 @@ func (s *Server) checkChangeSetRules(ctx context.Context, docs []*openDoc) {
 			s.log.Warn("pull-request Kody Rules not checked", "workspace", folder.Root, "error", err)
 			continue
 		}
-		shown := map[string]bool{}
 		for _, snap := range snaps {
-			shown[snap.Rel] = true
 			if fs := byFile[snap.Rel]; len(fs) > 0 && s.reviews.Add(snap.URI, snap.Version, fs) {
 				s.publishReview(ctx, snap.URI)
 			}
 		}
-		closed := newClosedViolations(folder.Root, byFile, inputs, shown, s.encoding)
-		s.notifyViolationsChanged(ctx, s.closed.replace(folder.Root, closed)...)
+		found := newChangeSetViolations(folder.Root, byFile, inputs, s.encoding)
+		s.notifyChangeSetFiles(ctx, s.changeSet.replace(folder.Root, gen, found))
 	}
 }

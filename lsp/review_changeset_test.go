@@ -249,3 +249,65 @@ func TestReviewWorkspaceWithNoFileOpen(t *testing.T) {
 	}
 	e.Shutdown()
 }
+
+// TestPanelKeepsChangeSetViolationsAcrossOpenAndClose: a pull-request
+// violation stays in the panel, once, whether its file is opened after
+// the review, reviewed again while open (then its buffer shows it), or
+// closed (its buffer's findings go; the panel keeps it, and says so).
+func TestPanelKeepsChangeSetViolationsAcrossOpenAndClose(t *testing.T) {
+	fake := changeSetFake(t)
+	fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), ordersUntested)
+	repo := lsptest.NewRepo(t, map[string]string{
+		".kody/rules/handler-tests.md": handlerTestsRule,
+		"api/handlers/orders.go":       ordersGo,
+		"api/handlers/orders_test.go":  ordersTestGo,
+	})
+	repo.Write(map[string]string{"api/handlers/orders.go": strings.Replace(ordersGo, `"orders"`, `"all orders"`, 1)})
+	e := startReviewing(t, repo, fake, t.TempDir(), "manual")
+	e.AwaitIdle("")
+	listed := func(step string) {
+		t.Helper()
+		e.AwaitIdle("")
+		var v contract.RuleViolations
+		if err := e.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, g := range v.Groups {
+			for _, vi := range g.Violations {
+				if g.Rule.UUID == "handler-tests" && vi.URI == e.URI("api/handlers/orders.go") && vi.Range.Start.Line == 2 {
+					n++
+				}
+			}
+		}
+		if n != 1 {
+			t.Fatalf("%s: the panel lists the violation %d times, want once: %+v", step, n, v.Groups)
+		}
+	}
+	var sums []contract.ReviewSummary
+	if err := e.ExecuteCommand(contract.CommandReviewWorkspace, nil, &sums); err != nil {
+		t.Fatal(err)
+	}
+	listed("file not open")
+
+	e.OpenFile("api/handlers/orders.go")
+	listed("file opened after the review")
+
+	reviewWorkspace(t, e)
+	e.AwaitDiagnostics("api/handlers/orders.go", hasCode("handler-tests"))
+	listed("file reviewed while open")
+
+	before := len(e.ViolationsChanged())
+	e.Close("api/handlers/orders.go")
+	listed("file closed")
+	var named bool
+	for _, p := range e.ViolationsChanged()[before:] {
+		for _, u := range p.URIs {
+			named = named || u == e.URI("api/handlers/orders.go")
+		}
+	}
+	if !named {
+		t.Error("closing the file sent no ruleViolationsChanged for it")
+	}
+	e.Shutdown()
+}

@@ -99,10 +99,11 @@ type Server struct {
 	rulesLoaded     chan struct{}
 	rulesLoadedOnce sync.Once
 	reviews         *workspace.Reviews
-	// closed: pull-request rule violations in files that are not open.
-	closed closedViolations
-	build  builds
-	status statusState
+	// changeSet: the pull-request rule violations of the last workspace
+	// review, for the panel.
+	changeSet changeSetViolations
+	build     builds
+	status    statusState
 }
 
 type clientCapabilities struct {

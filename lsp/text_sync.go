@@ -133,7 +133,8 @@ func (s *Server) didClose(ctx context.Context, p *protocol.DidCloseTextDocumentP
 			od.folder.Engine.ForgetBaseline(od.path)
 		}
 	}
-	if s.rules.forget(key) {
+	// The panel now lists the pull-request violations the buffer carried.
+	if s.rules.forget(key) || (od != nil && od.path != "" && s.changeSet.has(od.path)) {
 		s.notifyViolationsChanged(ctx, p.TextDocument.URI)
 	}
 	// Rule and review findings exist only for open buffers.

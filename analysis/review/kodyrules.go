@@ -3,6 +3,7 @@ package review
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -337,6 +338,9 @@ func (p *Pipeline) CheckPullRequest(ctx context.Context, files []ChangedFile, ru
 	return out, nil
 }
 
+// evidenceRef is a reference to a step's result in a plan's arguments.
+var evidenceRef = regexp.MustCompile(`#E[0-9]+`)
+
 // Bounds of the evidence gathered for the pull-request rules.
 const (
 	// PullRequestEvidenceSteps is the most tool calls the plan may make.
@@ -353,11 +357,14 @@ const (
 // no workspace or the model gives no usable plan: the check then runs on
 // the diff alone. Only the end of ctx is an error. A rule set larger than
 // the window allows is planned for in batches, as the check is, sharing
-// the budget of tool calls (at least two per batch).
+// the budget of tool calls (at least two per batch) and the time; their
+// steps are told apart (#B1-E1, #B2-E1) and a step another batch already
+// ran is not shown twice.
 func (p *Pipeline) pullRequestEvidence(ctx context.Context, files []string, diff string, rules []prompts.RuleRef) ([]prompts.EvidenceRef, error) {
 	if p.ws == "" {
 		return nil, nil
 	}
+	deadline := time.Now().Add(pullRequestEvidenceTimeout)
 	bare, err := p.prompts.Render("kodyrules_pr_evidence", prompts.PullRequestEvidenceData{Files: files, Patch: diff})
 	if err != nil {
 		return nil, err
@@ -367,14 +374,20 @@ func (p *Pipeline) pullRequestEvidence(ctx context.Context, files []string, diff
 	ws := tools.Workspace{Root: p.ws, Ignore: p.ignore}
 	ts := []agent.Tool{ws.ListFiles(), ws.ReadFile(), ws.SearchWorkspace(), ws.FindReferences()}
 	var out []prompts.EvidenceRef
+	kept := map[string]string{} // the ID of each step kept, by tool and arguments
 	for i, batch := range batches {
+		left := time.Until(deadline)
+		if left <= 0 {
+			p.log.Warn("evidence for the pull-request rules ran out of time; the remaining rules are checked on the diff alone", "batches", len(batches)-i)
+			break
+		}
 		msg, err := p.prompts.Render("kodyrules_pr_evidence", prompts.PullRequestEvidenceData{Files: files, Patch: diff, Rules: batch})
 		if err != nil {
 			return nil, err
 		}
 		task := agent.Task{
 			Gateway: p.g, User: msg.Text, Feature: feature, Class: llm.TaskRules, Log: p.log,
-			Budget: agent.Budget{MaxToolCalls: steps, Timeout: pullRequestEvidenceTimeout},
+			Budget: agent.Budget{MaxToolCalls: steps, Timeout: left},
 		}
 		gather := rewoo.Strategy[struct{}]{Prompts: p.prompts, MaxSteps: steps, CachePlan: true}
 		got, err := gather.Gather(ctx, task, ts, func(e agent.Event) {
@@ -389,12 +402,28 @@ func (p *Pipeline) pullRequestEvidence(ctx context.Context, files []string, diff
 			p.log.Warn("no evidence gathered for some pull-request rules; checking them on the diff alone", "rules", len(batch), "error", err)
 			continue
 		}
+		// Each batch's plan numbers its steps from E1: with several
+		// batches, E1 of batch 2 becomes B2-E1, and a step that repeats one
+		// already kept is dropped, references to it naming the kept one.
+		ids := map[string]string{}
 		for _, e := range got {
 			r := e.Ref()
 			if len(batches) > 1 {
-				// Each batch's plan numbers its steps from E1.
-				r.ID = fmt.Sprintf("B%d-%s", i+1, r.ID)
+				ids[r.ID] = fmt.Sprintf("B%d-%s", i+1, r.ID)
+				r.ID = ids[r.ID]
+				r.Args = evidenceRef.ReplaceAllStringFunc(r.Args, func(ref string) string {
+					if id, ok := ids[ref[1:]]; ok {
+						return "#" + id
+					}
+					return ref
+				})
 			}
+			key := r.Tool + "\x00" + r.Args
+			if id, ok := kept[key]; ok {
+				ids[e.ID] = id
+				continue
+			}
+			kept[key] = r.ID
 			if len(r.Text) > PullRequestEvidenceChars {
 				r.Text = strings.ToValidUTF8(r.Text[:PullRequestEvidenceChars], "") + "\n…(truncated)"
 			}

@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -204,6 +205,13 @@ func TestPullRequestEvidenceStaysInsideTheWorkspace(t *testing.T) {
 func TestPullRequestEvidenceBatchesRulesToTheWindow(t *testing.T) {
 	rs := benchRules(80)
 	s := newServer(t)
+	// Every batch plans the same listing, which is shown once; the last
+	// batch's plan also searches, referring to its own listing, which then
+	// names the one kept.
+	last := s.On(llmtest.All(llmtest.SchemaName(rewoo.SchemaPlan), llmtest.PromptContains(": "+rs[len(rs)-1].Title+"\n")), llmtest.JSON(map[string]any{"steps": []map[string]any{
+		{"id": "E1", "tool": "list_files", "args": map[string]any{"dir": "api/handlers", "pattern": "*_test.go"}, "reason": "the handlers' tests"},
+		{"id": "E2", "tool": "search_workspace", "args": map[string]any{"query": "func TestOrders", "after": "#E1"}, "reason": "a test of Orders"},
+	}}))
 	plan := s.On(llmtest.SchemaName(rewoo.SchemaPlan), llmtest.JSON(map[string]any{"steps": []map[string]any{
 		{"id": "E1", "tool": "list_files", "args": map[string]any{"dir": "api/handlers", "pattern": "*_test.go"}, "reason": "the handlers' tests"},
 	}}))
@@ -213,8 +221,8 @@ func TestPullRequestEvidenceBatchesRulesToTheWindow(t *testing.T) {
 	if _, err := p.CheckPullRequest(context.Background(), ordersChange, rs); err != nil {
 		t.Fatal(err)
 	}
-	if plan.Times() < 2 {
-		t.Fatalf("%d evidence plans for 80 rules in an %d-token window, want several", plan.Times(), llm.DefaultContextWindow)
+	if last.Times() != 1 || plan.Times() < 1 {
+		t.Fatalf("%d+%d evidence plans for 80 rules in an %d-token window, want several", plan.Times(), last.Times(), llm.DefaultContextWindow)
 	}
 	var plans, checks []string
 	for _, r := range s.ChatRequests() {
@@ -245,7 +253,9 @@ func TestPullRequestEvidenceBatchesRulesToTheWindow(t *testing.T) {
 			t.Errorf("call %d: %d prompt tokens leave less than %d for the reply", i+1, u.PromptTokens, reply)
 		}
 	}
-	if len(checks) == 0 || !strings.Contains(checks[0], "#B1-E1: list_files") || !strings.Contains(checks[0], "#B2-E1: list_files") {
-		t.Fatalf("the judging prompt lacks the evidence of each plan:\n%s", checks[0])
+	n := plan.Times() + 1
+	if len(checks) == 0 || strings.Count(checks[0], ": list_files") != 1 || !strings.Contains(checks[0], "#B1-E1: list_files") ||
+		!strings.Contains(checks[0], fmt.Sprintf("#B%d-E2: search_workspace", n)) || !strings.Contains(checks[0], `"after":"#B1-E1"`) {
+		t.Fatalf("the judging prompts lack the evidence of each plan:\n%s", strings.Join(checks, "\n---\n"))
 	}
 }
