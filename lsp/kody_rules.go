@@ -267,6 +267,20 @@ func (s *Server) publishRuleFileErrors(ctx context.Context, od *openDoc) {
 // to load.
 func (s *Server) ruleViolations() *contract.RuleViolations {
 	groups := map[string]*contract.ViolationGroup{}
+	// modelGroup is the group of a rule the model found violated; nil when
+	// the rule is gone.
+	modelGroup := func(id string) *contract.ViolationGroup {
+		if g := groups[id]; g != nil {
+			return g
+		}
+		r, _ := s.findRule(id)
+		if r == nil {
+			return nil
+		}
+		g := &contract.ViolationGroup{Rule: contract.RuleInfo{UUID: r.UUID, Title: r.Title, Severity: string(r.Severity), File: r.File}}
+		groups[id] = g
+		return g
+	}
 	for _, od := range s.openDocs() {
 		doc, ok := s.docs.Get(string(od.uri))
 		if !ok {
@@ -306,14 +320,9 @@ func (s *Server) ruleViolations() *contract.RuleViolations {
 			if f.RuleID == "" {
 				continue
 			}
-			g := groups[f.RuleID]
+			g := modelGroup(f.RuleID)
 			if g == nil {
-				r, _ := s.findRule(f.RuleID)
-				if r == nil {
-					continue // the rule was removed since the review
-				}
-				g = &contract.ViolationGroup{Rule: contract.RuleInfo{UUID: r.UUID, Title: r.Title, Severity: string(r.Severity), File: r.File}}
-				groups[f.RuleID] = g
+				continue // the rule was removed since the review
 			}
 			g.Violations = append(g.Violations, contract.ViolationInfo{
 				URI: od.uri, Range: s.spanRange(doc, f.Span), Match: f.ExistingCode, Version: fversion,
@@ -325,14 +334,9 @@ func (s *Server) ruleViolations() *contract.RuleViolations {
 	// Pull-request rule violations no open buffer carries.
 	for _, e := range s.changeSetPanel() {
 		f := e.v.finding
-		g := groups[f.RuleID]
+		g := modelGroup(f.RuleID)
 		if g == nil {
-			r, _ := s.findRule(f.RuleID)
-			if r == nil {
-				continue // the rule was removed since the review
-			}
-			g = &contract.ViolationGroup{Rule: contract.RuleInfo{UUID: r.UUID, Title: r.Title, Severity: string(r.Severity), File: r.File}}
-			groups[f.RuleID] = g
+			continue // the rule was removed since the review
 		}
 		g.Violations = append(g.Violations, contract.ViolationInfo{
 			URI: e.uri, Range: e.v.rng, Match: f.ExistingCode, CheckedBy: contract.CheckedByModel,

@@ -62,6 +62,61 @@ func reviewWorkspace(t *testing.T, e *reviewEnv) {
 	e.AwaitIdle("")
 }
 
+// ordersRepo is a repository with the handler-tests rule, the orders
+// handler and its test, and more files; orders.go then changes on disk to
+// onDisk ("" keeps it).
+func ordersRepo(t *testing.T, more map[string]string, onDisk string) *lsptest.Repo {
+	files := map[string]string{
+		".kody/rules/handler-tests.md": handlerTestsRule,
+		"api/handlers/orders.go":       ordersGo,
+		"api/handlers/orders_test.go":  ordersTestGo,
+	}
+	for name, text := range more {
+		files[name] = text
+	}
+	repo := lsptest.NewRepo(t, files)
+	if onDisk != "" {
+		repo.Write(map[string]string{"api/handlers/orders.go": onDisk})
+	}
+	return repo
+}
+
+// ordersOnDisk is orders.go changed on disk.
+var ordersOnDisk = strings.Replace(ordersGo, `"orders"`, `"all orders"`, 1)
+
+// panelOrders returns the handler-tests violations the panel lists in
+// orders.go.
+func panelOrders(t *testing.T, e *reviewEnv) []contract.ViolationInfo {
+	t.Helper()
+	e.AwaitIdle("")
+	var v contract.RuleViolations
+	if err := e.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
+		t.Fatal(err)
+	}
+	var out []contract.ViolationInfo
+	for _, g := range v.Groups {
+		for _, vi := range g.Violations {
+			if g.Rule.UUID == "handler-tests" && vi.URI == e.URI("api/handlers/orders.go") {
+				out = append(out, vi)
+			}
+		}
+	}
+	return out
+}
+
+// notifiedAbout reports whether a ruleViolationsChanged notification after
+// the first since named the file name.
+func notifiedAbout(e *reviewEnv, since int, name string) bool {
+	for _, p := range e.ViolationsChanged()[since:] {
+		for _, u := range p.URIs {
+			if u == e.URI(name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func hasCode(code string) func([]protocol.Diagnostic) bool {
 	return func(ds []protocol.Diagnostic) bool {
 		for _, d := range ds {
@@ -85,14 +140,9 @@ func TestReviewWorkspaceJudgesTheWholeChangeSet(t *testing.T) {
 	complies := fake.On(llmtest.All(llmtest.SchemaName(review.SchemaPullRequestRules), llmtest.PromptContains("TestOrdersRejectsEmptyCart")),
 		llmtest.JSON(map[string]any{"violations": []any{}}))
 	untested := fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), ordersUntested)
-	repo := lsptest.NewRepo(t, map[string]string{
-		".kody/rules/handler-tests.md": handlerTestsRule,
-		"api/handlers/orders.go":       ordersGo,
-		"api/handlers/orders_test.go":  ordersTestGo,
-	})
 	// Saved on disk, then edited again in the buffer without saving: the
 	// buffer's text is what the rule judges.
-	repo.Write(map[string]string{"api/handlers/orders.go": strings.Replace(ordersGo, `"orders"`, `"orders on disk"`, 1)})
+	repo := ordersRepo(t, nil, strings.Replace(ordersGo, `"orders"`, `"orders on disk"`, 1))
 	e := startReviewing(t, repo, fake, t.TempDir(), "manual")
 	e.AwaitIdle("")
 	e.OpenFile("api/handlers/orders.go")
@@ -142,15 +192,9 @@ func TestReviewWorkspacePanelListsClosedFiles(t *testing.T) {
 	fake := changeSetFake(t)
 	untested := fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), ordersUntested)
 	usersGo := "package handlers\n\nfunc Users() string {\n\treturn \"users\"\n}\n"
-	repo := lsptest.NewRepo(t, map[string]string{
-		".kody/rules/handler-tests.md": handlerTestsRule,
-		"api/handlers/orders.go":       ordersGo,
-		"api/handlers/orders_test.go":  ordersTestGo,
-		"api/handlers/users.go":        usersGo,
-	})
 	// orders.go changes on disk and is never opened; users.go is the
 	// buffer being edited.
-	repo.Write(map[string]string{"api/handlers/orders.go": strings.Replace(ordersGo, `"orders"`, `"all orders"`, 1)})
+	repo := ordersRepo(t, map[string]string{"api/handlers/users.go": usersGo}, ordersOnDisk)
 	e := startReviewing(t, repo, fake, t.TempDir(), "manual")
 	e.AwaitIdle("")
 	e.OpenFile("api/handlers/users.go")
@@ -158,22 +202,7 @@ func TestReviewWorkspacePanelListsClosedFiles(t *testing.T) {
 	e.AwaitIdle("")
 	notified := len(e.ViolationsChanged())
 
-	closed := func() []contract.ViolationInfo {
-		t.Helper()
-		var v contract.RuleViolations
-		if err := e.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
-			t.Fatal(err)
-		}
-		var out []contract.ViolationInfo
-		for _, g := range v.Groups {
-			for _, vi := range g.Violations {
-				if g.Rule.UUID == "handler-tests" && vi.URI == e.URI("api/handlers/orders.go") {
-					out = append(out, vi)
-				}
-			}
-		}
-		return out
-	}
+	closed := func() []contract.ViolationInfo { return panelOrders(t, e) }
 
 	reviewWorkspace(t, e)
 	if untested.Times() != 1 {
@@ -188,13 +217,7 @@ func TestReviewWorkspacePanelListsClosedFiles(t *testing.T) {
 		!strings.Contains(v.Message, "orders_test.go") || v.Fixable {
 		t.Errorf("closed-file violation = %+v; want the model's, version 0, on line 3 (0-based 2), not fixable", v)
 	}
-	var named bool
-	for _, p := range e.ViolationsChanged()[notified:] {
-		for _, u := range p.URIs {
-			named = named || u == e.URI("api/handlers/orders.go")
-		}
-	}
-	if !named {
+	if !notifiedAbout(e, notified, "api/handlers/orders.go") {
 		t.Error("no ruleViolationsChanged notification named the closed file")
 	}
 	if ds := e.Diagnostics("api/handlers/users.go"); hasCode("handler-tests")(ds) {
@@ -223,13 +246,7 @@ func TestReviewWorkspacePanelListsClosedFiles(t *testing.T) {
 func TestReviewWorkspaceWithNoFileOpen(t *testing.T) {
 	fake := changeSetFake(t)
 	untested := fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), ordersUntested)
-	repo := lsptest.NewRepo(t, map[string]string{
-		".kody/rules/handler-tests.md": handlerTestsRule,
-		"api/handlers/orders.go":       ordersGo,
-		"api/handlers/orders_test.go":  ordersTestGo,
-	})
-	repo.Write(map[string]string{"api/handlers/orders.go": strings.Replace(ordersGo, `"orders"`, `"all orders"`, 1)})
-	e := startReviewing(t, repo, fake, t.TempDir(), "manual")
+	e := startReviewing(t, ordersRepo(t, nil, ordersOnDisk), fake, t.TempDir(), "manual")
 	e.AwaitIdle("")
 	var sums []contract.ReviewSummary
 	if err := e.ExecuteCommand(contract.CommandReviewWorkspace, nil, &sums); err != nil || len(sums) != 0 {
@@ -239,13 +256,8 @@ func TestReviewWorkspaceWithNoFileOpen(t *testing.T) {
 	if untested.Times() != 1 {
 		t.Fatalf("%d pull-request checks, want 1", untested.Times())
 	}
-	var v contract.RuleViolations
-	if err := e.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
-		t.Fatal(err)
-	}
-	if len(v.Groups) != 1 || v.Groups[0].Rule.UUID != "handler-tests" || len(v.Groups[0].Violations) != 1 ||
-		v.Groups[0].Violations[0].URI != e.URI("api/handlers/orders.go") {
-		t.Fatalf("panel = %+v, want the handler-tests violation in orders.go", v.Groups)
+	if got := panelOrders(t, e); len(got) != 1 {
+		t.Fatalf("the panel lists %d handler-tests violations in orders.go, want 1: %+v", len(got), got)
 	}
 	e.Shutdown()
 }
@@ -257,31 +269,12 @@ func TestReviewWorkspaceWithNoFileOpen(t *testing.T) {
 func TestPanelKeepsChangeSetViolationsAcrossOpenAndClose(t *testing.T) {
 	fake := changeSetFake(t)
 	fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), ordersUntested)
-	repo := lsptest.NewRepo(t, map[string]string{
-		".kody/rules/handler-tests.md": handlerTestsRule,
-		"api/handlers/orders.go":       ordersGo,
-		"api/handlers/orders_test.go":  ordersTestGo,
-	})
-	repo.Write(map[string]string{"api/handlers/orders.go": strings.Replace(ordersGo, `"orders"`, `"all orders"`, 1)})
-	e := startReviewing(t, repo, fake, t.TempDir(), "manual")
+	e := startReviewing(t, ordersRepo(t, nil, ordersOnDisk), fake, t.TempDir(), "manual")
 	e.AwaitIdle("")
 	listed := func(step string) {
 		t.Helper()
-		e.AwaitIdle("")
-		var v contract.RuleViolations
-		if err := e.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for _, g := range v.Groups {
-			for _, vi := range g.Violations {
-				if g.Rule.UUID == "handler-tests" && vi.URI == e.URI("api/handlers/orders.go") && vi.Range.Start.Line == 2 {
-					n++
-				}
-			}
-		}
-		if n != 1 {
-			t.Fatalf("%s: the panel lists the violation %d times, want once: %+v", step, n, v.Groups)
+		if got := panelOrders(t, e); len(got) != 1 || got[0].Range.Start.Line != 2 {
+			t.Fatalf("%s: the panel lists %+v, want the violation once, on line 3", step, got)
 		}
 	}
 	var sums []contract.ReviewSummary
@@ -300,13 +293,7 @@ func TestPanelKeepsChangeSetViolationsAcrossOpenAndClose(t *testing.T) {
 	before := len(e.ViolationsChanged())
 	e.Close("api/handlers/orders.go")
 	listed("file closed")
-	var named bool
-	for _, p := range e.ViolationsChanged()[before:] {
-		for _, u := range p.URIs {
-			named = named || u == e.URI("api/handlers/orders.go")
-		}
-	}
-	if !named {
+	if !notifiedAbout(e, before, "api/handlers/orders.go") {
 		t.Error("closing the file sent no ruleViolationsChanged for it")
 	}
 	e.Shutdown()
