@@ -32,6 +32,18 @@ func (l *usageLog) calls() []llm.Usage {
 	return append([]llm.Usage(nil), l.us...)
 }
 
+// leavesReplyRoom fails the test for each call whose prompt leaves the
+// reply less room, in the default window, than the gateway keeps for it.
+func leavesReplyRoom(t *testing.T, calls []llm.Usage) {
+	t.Helper()
+	reply := min(ReplyReserveTokens, llm.DefaultContextWindow/4)
+	for i, u := range calls {
+		if u.PromptTokens+reply > llm.DefaultContextWindow {
+			t.Errorf("call %d: %d prompt tokens leave less than %d for the reply", i+1, u.PromptTokens, reply)
+		}
+	}
+}
+
 // newFilePatch is the patch of a new Go file made of copies of the
 // benchmark's handler, each under another package name: about 600 tokens
 // per copy.

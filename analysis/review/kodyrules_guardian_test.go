@@ -125,12 +125,7 @@ func TestGuardianBatchesRulesToTheWindow(t *testing.T) {
 			}
 		}
 	}
-	reply := min(ReplyReserveTokens, llm.DefaultContextWindow/4)
-	for i, u := range usage.calls() {
-		if u.PromptTokens+reply > llm.DefaultContextWindow {
-			t.Errorf("call %d: %d prompt tokens leave less than %d for the reply", i+1, u.PromptTokens, reply)
-		}
-	}
+	leavesReplyRoom(t, usage.calls())
 	if got, want := ids(res.Suggestions), []string{idOf(sugSQL), idOf(sugScan)}; !slices.Equal(got, want) {
 		t.Fatalf("suggestions = %v, want the rows one removed by the last batch's answer", got)
 	}

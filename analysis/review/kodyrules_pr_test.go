@@ -247,12 +247,7 @@ func TestPullRequestEvidenceBatchesRulesToTheWindow(t *testing.T) {
 			t.Errorf("plan %d does not number its rules from 1", i+1)
 		}
 	}
-	reply := min(ReplyReserveTokens, llm.DefaultContextWindow/4)
-	for i, u := range usage.calls() {
-		if u.PromptTokens+reply > llm.DefaultContextWindow {
-			t.Errorf("call %d: %d prompt tokens leave less than %d for the reply", i+1, u.PromptTokens, reply)
-		}
-	}
+	leavesReplyRoom(t, usage.calls())
 	n := plan.Times() + 1
 	if len(checks) == 0 || strings.Count(checks[0], ": list_files") != 1 || !strings.Contains(checks[0], "#B1-E1: list_files") ||
 		!strings.Contains(checks[0], fmt.Sprintf("#B%d-E2: search_workspace", n)) || !strings.Contains(checks[0], `"after":"#B1-E1"`) {
