@@ -103,8 +103,8 @@ type Search struct {
 	queued atomic.Int64
 	// ownQueued counts the changes this process parked in the queue since
 	// it last applied it (0: none), so that its next read tries to apply
-	// them. A flush clears it only if no change was parked meanwhile.
-	// its next read tries to apply them (see applyDue).
+	// them (see applyDue). A flush clears it only if no change was parked
+	// meanwhile.
 	ownQueued atomic.Int64
 
 	// log receives what the user should know about the index (rebuilds).
@@ -502,15 +502,8 @@ func (x *Search) withMode(ctx context.Context, m mode, fn func(idx bleve.Index) 
 			}
 			idx, err := x.open(ctx, start, until, true)
 			if err == nil {
-				own := x.ownQueued.Load()
-				if err = x.flush(ctx, idx); err == nil {
-					x.ownQueued.CompareAndSwap(own, 0)
-					defer func() {
-						if cerr := idx.Close(); cerr != nil && err == nil {
-							err = fmt.Errorf("close search index: %w", cerr)
-						}
-					}()
-					return fn(idx)
+				if err = x.applyQueue(ctx, idx); err == nil {
+					return closing(idx, fn)
 				}
 				_ = idx.Close()
 			}
@@ -553,29 +546,39 @@ func (x *Search) withMode(ctx context.Context, m mode, fn func(idx bleve.Index) 
 	}
 	if x.holdIdle > 0 && !x.closed {
 		defer x.kept(idx)
-	} else {
-		defer func() {
-			if cerr := idx.Close(); cerr != nil && err == nil {
-				err = fmt.Errorf("close search index: %w", cerr)
-			}
-		}()
+		return fn(idx)
 	}
-	return fn(idx)
+	return closing(idx, fn)
 }
 
 // exclusively applies the queue to idx, opened exclusively, runs fn and
 // closes idx. The caller has the turn.
-func (x *Search) exclusively(ctx context.Context, idx bleve.Index, fn func(idx bleve.Index) error) (err error) {
-	defer func() {
-		if cerr := idx.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close search index: %w", cerr)
-		}
-	}()
+func (x *Search) exclusively(ctx context.Context, idx bleve.Index, fn func(idx bleve.Index) error) error {
+	if err := x.applyQueue(ctx, idx); err != nil {
+		_ = idx.Close()
+		return err
+	}
+	return closing(idx, fn)
+}
+
+// applyQueue applies the queue to idx, opened exclusively. The caller has
+// the turn.
+func (x *Search) applyQueue(ctx context.Context, idx bleve.Index) error {
 	own := x.ownQueued.Load()
 	if err := x.flush(ctx, idx); err != nil {
 		return err
 	}
 	x.ownQueued.CompareAndSwap(own, 0)
+	return nil
+}
+
+// closing runs fn on idx and closes it.
+func closing(idx bleve.Index, fn func(idx bleve.Index) error) (err error) {
+	defer func() {
+		if cerr := idx.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close search index: %w", cerr)
+		}
+	}()
 	return fn(idx)
 }
 
