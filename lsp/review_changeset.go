@@ -15,8 +15,8 @@ import (
 // with its test" then sees the test even when it is not open.
 // Violations are added to the open buffers they name; the violations panel
 // (kodyls.ruleViolations) lists those no open buffer carries, such as the
-// ones in files that are not open, until the next check. Outside a git repository the change set is the
-// open buffers' changes.
+// ones in files that are not open, until the next check. Outside a git
+// repository the change set is the open buffers' changes.
 func (s *Server) checkChangeSetRules(ctx context.Context, docs []*openDoc) {
 	byFolder := map[*workspace.Folder][]*workspace.Snapshot{}
 	for _, od := range docs {
