@@ -295,3 +295,28 @@ func TestTwoHoldersShareTheIndex(t *testing.T) {
 		t.Fatalf("the second server's lookup after the apply: %+v, %v", hits, err)
 	}
 }
+
+// TestQueueFromTheFutureIsApplied: a change queued under a clock that
+// later stepped back carries a time in the future; it is applied at the
+// next lookup rather than once the clock catches up.
+func TestQueueFromTheFutureIsApplied(t *testing.T) {
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	h, _ := holdingHistory(t, dir, "serverWord")
+	other, err := OpenHistory(ctx, openTestStore(t, dir), HistoryOptions{RequireIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	mustRecord(t, other, goErr("/ws", "fp-other", "undefined: otherWord"))
+	err = h.st.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`UPDATE index_queue SET queued_at = ?`, time.Now().Add(time.Hour).UnixMilli())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := h.Search(ctx, "otherWord", 5); err != nil || len(hits) != 1 {
+		t.Fatalf("lookup with a change queued an hour ahead: %+v, %v", hits, err)
+	}
+}
