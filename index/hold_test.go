@@ -177,6 +177,19 @@ func TestIndexRebuiltFromStore(t *testing.T) {
 	}
 }
 
+// otherRecords opens a second history on dir, as a one-shot command does
+// (not holding the index), and records an error with "otherWord" in it.
+func otherRecords(t *testing.T, dir string) *LocalHistory {
+	t.Helper()
+	other, err := OpenHistory(testCtx(t), openTestStore(t, dir), HistoryOptions{RequireIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	mustRecord(t, other, goErr("/ws", "fp-other", "undefined: otherWord"))
+	return other
+}
+
 // dueNow makes every queued change old enough for the next lookup to
 // apply it (see applyDue), as a second's wait would.
 func dueNow(t *testing.T, st *Store) {
@@ -197,12 +210,7 @@ func TestLookupAnswersWhenQueueCannotBeApplied(t *testing.T) {
 	ctx := testCtx(t)
 	dir := t.TempDir()
 	h, _ := holdingHistory(t, dir, "serverWord")
-	other, err := OpenHistory(ctx, openTestStore(t, dir), HistoryOptions{RequireIndex: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	mustRecord(t, other, goErr("/ws", "fp-other", "undefined: otherWord"))
+	otherRecords(t, dir)
 	if p := mustPending(t, h.x); p == 0 {
 		t.Fatal("the other history's write was not queued while the holder read")
 	}
@@ -235,12 +243,7 @@ func TestHolderSeesARebuiltIndex(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, IndexDir)); err != nil {
 		t.Fatal(err)
 	}
-	other, err := OpenHistory(ctx, openTestStore(t, dir), HistoryOptions{RequireIndex: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	mustRecord(t, other, goErr("/ws", "fp-other", "undefined: otherWord"))
+	other := otherRecords(t, dir)
 	if p := mustPending(t, other.x); p != 0 {
 		t.Fatalf("Pending = %d: the write to the rebuilt index was queued", p)
 	}
@@ -303,13 +306,8 @@ func TestQueueFromTheFutureIsApplied(t *testing.T) {
 	ctx := testCtx(t)
 	dir := t.TempDir()
 	h, _ := holdingHistory(t, dir, "serverWord")
-	other, err := OpenHistory(ctx, openTestStore(t, dir), HistoryOptions{RequireIndex: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	mustRecord(t, other, goErr("/ws", "fp-other", "undefined: otherWord"))
-	err = h.st.Write(ctx, func(tx *sql.Tx) error {
+	otherRecords(t, dir)
+	err := h.st.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.Exec(`UPDATE index_queue SET queued_at = ?`, time.Now().Add(time.Hour).UnixMilli())
 		return err
 	})
