@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"path/filepath"
 
 	"github.com/kodustech/kodyls/analysis/filereview"
 	"github.com/kodustech/kodyls/analysis/workspace"
@@ -16,7 +17,9 @@ import (
 // Violations are added to the open buffers they name; the violations panel
 // (kodyls.ruleViolations) lists those no open buffer carries, such as the
 // ones in files that are not open, until the next check. Outside a git
-// repository the change set is the open buffers' changes.
+// repository the change set is the open buffers' changes. A file in a
+// nested workspace folder is judged with that folder's rules only, as its
+// buffer is reviewed, not once per folder.
 func (s *Server) checkChangeSetRules(ctx context.Context, docs []*openDoc) {
 	byFolder := map[*workspace.Folder][]*workspace.Snapshot{}
 	for _, od := range docs {
@@ -47,6 +50,7 @@ func (s *Server) checkChangeSetRules(ctx context.Context, docs []*openDoc) {
 			s.log.Info("the change set is the open buffers only", "workspace", folder.Root, "error", err)
 			inputs = open
 		}
+		inputs = s.ownedBy(folder, inputs)
 		byFile, err := folder.CheckPullRequest(ctx, inputs)
 		if err != nil {
 			s.log.Warn("pull-request Kody Rules not checked", "workspace", folder.Root, "error", err)
@@ -60,4 +64,16 @@ func (s *Server) checkChangeSetRules(ctx context.Context, docs []*openDoc) {
 		found := newChangeSetViolations(folder.Root, byFile, inputs, s.encoding)
 		s.notifyChangeSetFiles(ctx, s.changeSet.replace(folder.Root, gen, found))
 	}
+}
+
+// ownedBy keeps the inputs of folder's change set that belong to folder
+// and not to a workspace folder nested inside it.
+func (s *Server) ownedBy(folder *workspace.Folder, inputs []filereview.Input) []filereview.Input {
+	kept := inputs[:0:0]
+	for _, in := range inputs {
+		if s.folderFor(filepath.Join(folder.Root, filepath.FromSlash(in.Path))) == folder {
+			kept = append(kept, in)
+		}
+	}
+	return kept
 }

@@ -298,3 +298,34 @@ func TestPanelKeepsChangeSetViolationsAcrossOpenAndClose(t *testing.T) {
 	}
 	e.Shutdown()
 }
+
+// TestNestedFolderViolationListedOnce: with a workspace folder nested in
+// another, each with its pull-request rules, a changed file in the nested
+// folder is judged by the nested folder's rules only, as its buffer is
+// reviewed, and the panel lists its violation once, not once per folder.
+func TestNestedFolderViolationListedOnce(t *testing.T) {
+	fake := changeSetFake(t)
+	// The outer folder's check, had it judged the nested folder's file.
+	outer := fake.On(llmtest.All(llmtest.SchemaName(review.SchemaPullRequestRules), llmtest.PromptContains("api/handlers/orders.go")), ordersUntested)
+	inner := fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), llmtest.JSON(map[string]any{"violations": []map[string]any{{
+		"rule": 1, "file": "handlers/orders.go", "reason": "Orders changed and its test did not.",
+		"suggestionContent": "Test the new behaviour in handlers/orders_test.go.", "existingCode": "func Orders() string {",
+		"improvedCode": "func Orders() string {", "oneSentenceSummary": "test the change to Orders", "relevantLinesStart": 3, "relevantLinesEnd": 3,
+	}}}))
+	nestedRule := strings.Replace(handlerTestsRule, `path: "api/handlers/**"`, `path: "handlers/**"`, 1)
+	repo := ordersRepo(t, map[string]string{"api/.kody/rules/handler-tests.md": nestedRule}, ordersOnDisk)
+	e := startReviewingIn(t, repo, fake, t.TempDir(), "manual", nil, []string{"api"})
+	e.AwaitIdle("")
+	var sums []contract.ReviewSummary
+	if err := e.ExecuteCommand(contract.CommandReviewWorkspace, nil, &sums); err != nil {
+		t.Fatal(err)
+	}
+	got := panelOrders(t, e)
+	if len(got) != 1 || got[0].Range.Start.Line != 2 {
+		t.Fatalf("the panel lists %+v in orders.go, want the violation once, on line 3", got)
+	}
+	if outer.Times() != 0 || inner.Times() != 1 {
+		t.Errorf("orders.go judged %d times by the outer folder's rules and %d by the nested folder's, want 0 and 1", outer.Times(), inner.Times())
+	}
+	e.Shutdown()
+}

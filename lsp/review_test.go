@@ -66,6 +66,13 @@ func startReviewing(t *testing.T, repo *lsptest.Repo, fake *llmtest.Server, data
 // it initializes the session.
 func startReviewingWith(t *testing.T, repo *lsptest.Repo, fake *llmtest.Server, dataDir string, trigger string, beforeInit func(*lsptest.Session)) *reviewEnv {
 	t.Helper()
+	return startReviewingIn(t, repo, fake, dataDir, trigger, beforeInit, nil)
+}
+
+// startReviewingIn is startReviewingWith with more workspace folders (see
+// lsptest.InitOptions.Folders).
+func startReviewingIn(t *testing.T, repo *lsptest.Repo, fake *llmtest.Server, dataDir string, trigger string, beforeInit func(*lsptest.Session), folders []string) *reviewEnv {
+	t.Helper()
 	st, err := index.OpenStore(context.Background(), dataDir)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +93,7 @@ func startReviewingWith(t *testing.T, repo *lsptest.Repo, fake *llmtest.Server, 
 	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{
 		"llm":    map[string]any{"baseUrl": fake.URL, "model": "fake-model"},
 		"review": map[string]any{"trigger": trigger},
-	}})
+	}, Folders: folders})
 	return &reviewEnv{Session: s, fake: fake, store: st, repo: repo}
 }
 

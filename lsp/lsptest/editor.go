@@ -284,6 +284,9 @@ type InitOptions struct {
 	// the editor previews annotated edits that need confirmation, as VS
 	// Code does, so the server does not ask first.
 	ChangeAnnotations bool
+	// Folders are more workspace folders after the root, as paths relative
+	// to it (a nested folder) or absolute, in the order given.
+	Folders []string
 }
 
 // Initialize performs initialize and initialized.
@@ -312,7 +315,14 @@ func (e *Editor) Initialize(o InitOptions) *protocol.InitializeResult {
 		raw, _ := json.Marshal(map[string]any{contract.ExperimentalKey: contract.ClientExperimental{CommandResults: true}})
 		p.Capabilities.Experimental = raw
 	}
-	p.WorkspaceFolders = protocol.NewNullable([]protocol.WorkspaceFolder{{URI: root, Name: filepath.Base(e.Root)}})
+	folders := []protocol.WorkspaceFolder{{URI: root, Name: filepath.Base(e.Root)}}
+	for _, f := range o.Folders {
+		if !filepath.IsAbs(f) {
+			f = filepath.Join(e.Root, f)
+		}
+		folders = append(folders, protocol.WorkspaceFolder{URI: uri.File(f), Name: filepath.Base(f)})
+	}
+	p.WorkspaceFolders = protocol.NewNullable(folders)
 	if len(o.PositionEncodings) > 0 {
 		g := &protocol.GeneralClientCapabilities{}
 		for _, pe := range o.PositionEncodings {
