@@ -62,7 +62,7 @@ func (s *Server) publishBuild(root string, errs []errparse.Error) {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(root, filepath.FromSlash(path))
 		}
-		u := fileURI(filepath.Clean(path))
+		u := s.clientURI(canonicalPath(path))
 		line := uint32(e.Line - 1)
 		col := uint32(max(e.Column-1, 0))
 		sev := protocol.DiagnosticSeverityError

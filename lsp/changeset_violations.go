@@ -190,7 +190,7 @@ func (s *Server) changeSetPanel() []panelEntry {
 	}
 	var out []panelEntry
 	for path, vs := range s.changeSet.all() {
-		u := uri.File(path)
+		u := s.clientURI(path)
 		od := open[path]
 		if od != nil {
 			u = od.uri
@@ -226,7 +226,7 @@ func (s *Server) notifyChangeSetFiles(ctx context.Context, paths []string) {
 		if u, ok := open[p]; ok {
 			uris = append(uris, u)
 		} else {
-			uris = append(uris, uri.File(p))
+			uris = append(uris, s.clientURI(p))
 		}
 	}
 	s.notifyViolationsChanged(ctx, uris...)

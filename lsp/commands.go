@@ -64,7 +64,7 @@ func (s *Server) showRule(ctx context.Context, arg []byte) (any, error) {
 	// A rule imported from a list of rules (CLAUDE.md, .cursorrules…)
 	// starts on its own line of the file.
 	line := uint32(max(r.Line, 1) - 1)
-	loc := protocol.Location{URI: fileURI(path), Range: protocol.Range{Start: protocol.Position{Line: line}, End: protocol.Position{Line: line}}}
+	loc := protocol.Location{URI: s.clientURI(path), Range: protocol.Range{Start: protocol.Position{Line: line}, End: protocol.Position{Line: line}}}
 	if s.clientCap.showDocument {
 		takeFocus := true
 		var res protocol.ShowDocumentResult

@@ -106,7 +106,7 @@ func (s *Server) showExplanation(ctx context.Context, md string, rep *rca.Report
 		takeFocus := true
 		var res protocol.ShowDocumentResult
 		cctx, cancel := context.WithTimeout(ctx, showDocumentWait)
-		err = protocol.Call(cctx, s.conn, protocol.MethodWindowShowDocument, &protocol.ShowDocumentParams{URI: fileURI(path), TakeFocus: &takeFocus}, &res)
+		err = protocol.Call(cctx, s.conn, protocol.MethodWindowShowDocument, &protocol.ShowDocumentParams{URI: s.clientURI(path), TakeFocus: &takeFocus}, &res)
 		cancel()
 		if err == nil && res.Success {
 			return

@@ -154,7 +154,7 @@ func (s *Server) fixWorkspaceEdit(root string, res *fix.Result) (jsonrpc2.RawMes
 	}}
 	for _, rel := range order {
 		path := filepath.Join(root, filepath.FromSlash(rel))
-		u := fileURI(path)
+		u := s.clientURI(path)
 		doc, open := s.docs.Get(string(u))
 		var version *int32
 		if open {

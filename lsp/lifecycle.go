@@ -50,13 +50,21 @@ func (s *Server) initialize(_ context.Context, params []byte) (any, error) {
 	s.mu.Lock()
 	s.initOptions = append([]byte(nil), p.InitializationOptions...)
 	s.cfg = contract.Resolve(s.opts.Getenv, s.initOptions, nil)
-	for _, f := range folders {
-		s.folders = append(s.folders, s.svc.Folder(f))
+	roots := make([]string, len(folders))
+	for i, f := range folders {
+		roots[i] = f.root
+		s.folders = append(s.folders, s.svc.Folder(f.root))
+		if f.given != f.root {
+			if s.givenRoots == nil {
+				s.givenRoots = map[string]string{}
+			}
+			s.givenRoots[f.root] = f.given
+		}
 	}
 	cfg := s.cfg
 	s.mu.Unlock()
 	s.svc.SetSettings(cfg.Settings)
-	s.log.Info("initialize", "client", p.ClientInfo.Name, "folders", folders, "positionEncoding", s.encoding.String())
+	s.log.Info("initialize", "client", p.ClientInfo.Name, "folders", roots, "positionEncoding", s.encoding.String())
 
 	var commands []string
 	for _, c := range contract.Commands {
@@ -102,19 +110,27 @@ func negotiateEncoding(g *protocol.GeneralClientCapabilities) textdoc.Encoding {
 	return textdoc.UTF16
 }
 
+// workspaceFolder is a workspace root, canonical (see canonicalPath) and
+// as the client named it (through a symbolic link, say).
+type workspaceFolder struct{ root, given string }
+
 // workspaceFolders returns the roots in the order the client gave them:
 // workspaceFolders, else rootUri, else rootPath.
-func workspaceFolders(p *protocol.InitializeParams) []string {
-	var out []string
+func workspaceFolders(p *protocol.InitializeParams) []workspaceFolder {
+	var out []workspaceFolder
 	seen := map[string]bool{}
 	add := func(path string) {
 		if path == "" {
 			return
 		}
+		given := path
+		if abs, err := filepath.Abs(path); err == nil {
+			given = abs
+		}
 		path = canonicalPath(path)
 		if !seen[path] {
 			seen[path] = true
-			out = append(out, path)
+			out = append(out, workspaceFolder{root: path, given: filepath.Clean(given)})
 		}
 	}
 	if wf, ok := p.WorkspaceFolders.Get(); ok {
@@ -295,5 +311,26 @@ func (s *Server) didChangeConfiguration(pushed []byte) {
 	s.applyClientConfig(pushed)
 }
 
-// fileURI converts an absolute path to a URI.
-func fileURI(path string) uri.URI { return uri.File(path) }
+// clientURI is the URI the editor knows the file at the canonical path
+// by: an open buffer's own URI, else the path under the workspace root as
+// the client named it (a workspace opened through a symbolic link keeps
+// the link's paths), else the path itself.
+func (s *Server) clientURI(path string) uri.URI {
+	for _, od := range s.openDocs() {
+		if od.path == path {
+			return od.uri
+		}
+	}
+	s.mu.Lock()
+	best, given := "", ""
+	for root, g := range s.givenRoots {
+		if rel, err := filepath.Rel(root, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && len(root) > len(best) {
+			best, given = root, filepath.Join(g, rel)
+		}
+	}
+	s.mu.Unlock()
+	if given != "" {
+		return uri.File(given)
+	}
+	return uri.File(path)
+}

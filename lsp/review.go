@@ -198,7 +198,7 @@ func (s *Server) reviewDiagnostics(snap *workspace.Snapshot, doc *textdoc.Docume
 		for _, dup := range f.Duplicates {
 			d.RelatedInformation = append(d.RelatedInformation, protocol.DiagnosticRelatedInformation{
 				Location: protocol.Location{
-					URI:   fileURI(filepath.Join(snap.Folder.Root, filepath.FromSlash(dup.File))),
+					URI:   s.clientURI(filepath.Join(snap.Folder.Root, filepath.FromSlash(dup.File))),
 					Range: protocol.Range{Start: protocol.Position{Line: uint32(max(dup.LinesStart-1, 0))}, End: protocol.Position{Line: uint32(max(dup.LinesEnd, dup.LinesStart))}},
 				},
 				Message: "the same suggestion applies here",

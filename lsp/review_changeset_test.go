@@ -1,6 +1,8 @@
 package lsp_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -326,6 +328,44 @@ func TestNestedFolderViolationListedOnce(t *testing.T) {
 	}
 	if outer.Times() != 0 || inner.Times() != 1 {
 		t.Errorf("orders.go judged %d times by the outer folder's rules and %d by the nested folder's, want 0 and 1", outer.Times(), inner.Times())
+	}
+	e.Shutdown()
+}
+
+// TestWorkspaceThroughASymlinkKeepsItsPaths: a workspace opened through a
+// symbolic link gets the panel's closed-file violations, their refresh
+// notification and "Show rule" under the link's paths, the ones the
+// editor knows, not under the link's target.
+func TestWorkspaceThroughASymlinkKeepsItsPaths(t *testing.T) {
+	fake := changeSetFake(t)
+	fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), ordersUntested)
+	repo := ordersRepo(t, nil, ordersOnDisk)
+	link := filepath.Join(t.TempDir(), "linked")
+	if err := os.Symlink(repo.Dir, link); err != nil {
+		t.Fatal(err)
+	}
+	linked := *repo
+	linked.Dir = link
+	e := startReviewing(t, &linked, fake, t.TempDir(), "manual")
+	e.AwaitIdle("")
+	notified := len(e.ViolationsChanged())
+	var sums []contract.ReviewSummary
+	if err := e.ExecuteCommand(contract.CommandReviewWorkspace, nil, &sums); err != nil {
+		t.Fatal(err)
+	}
+	// panelOrders matches the URI under the link (e.URI).
+	if got := panelOrders(t, e); len(got) != 1 {
+		t.Fatalf("the panel lists %d violations under %s, want 1", len(got), e.URI("api/handlers/orders.go"))
+	}
+	if !notifiedAbout(e, notified, "api/handlers/orders.go") {
+		t.Errorf("no ruleViolationsChanged named %s: %+v", e.URI("api/handlers/orders.go"), e.ViolationsChanged()[notified:])
+	}
+	var loc protocol.Location
+	if err := e.ExecuteCommand(contract.CommandShowRule, contract.ShowRuleArgs{UUID: "handler-tests"}, &loc); err != nil {
+		t.Fatal(err)
+	}
+	if loc.URI != e.URI(".kody/rules/handler-tests.md") {
+		t.Errorf("Show rule opens %s, want %s", loc.URI, e.URI(".kody/rules/handler-tests.md"))
 	}
 	e.Shutdown()
 }

@@ -89,6 +89,7 @@ type Server struct {
 	cfg         contract.Resolved
 	shownProbs  map[string]bool // configuration problems already shown to the user
 	folders     []*workspace.Folder
+	givenRoots  map[string]string   // canonical root → as the client named it, where they differ
 	open        map[string]*openDoc // by URI
 	progressSeq int
 
