@@ -12,7 +12,9 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/agents/rewoo"
 	"github.com/kodustech/kodyls/analysis/report"
+	"github.com/kodustech/kodyls/analysis/review"
 	"github.com/kodustech/kodyls/analysis/review/reviewtest"
 	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/lsp/lsptest"
@@ -170,4 +172,95 @@ func TestEditorAndCLIFindTheSame(t *testing.T) {
 	if len(afterEditor) != 4 || !slices.Equal(afterCLI, afterEditor) {
 		t.Fatalf("after dismissing %s\nCLI:\n  %s\neditor:\n  %s", reviewID, strings.Join(afterCLI, "\n  "), strings.Join(afterEditor, "\n  "))
 	}
+}
+
+// TestEditorAndCLIJudgeThePullRequestTheSame: a pull-request rule's
+// violation has the same id on the same line in `kodyls review` and in
+// the editor's workspace review, whether the panel lists it (the file is
+// not open) or the open buffer shows it as a diagnostic.
+func TestEditorAndCLIJudgeThePullRequestTheSame(t *testing.T) {
+	repo := lsptest.NewRepo(t, map[string]string{
+		".kody/rules/handler-tests.md": "---\ntitle: API handlers change with their tests\nuuid: handler-tests\nseverity: high\nscope: pull_request\npath: \"api/**\"\n---\n## Instructions\nA change to an API handler comes with a change to its test.\n",
+		"api/orders.go":                "package api\n\nfunc Orders() string {\n\treturn \"orders\"\n}\n",
+	})
+	repo.Write(map[string]string{"api/orders.go": "package api\n\nfunc Orders() string {\n\treturn \"all orders\"\n}\n"})
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, nil)
+	reviewtest.Rules(fake, nil)
+	fake.On(llmtest.SchemaName(rewoo.SchemaPlan), llmtest.Text("No plan: the diff is enough."))
+	fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), llmtest.JSON(map[string]any{"violations": []map[string]any{{
+		"rule": 1, "file": "api/orders.go", "reason": "Orders changed and its test did not.",
+		"suggestionContent": "Test the change in api/orders_test.go.", "existingCode": "return \"all orders\"", "improvedCode": "return \"all orders\"",
+		"oneSentenceSummary": "test the change to Orders", "relevantLinesStart": 4, "relevantLinesEnd": 4,
+	}}}))
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+
+	out, errOut, code := runBin(t, env, repo.Dir, "review", "--format", "json")
+	if code != 0 {
+		t.Fatalf("kodyls review: code %d\n%s%s", code, out, errOut)
+	}
+	var rep report.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("review JSON: %v\n%s", err, out)
+	}
+	var fromCLI []string
+	for _, f := range rep.Findings {
+		if f.RuleID == "handler-tests" {
+			fromCLI = append(fromCLI, fmt.Sprintf("%s %s line %d", f.File, f.ID, f.StartLine))
+		}
+	}
+	if len(fromCLI) != 1 {
+		t.Fatalf("kodyls review found %v, want the pull-request rule's violation once (notes %v)", fromCLI, rep.Notes)
+	}
+
+	s := lsptest.StartBinary(t, lsptest.BuildBinary(t), repo.Dir, env)
+	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{"review": map[string]any{"trigger": "manual"}}})
+	s.AwaitIdle("")
+	panel := func() []string {
+		t.Helper()
+		s.AwaitIdle("")
+		var v contract.RuleViolations
+		if err := s.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, g := range v.Groups {
+			for _, vi := range g.Violations {
+				if g.Rule.UUID == "handler-tests" && vi.URI == s.URI("api/orders.go") {
+					got = append(got, fmt.Sprintf("api/orders.go %s line %d", vi.ID, vi.Range.Start.Line+1))
+				}
+			}
+		}
+		return got
+	}
+	var sums []contract.ReviewSummary
+	if err := s.ExecuteCommand(contract.CommandReviewWorkspace, nil, &sums); err != nil {
+		t.Fatal(err)
+	}
+	if got := panel(); !slices.Equal(got, fromCLI) {
+		t.Fatalf("file not open: the panel lists %v, kodyls review %v", got, fromCLI)
+	}
+
+	s.OpenFile("api/orders.go")
+	if err := s.ExecuteCommand(contract.CommandReviewWorkspace, nil, &sums); err != nil {
+		t.Fatal(err)
+	}
+	s.AwaitIdle("")
+	var shown []string
+	for _, d := range s.Diagnostics("api/orders.go") {
+		var data struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(d.Data, &data) == nil && d.Code == protocol.String("handler-tests") {
+			shown = append(shown, fmt.Sprintf("api/orders.go %s line %d", data.ID, d.Range.Start.Line+1))
+		}
+	}
+	if !slices.Equal(shown, fromCLI) {
+		t.Fatalf("file open: the buffer shows %v, kodyls review %v", shown, fromCLI)
+	}
+	if got := panel(); !slices.Equal(got, fromCLI) {
+		t.Fatalf("file open: the panel lists %v, kodyls review %v", got, fromCLI)
+	}
+	s.Shutdown()
 }
