@@ -115,8 +115,10 @@
 // The forms are name = "v", name := "v", name: v, "name": "v", NAME=v,
 // name => 'v', config["name"] = "v", var name string = "v", name: str =
 // "v", <name>v</name>, --name v, --name=v, PASSWORD 'v' and IDENTIFIED BY
-// 'v' in SQL, \"name\":\"v\" inside a string, and the literal default of
-// an environment lookup (os.environ.get("X", "v")).
+// 'v' in SQL, \"name\":\"v\" inside a string, the literal default of
+// an environment lookup (os.environ.get("X", "v")), and two forms that
+// separate the value by blanks alone: Dockerfile's legacy "ENV NAME v"
+// and .netrc's "machine HOST [login U] password v" (see spaced.go).
 //
 // The value must look random: at least 8 bytes, no blanks, two character
 // classes or more (lower, upper, digit, symbol), Shannon entropy of at
@@ -185,8 +187,8 @@
 // Secrets with no recognisable shape and no telling name (a password
 // passed positionally, connect("db", "admin", "hunter2")), passphrases
 // with blanks, a human word under a token or key name (api_token:
-// "sunshine"), a password given with no separator (.netrc "password
-// hunter2", Dockerfile "ENV DB_PASSWORD hunter2"), a capitalised word
+// "sunshine"), a password given with no separator outside a .netrc entry
+// or a Dockerfile ENV ("password hunter2" in prose), a capitalised word
 // with no digit under a password name ("Dragon", read as a label), and files that are wholly secret but not listed in the
 // ignore patterns. Redaction is a safety net under the ignore list, not a
 // replacement for keeping credentials out of the repository.

@@ -20,6 +20,8 @@ const (
 	detConn
 	detDSN
 	detCmdPass
+	detNetrc
+	detDockerEnv
 )
 
 type keyword struct {
@@ -67,6 +69,8 @@ func init() {
 	for _, k := range cmdPassKeywords {
 		add(k, detCmdPass)
 	}
+	add("machine", detNetrc)
+	add("ENV", detDockerEnv)
 }
 
 // keywordScan returns a bit per detector whose literal occurs in text.

@@ -374,6 +374,12 @@ func (r *Redactor) detect(text string) []cand {
 	if found&(1<<detCmdPass) != 0 {
 		scanCommandPasswords(&s)
 	}
+	if found&(1<<detNetrc) != 0 {
+		scanNetrc(&s)
+	}
+	if found&(1<<detDockerEnv) != 0 {
+		r.scanDockerEnv(&s)
+	}
 	r.scanAssignments(&s)
 	if found&(1<<detSQL) != 0 {
 		r.scanSQLPasswords(&s)
