@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
+
+	"github.com/kodustech/kodyls/agents/tools"
 )
 
 // Edit replaces OldText, which must occur exactly once in File, by
@@ -66,7 +68,7 @@ func (c *checker) relPath(p string) (string, error) {
 		return "", fmt.Errorf("%s leaves the workspace", p)
 	case rel == ".git" || strings.HasPrefix(rel, ".git/"):
 		return "", fmt.Errorf("%s is inside .git", p)
-	case c.ignore != nil && c.ignore(rel):
+	case tools.Workspace{Root: c.root, Ignore: c.ignore}.Ignored(rel):
 		return "", fmt.Errorf("%s is on the privacy ignore list and is never edited", rel)
 	}
 	return rel, nil

@@ -69,7 +69,50 @@ func (w Workspace) clean(p string) (string, error) {
 }
 
 func (w Workspace) ignored(rel string) bool {
-	return w.Ignore != nil && rel != "." && w.Ignore(rel)
+	return w.Ignored(rel)
+}
+
+// Ignored reports whether the file at rel (slash-separated, relative to
+// Root) is on the privacy list, as named or where its symbolic links lead:
+// a link notes.txt → .env is .env, and a link to a listed directory
+// leads into it. A path that does not exist yet is judged by where its
+// nearest existing parent leads.
+func (w Workspace) Ignored(rel string) bool {
+	if w.Ignore == nil || rel == "." {
+		return false
+	}
+	if w.Ignore(rel) {
+		return true
+	}
+	real, ok := w.resolve(rel)
+	return ok && real != rel && real != "." && w.Ignore(real)
+}
+
+// resolve returns where rel leads through symbolic links, relative to the
+// root; false when that is outside the root or cannot be told (os.Root
+// refuses those paths anyway).
+func (w Workspace) resolve(rel string) (string, bool) {
+	root, err := filepath.EvalSymlinks(w.Root)
+	if err != nil {
+		return "", false
+	}
+	p, rest := filepath.Join(w.Root, filepath.FromSlash(rel)), ""
+	for {
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			r, err := filepath.Rel(root, filepath.Join(real, rest))
+			if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+				return "", false
+			}
+			return filepath.ToSlash(r), true
+		}
+		parent := filepath.Dir(p)
+		if parent == p || !errors.Is(err, fs.ErrNotExist) {
+			return "", false
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
 }
 
 // open opens the workspace root; the caller closes it.

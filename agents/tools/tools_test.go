@@ -144,6 +144,33 @@ func TestIgnoredFileRefused(t *testing.T) {
 	}
 }
 
+// TestIgnoredThroughALink: a symbolic link to a file or directory on the
+// privacy list is refused as the file itself is, by read, search and list.
+func TestIgnoredThroughALink(t *testing.T) {
+	w, _ := workspace(t, map[string]string{".env": "KEY=hunter2\n", "secrets/db.txt": "password hunter2\n", "a.go": "x := 1\n"})
+	w.Ignore = func(rel string) bool { return rel == ".env" || rel == "secrets" || strings.HasPrefix(rel, "secrets/") }
+	for link, target := range map[string]string{"notes.txt": ".env", "conf": "secrets"} {
+		if err := os.Symlink(target, filepath.Join(w.Root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"notes.txt", "conf/db.txt", "conf/new.txt"} {
+		if _, err := call(t, w.ReadFile(), map[string]any{"path": p}); err == nil || !strings.Contains(err.Error(), "privacy list") {
+			t.Errorf("read %s: err = %v, want privacy refusal", p, err)
+		}
+	}
+	if _, err := call(t, w.ListFiles(), map[string]any{"dir": "conf"}); err == nil || !strings.Contains(err.Error(), "privacy list") {
+		t.Errorf("list conf: err = %v, want privacy refusal", err)
+	}
+	out, err := call(t, w.SearchWorkspace(), map[string]any{"query": "hunter2"})
+	if err != nil || out != "no matches" {
+		t.Errorf("search found ignored files through links: %q, %v", out, err)
+	}
+	if out, _ = call(t, w.ListFiles(), map[string]any{}); out != "a.go\n" {
+		t.Errorf("list = %q, want only a.go", out)
+	}
+}
+
 func TestSearchLiteralAndRegex(t *testing.T) {
 	w, _ := workspace(t, map[string]string{
 		"main.go":     "package main\n\nfunc main() {\n\tm[k] = v // (x)\n}\n",

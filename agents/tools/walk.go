@@ -90,7 +90,7 @@ func (w Workspace) walk(root *os.Root, start string, f func(rel string) bool) er
 			}
 			return nil
 		}
-		if rel != "." && rel != start && (w.ignored(rel) || ign.match(rel, d.IsDir()) || d.IsDir() && skipDirs[d.Name()]) {
+		if rel != "." && rel != start && (w.ignoredEntry(rel, d) || ign.match(rel, d.IsDir()) || d.IsDir() && skipDirs[d.Name()]) {
 			if d.IsDir() {
 				return fs.SkipDir
 			}
@@ -112,4 +112,13 @@ func (w Workspace) walk(root *os.Root, start string, f func(rel string) bool) er
 		}
 		return nil
 	})
+}
+
+// ignoredEntry is ignored for an entry of a walk, which does not follow
+// linked directories: only a link itself can lead elsewhere.
+func (w Workspace) ignoredEntry(rel string, d fs.DirEntry) bool {
+	if d.Type()&fs.ModeSymlink != 0 {
+		return w.ignored(rel)
+	}
+	return w.Ignore != nil && w.Ignore(rel)
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -113,6 +115,10 @@ func readReference(fsys fs.FS, p, from, to string) (ref Reference, problem strin
 	if secretFiles != nil && secretFiles.Match(rel) {
 		return ref, "the file may hold secrets, so it is never read into a rule"
 	}
+	// A symbolic link to such a file is that file.
+	if real, ok := followLinks(fsys, rel); ok && real != rel && secretFiles != nil && secretFiles.Match(real) {
+		return ref, fmt.Sprintf("the file leads to %s, which may hold secrets, so it is never read into a rule", real)
+	}
 	start, end := 1, 0 // end 0: to the end of the file
 	if from != "" {
 		var err error
@@ -197,4 +203,39 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// followLinks returns where the workspace path rel leads through symbolic
+// links, slash-separated and relative to the workspace; false when it
+// leads outside (os.Root refuses those) or cannot be told.
+func followLinks(fsys fs.FS, rel string) (string, bool) {
+	parts := strings.Split(rel, "/")
+	for hops, i := 0, 0; i < len(parts); i++ {
+		cur := path.Join(parts[:i+1]...)
+		info, err := fs.Lstat(fsys, cur)
+		if err != nil {
+			return path.Join(parts...), errors.Is(err, fs.ErrNotExist)
+		}
+		if info.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		if hops++; hops > 40 {
+			return "", false
+		}
+		target, err := fs.ReadLink(fsys, cur)
+		if err != nil || path.IsAbs(target) {
+			return "", false
+		}
+		next := path.Join(path.Dir(cur), filepath.ToSlash(target))
+		if next == ".." || strings.HasPrefix(next, "../") {
+			return "", false
+		}
+		rest := parts[i+1:]
+		parts = append(strings.Split(next, "/"), rest...)
+		if next == "." {
+			parts = rest
+		}
+		i = -1
+	}
+	return path.Join(parts...), true
 }

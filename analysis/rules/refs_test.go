@@ -24,6 +24,15 @@ func TestReferences(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(root, "dir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if runtime.GOOS != "windows" {
+		// Links to a secret file, directly and through a linked directory.
+		writeFile(t, root, ".ssh/config", "Host *\n")
+		for link, target := range map[string]string{"notes.txt": ".env", "docs/env-link": "../.env", "material": ".ssh"} {
+			if err := os.Symlink(target, filepath.Join(root, filepath.FromSlash(link))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 
 	type ref struct {
 		path       string
@@ -51,6 +60,9 @@ func TestReferences(t *testing.T) {
 		{"directory", "[[file:dir]]", nil, "not a regular file"},
 		{"binary", "@file:bin.dat", nil, "binary file"},
 		{"secret", "@file:.env", nil, "may hold secrets"},
+		{"link to a secret", "@file:notes.txt", nil, "leads to .env, which may hold secrets"},
+		{"relative link to a secret", "@file:docs/env-link", nil, "leads to .env, which may hold secrets"},
+		{"through a linked directory", "@file:material/config", nil, "leads to .ssh/config, which may hold secrets"},
 		{"one line too long", "@file:docs/wide.txt", nil, "longer than"},
 	}
 	for _, tt := range tests {

@@ -195,6 +195,10 @@ func TestFixAdjustsAfterAFailedBuild(t *testing.T) {
 func TestFixRejectsHostileEdits(t *testing.T) {
 	repo := typeErrorRepo(t)
 	repo.Write(map[string]string{".env": "TOKEN=secret\n"})
+	// A link to .env is .env.
+	if err := os.Symlink(".env", filepath.Join(repo.Dir, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
 	outsideDir := t.TempDir()
 	outside := filepath.Join(outsideDir, "outside.go")
 	if err := os.WriteFile(outside, []byte("package outside\n"), 0o644); err != nil {
@@ -209,6 +213,7 @@ func TestFixRejectsHostileEdits(t *testing.T) {
 		{"file": "/etc/passwd", "oldText": "root", "newText": "toor"},
 		{"file": ".env", "oldText": "TOKEN=secret", "newText": "TOKEN=stolen"},
 		{"file": "main.go", "oldText": "return 43", "newText": "return \"43\""},
+		{"file": "notes.txt", "oldText": "TOKEN=secret", "newText": "TOKEN=stolen"},
 	}})
 	fake := llmtest.NewServer()
 	defer fake.Close()
@@ -237,7 +242,7 @@ func TestFixRejectsHostileEdits(t *testing.T) {
 			edit = s.Result
 		}
 	}
-	for _, want := range []string{"edit 1: " + rel + " leaves the workspace", "edit 2: /etc/passwd is outside the workspace", "edit 3: .env is on the privacy ignore list", "edit 4: main.go: oldText is not in the file"} {
+	for _, want := range []string{"edit 1: " + rel + " leaves the workspace", "edit 2: /etc/passwd is outside the workspace", "edit 3: .env is on the privacy ignore list", "edit 4: main.go: oldText is not in the file", "edit 5: notes.txt is on the privacy ignore list"} {
 		if !strings.Contains(edit, want) {
 			t.Errorf("the rejection lacks %q:\n%s", want, edit)
 		}
@@ -259,7 +264,7 @@ func TestFixRejectsHostileEdits(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(repo.Dir, "main.go")); string(data) != typeErrorGo {
 		t.Errorf("main.go changed: %q", data)
 	}
-	if st := repo.Git("status", "--porcelain"); strings.TrimSpace(st) != "?? .env" && strings.TrimSpace(st) != "" {
+	if st := repo.Git("status", "--porcelain"); strings.TrimSpace(st) != "?? .env\n?? notes.txt" {
 		t.Errorf("the repository changed:\n%s", st)
 	}
 }
