@@ -60,6 +60,7 @@ type EvalResult struct {
 // The properties an RCA case expects, in the order they are checked.
 const (
 	PropertyAnswer    = "an answer"
+	PropertyModel     = "the model answered"
 	PropertyRootCause = "the root cause names the cause"
 	PropertyFix       = "the fix steps name the remedy"
 )
@@ -93,6 +94,14 @@ func Eval(ctx context.Context, x *Explainer, cases []EvalCase) EvalReport {
 			rc := strings.ToLower(r.RCA.RootCause)
 			fix := strings.ToLower(strings.Join(r.RCA.FixGuidelines, "\n"))
 			switch {
+			case r.RCA.Source != SourceModel:
+				// The built-in guidance answers without a model; it says
+				// nothing of the model under evaluation.
+				res.Property = PropertyModel
+				res.Reason = fmt.Sprintf("the answer came from %s, not from the model", r.RCA.Source)
+				if r.Note != "" {
+					res.Reason += " (" + r.Note + ")"
+				}
 			case !containsAny(rc, c.RootCause):
 				res.Property = PropertyRootCause
 				res.Reason = fmt.Sprintf("root cause %q mentions none of %q", r.RCA.RootCause, c.RootCause)

@@ -204,6 +204,16 @@ func TestEvalRCAAgainstTheFake(t *testing.T) {
 	if _, errOut, code := runBin(t, testEnv(t), t.TempDir(), "eval", "rca"); code != 2 || !strings.Contains(errOut, "KODYLS_LLM_BASE_URL") {
 		t.Fatalf("without an endpoint: %d %q", code, errOut)
 	}
+	// An endpoint that refuses every call scores nothing: the built-in
+	// guidance that still answers is not the model's.
+	down := llmtest.NewServer()
+	defer down.Close()
+	down.On(llmtest.Any(), llmtest.Reply{Status: 400, ErrorMessage: "model not loaded"})
+	env = append(testEnv(t), "KODYLS_LLM_BASE_URL="+down.URL, "KODYLS_LLM_MODEL=fake-model")
+	out, errOut, _ = runBin(t, env, t.TempDir(), "eval", "rca")
+	if !strings.Contains(out, "pass rate: 0/") || !strings.Contains(out, "not from the model") {
+		t.Fatalf("with the endpoint refusing every call:\n%s%s", out, errOut)
+	}
 }
 
 // TestExplainKeepsToTheWorkspacePrivacyList: a file under the ignorePaths
