@@ -68,7 +68,7 @@ func (s *Server) fixError(ctx context.Context, arg []byte, token protocol.Progre
 		}
 	}
 	out.Markdown = fixMarkdown(res)
-	if len(res.Edits) == 0 || res.Verification == fix.VerifyFailed {
+	if !res.Found() {
 		prog.End("no fix found")
 		return out, nil
 	}

@@ -98,6 +98,14 @@ type Result struct {
 	Note        string `json:"note,omitempty"`
 }
 
+// Found reports whether the result is a fix to offer: valid edits of a
+// plan that completed, verified by the build when one is configured. A
+// plan that failed or ran out of time offers nothing, whatever edits it
+// had validated on the way.
+func (r *Result) Found() bool {
+	return len(r.Edits) > 0 && r.Status == planmode.PlanCompleted && (r.Verified || r.Verification == VerifySkipped)
+}
+
 // Fixer fixes errors in one workspace.
 type Fixer struct {
 	Workspace string
@@ -449,7 +457,18 @@ func (r reflector) Reflect(ctx context.Context, s planmode.State) (planmode.Refl
 	if !r.build && p.AllDone() && hasDoneEdits(p) {
 		return planmode.Reflection{Version: p.Version, Assessment: planmode.AssessComplete, Reasoning: "the edits are valid; no build command verifies them"}, nil
 	}
-	return r.model.Reflect(ctx, s)
+	ref, err := r.model.Reflect(ctx, s)
+	if err == nil && r.build && ref.Assessment == planmode.AssessComplete && !stepDone(p, verifyStepID) {
+		// The build decides: a fix it has not passed is not complete.
+		if p.HasPending() {
+			ref.Assessment = planmode.AssessOnTrack
+			ref.Reasoning = "the build has not verified the edits yet: " + ref.Reasoning
+		} else {
+			ref.Assessment = planmode.AssessFailed
+			ref.Reasoning = "the build does not pass with the edits: " + ref.Reasoning
+		}
+	}
+	return ref, err
 }
 
 func hasDoneEdits(p planmode.Plan) bool {

@@ -65,6 +65,7 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logge
 	}
 	kind := args[0]
 	if _, ok := evalSteps[kind]; !ok {
+		fmt.Fprintf(stderr, "kodyls eval: unknown command %q; give rca, fix or review first\n\n", kind)
 		fmt.Fprint(stderr, evalUsageText())
 		return 2
 	}

@@ -218,6 +218,9 @@ func TestEvalStrategyNames(t *testing.T) {
 			t.Errorf("eval %s with an unknown strategy: code %d, %q", cmd, code, errOut)
 		}
 	}
+	if _, errOut, code := runBin(t, env, t.TempDir(), "eval", "lint"); code != 2 || !strings.Contains(errOut, `unknown command "lint"`) {
+		t.Errorf("eval lint: code %d, %q", code, errOut)
+	}
 	if n := len(fake.ChatRequests()); n != 0 {
 		t.Errorf("a usage error called the model %d times", n)
 	}

@@ -216,6 +216,11 @@ func compilerOutput(ctx context.Context, stdin io.Reader, name, dir string) ([]b
 	if err != nil {
 		return nil, "", fmt.Errorf("read the output: %w", err)
 	}
+	if dir != "" {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, "", fmt.Errorf("--workspace %s: not a directory", dir)
+		}
+	}
 	ws := dir
 	if ws == "" {
 		cwd, _ := os.Getwd()

@@ -76,6 +76,17 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, "kodyls fix: give at most one FILE (or - for stdin)")
 		return 2
 	}
+	switch {
+	case *rounds < 1:
+		fmt.Fprintf(stderr, "kodyls fix: --rounds %d: give at least 1\n", *rounds)
+		return 2
+	case *maxTime <= 0:
+		fmt.Fprintf(stderr, "kodyls fix: --max-time %s: give a positive duration, e.g. 10m\n", *maxTime)
+		return 2
+	case *timeout < 0:
+		fmt.Fprintf(stderr, "kodyls fix: --timeout %s: give a positive duration, e.g. 2m (0: build.timeoutMs)\n", *timeout)
+		return 2
+	}
 	data, ws, err := compilerOutput(ctx, stdin, fs.Arg(0), *wsFlag)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls fix: %v\n", err)
@@ -115,7 +126,7 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "kodyls fix: %v\n", err)
 		return 2
 	}
-	found := len(res.Edits) > 0 && (res.Verified || res.Verification == fix.VerifySkipped)
+	found := res.Found()
 	var applied []string
 	if *apply && found {
 		if applied, err = fix.Apply(ws, fx.Ignore, res.Edits); err != nil {

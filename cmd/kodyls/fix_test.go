@@ -188,6 +188,50 @@ func TestFixAdjustsAfterAFailedBuild(t *testing.T) {
 	}
 }
 
+// TestFixThatDidNotCompleteIsNotApplied: valid edits of a plan that
+// failed are no fix. Without a build, a reflection that judges the plan
+// failed leaves the file as it is (exit 3); with one, the model's
+// "complete" does not stand against a build that still fails.
+func TestFixThatDidNotCompleteIsNotApplied(t *testing.T) {
+	repo := typeErrorRepo(t)
+	output, _ := goBuild(t, repo.Dir)
+	run := func(plan, reflection string, args ...string) fixJSON {
+		t.Helper()
+		fake := llmtest.NewServer()
+		defer fake.Close()
+		fake.On(llmtest.SchemaName("plan"), llmtest.Text(plan))
+		fake.On(llmtest.SchemaName("reflection"), llmtest.Text(reflection))
+		out, errOut, code := runBinStdin(t, fakeEnv(t, fake), repo.Dir, output, append([]string{"fix", "--apply", "--json"}, args...)...)
+		if code != 3 {
+			t.Fatalf("%v: code %d, want 3 (no fix)\n%s\n%s", args, code, out, errOut)
+		}
+		var res fixJSON
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("json: %v\n%s", err, out)
+		}
+		if len(res.Applied) != 0 || res.Status != "failed" {
+			t.Errorf("%v: status %s, applied %v; want failed, nothing applied", args, res.Status, res.Applied)
+		}
+		if data, _ := os.ReadFile(filepath.Join(repo.Dir, "main.go")); string(data) != typeErrorGo {
+			t.Fatalf("%v: main.go was written:\n%s", args, data)
+		}
+		return res
+	}
+	// No build: the edit is valid, a later step fails, and the reflection
+	// gives up.
+	plan := strings.TrimSuffix(editPlan("\treturn 42\n", "\treturn \"42\"\n"), "]}") +
+		`,{"id":"check","description":"read the caller","tool":"read_file","input":{"path":"cmd/missing.go"},"dependsOn":["edit"]}]}`
+	run(plan, `{"assessment":"failed","reasoning":"the caller cannot be read","adjustments":[]}`)
+
+	// A build that still fails with the edit, and a reflection that calls
+	// the fix complete anyway.
+	res := run(editPlan("\treturn 42\n", "\treturn 42.5\n"), `{"assessment":"complete","reasoning":"the return type is right now","adjustments":[]}`,
+		"--build", "go build ./...")
+	if res.Verified || res.Verification != "failed" || len(res.Plans) == 0 || res.Plans[len(res.Plans)-1].Status != "failed" {
+		t.Errorf("with a failing build: %+v", res)
+	}
+}
+
 // TestFixRejectsHostileEdits: edits outside the workspace, to a secret, or
 // of text that is not there are rejected with their reasons; steps that
 // would run other commands never run; nothing is written and the build is
@@ -266,6 +310,30 @@ func TestFixRejectsHostileEdits(t *testing.T) {
 	}
 	if st := repo.Git("status", "--porcelain"); strings.TrimSpace(st) != "?? .env\n?? notes.txt" {
 		t.Errorf("the repository changed:\n%s", st)
+	}
+}
+
+// TestFixUsageErrors: budgets that cannot hold and a workspace that does
+// not exist are usage errors (exit 2), found before the model is asked.
+func TestFixUsageErrors(t *testing.T) {
+	repo := typeErrorRepo(t)
+	output, _ := goBuild(t, repo.Dir)
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	for args, want := range map[string]string{
+		"--max-time -1ns":            "--max-time -1ns: give a positive duration",
+		"--max-time 0s":              "--max-time 0s: give a positive duration",
+		"--rounds 0":                 "--rounds 0: give at least 1",
+		"--timeout -5s":              "--timeout -5s: give a positive duration",
+		"--workspace /nonexistent/x": "--workspace /nonexistent/x: not a directory",
+	} {
+		_, errOut, code := runBinStdin(t, fakeEnv(t, fake), repo.Dir, output, append([]string{"fix"}, strings.Fields(args)...)...)
+		if code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("fix %s: code %d, stderr %q; want 2 and %q", args, code, errOut, want)
+		}
+	}
+	if n := len(fake.ChatRequests()); n != 0 {
+		t.Errorf("usage errors called the model %d times", n)
 	}
 }
 
