@@ -409,8 +409,12 @@ const markerWindow = 10
 // fileMarkers reports whether the first or last lines of a file hold
 // "@kody-ignore" or "@kody-sync".
 func fileMarkers(lines []string) (ignore, sync bool) {
-	for i, l := range lines {
-		if i >= markerWindow && i < len(lines)-markerWindow {
+	n := len(lines)
+	if n > 0 && lines[n-1] == "" {
+		n-- // the empty string after the last newline is no line
+	}
+	for i, l := range lines[:n] {
+		if i >= markerWindow && i < n-markerWindow {
 			continue
 		}
 		for _, m := range markerRE.FindAllStringSubmatch(l, -1) {

@@ -82,6 +82,12 @@ func TestAssistantSplit(t *testing.T) {
 			want:    nil,
 		},
 		{
+			name:    "@kody-ignore on the tenth line from the end",
+			src:     AgentsMD(),
+			content: strings.Repeat("- rule\n", 15) + "<!-- @kody-ignore -->\n" + strings.Repeat("- rule\n", 9),
+			want:    nil,
+		},
+		{
 			name:    "@kody-ignore in the middle of a long file does not count",
 			src:     ClaudeMD(),
 			content: strings.Repeat("\n", 12) + "- see @kody-ignore\n- b\n" + strings.Repeat("\n", 12),
