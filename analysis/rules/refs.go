@@ -51,6 +51,7 @@ func resolveReferences(fsys fs.FS, r *Rule) (warns []*LoadError) {
 		return nil
 	}
 	seen := map[string]bool{}
+	var source []string // r.File's lines, read for the first warning
 	for _, m := range referenceRE.FindAllStringSubmatchIndex(text, -1) {
 		raw := text[m[0]:m[1]]
 		if seen[raw] {
@@ -62,7 +63,14 @@ func resolveReferences(fsys fs.FS, r *Rule) (warns []*LoadError) {
 			if r.textLine > 0 {
 				line = r.textLine + strings.Count(text[:m[0]], "\n")
 			}
-			warns = append(warns, &LoadError{File: r.File, Line: line, Warning: true,
+			if source == nil {
+				source = fileLines(fsys, r.File)
+			}
+			col := 0
+			if line > 0 && line <= len(source) {
+				col = strings.Index(source[line-1], raw) + 1
+			}
+			warns = append(warns, &LoadError{File: r.File, Line: line, Column: col, Warning: true,
 				Msg: fmt.Sprintf("reference %s: ", raw) + fmt.Sprintf(format, args...)})
 		}
 		if len(r.References) >= maxReferencesPerRule {
@@ -238,4 +246,14 @@ func followLinks(fsys fs.FS, rel string) (string, bool) {
 		i = -1
 	}
 	return path.Join(parts...), true
+}
+
+// fileLines returns the lines of the rule file name as its parser saw them
+// (BOM and CR removed), or none when it cannot be read.
+func fileLines(fsys fs.FS, name string) []string {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return []string{}
+	}
+	return strings.Split(string(normalizeText(data)), "\n")
 }

@@ -153,8 +153,9 @@ func TestReferencesStayInWorkspace(t *testing.T) {
 		t.Errorf("warnings = %v, want %d", rep.Warnings, len(want))
 	}
 	for _, w := range rep.Warnings {
-		if part, ok := want[w.Line]; !ok || !w.Warning || w.File != ".kody/rules/r.md" || !strings.Contains(w.Msg, part) {
-			t.Errorf("warning %v, want %q on line %d", w, part, w.Line)
+		// Each reference follows "Not " or "nor ": column 5.
+		if part, ok := want[w.Line]; !ok || !w.Warning || w.File != ".kody/rules/r.md" || !strings.Contains(w.Msg, part) || w.Column != 5 {
+			t.Errorf("warning %v, want %q at line %d, column 5", w, part, w.Line)
 		}
 	}
 }
