@@ -301,8 +301,7 @@ func (p *Pipeline) analyze(ctx context.Context, r *run) ([]Suggestion, error) {
 		r.degrade(StageAnalyze, failed, "no suggestions")
 		return nil, nil
 	}
-	out := make([]Suggestion, 0, len(reply.CodeSuggestions))
-	seen := map[string]bool{}
+	all := make([]Suggestion, 0, len(reply.CodeSuggestions))
 	for _, a := range reply.CodeSuggestions {
 		s := Suggestion{
 			RelevantFile:       r.in.Path, // one file is reviewed: the model cannot move a finding elsewhere
@@ -317,6 +316,12 @@ func (p *Pipeline) analyze(ctx context.Context, r *run) ([]Suggestion, error) {
 			Severity:           validSeverity(a.Severity),
 		}
 		s.ID = suggestionID(s.RelevantFile, s.ExistingCode, s.OneSentenceSummary)
+		all = append(all, s)
+	}
+	occurrenceIDs(all)
+	out := make([]Suggestion, 0, len(all))
+	seen := map[string]bool{}
+	for _, s := range all {
 		if seen[s.ID] {
 			r.discard(s, StageAnalyze, "the analysis reported the same suggestion twice")
 			continue

@@ -264,3 +264,64 @@ func TestEditorAndCLIJudgeThePullRequestTheSame(t *testing.T) {
 	}
 	s.Shutdown()
 }
+
+// TestTheSameViolationTwiceIsTwoFindings: the same code breaking the same
+// rule on two lines is two findings, with ids of their own, in `kodyls
+// review` and in the editor alike; the model naming one line twice is
+// still one.
+func TestTheSameViolationTwiceIsTwoFindings(t *testing.T) {
+	const before = "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Print(\"start\")\n}\n\nfunc stop() {\n\tfmt.Print(\"stop\")\n}\n"
+	repo := lsptest.NewRepo(t, map[string]string{".kody/rules/logger.md": modelRule, "main.go": before})
+	after := strings.ReplaceAll(strings.ReplaceAll(before, `fmt.Print("start")`, `fmt.Println("debug")`), `fmt.Print("stop")`, `fmt.Println("debug")`)
+	repo.Write(map[string]string{"main.go": after})
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, nil)
+	v := func(line int) reviewtest.RuleViolation {
+		return reviewtest.RuleViolation{Rule: 1, Reason: "main prints with fmt.", ExistingCode: `fmt.Println("debug")`, ImprovedCode: `log.Print("debug")`,
+			OneSentenceSummary: "print through the logger", RelevantLinesStart: line, RelevantLinesEnd: line}
+	}
+	reviewtest.Rules(fake, nil, v(6), v(10), v(6))
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+
+	out, errOut, code := runBin(t, env, repo.Dir, "review", "--format", "json")
+	if code != 0 {
+		t.Fatalf("kodyls review: code %d\n%s%s", code, out, errOut)
+	}
+	var rep report.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("review JSON: %v\n%s", err, out)
+	}
+	var fromCLI []string
+	ids, lines := map[string]bool{}, map[int]bool{}
+	for _, f := range rep.Findings {
+		if f.RuleID == "print-through-logger" {
+			fromCLI = append(fromCLI, fmt.Sprintf("%s line %d", f.ID, f.StartLine))
+			ids[f.ID], lines[f.StartLine] = true, true
+		}
+	}
+	slices.Sort(fromCLI)
+	if len(fromCLI) != 2 || len(ids) != 2 || !lines[6] || !lines[10] {
+		t.Fatalf("kodyls review found %v, want the violation on lines 6 and 10 with two ids", fromCLI)
+	}
+
+	s := lsptest.StartBinary(t, lsptest.BuildBinary(t), repo.Dir, env)
+	s.Initialize(lsptest.InitOptions{})
+	s.OpenFile("main.go")
+	s.Save("main.go")
+	s.AwaitIdle("")
+	var fromEditor []string
+	for _, d := range s.Diagnostics("main.go") {
+		var data struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(d.Data, &data) == nil && d.Code == protocol.String("print-through-logger") {
+			fromEditor = append(fromEditor, fmt.Sprintf("%s line %d", data.ID, d.Range.Start.Line+1))
+		}
+	}
+	slices.Sort(fromEditor)
+	if !slices.Equal(fromEditor, fromCLI) {
+		t.Fatalf("the editor shows %v, kodyls review %v", fromEditor, fromCLI)
+	}
+	s.Shutdown()
+}
