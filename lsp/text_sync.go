@@ -10,8 +10,8 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/kodustech/kodyls/analysis/anchor"
-	"github.com/kodustech/kodyls/analysis/errparse"
 	"github.com/kodustech/kodyls/analysis/gate"
+	"github.com/kodustech/kodyls/analysis/langid"
 	"github.com/kodustech/kodyls/analysis/rulecheck"
 	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/lsp/textdoc"
@@ -204,9 +204,10 @@ func (s *Server) snapshot(key string) (*workspace.Snapshot, *textdoc.Document) {
 		URI: key, Path: od.path, Language: od.language, Folder: od.folder, RuleFile: od.isRule,
 		Version: doc.Version(), Text: doc.Text(), Settings: s.settings(),
 	}
-	// The language a review prompt names comes from the file name, as in
-	// `kodyls review`, so the editor and the CLI send the same prompt.
-	if lang := errparse.LanguageOf(od.path); lang != "" {
+	// The language a review prompt and a rule's `languages` see comes from
+	// the file name, as in `kodyls review`, so that the editor and the CLI
+	// send the same prompt and check the same rules.
+	if lang := langid.Of(od.path); lang != "" {
 		snap.Language = lang
 	}
 	if od.folder != nil {

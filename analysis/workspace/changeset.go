@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/kodustech/kodyls/analysis/changes"
-	"github.com/kodustech/kodyls/analysis/errparse"
 	"github.com/kodustech/kodyls/analysis/filereview"
+	"github.com/kodustech/kodyls/analysis/langid"
 )
 
 // ChangeSet is the folder's whole change against base, as the pull-request
@@ -62,7 +62,7 @@ func (f *Folder) ChangeSet(ctx context.Context, base string, open []filereview.I
 			f.s.log.Debug("changed file without a baseline left out of the change set", "file", rel, "error", err)
 			continue
 		}
-		out = append(out, filereview.Input{Path: rel, Language: errparse.LanguageOf(rel), Base: ReviewBase(b), Current: string(data)})
+		out = append(out, filereview.Input{Path: rel, Language: langid.Of(rel), Base: ReviewBase(b), Current: string(data)})
 	}
 	return out, ctx.Err()
 }

@@ -8,9 +8,9 @@ import (
 	"sync"
 
 	"github.com/kodustech/kodyls/analysis/changes"
-	"github.com/kodustech/kodyls/analysis/errparse"
 	"github.com/kodustech/kodyls/analysis/filereview"
 	"github.com/kodustech/kodyls/analysis/gate"
+	"github.com/kodustech/kodyls/analysis/langid"
 	"github.com/kodustech/kodyls/analysis/rulecheck"
 	"github.com/kodustech/kodyls/analysis/rules"
 	"github.com/kodustech/kodyls/editors/contract"
@@ -106,7 +106,7 @@ func (f *Folder) FileSnapshot(rel, text string, base changes.Baseline, settings 
 	return &Snapshot{
 		Path:          filepath.Join(f.Root, filepath.FromSlash(rel)),
 		Rel:           rel,
-		Language:      errparse.LanguageOf(rel),
+		Language:      langid.Of(rel),
 		Folder:        f,
 		Text:          text,
 		Baseline:      base,

@@ -20,8 +20,8 @@ import (
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/analysis/anchor"
 	"github.com/kodustech/kodyls/analysis/changes"
-	"github.com/kodustech/kodyls/analysis/errparse"
 	"github.com/kodustech/kodyls/analysis/filereview"
+	"github.com/kodustech/kodyls/analysis/langid"
 	"github.com/kodustech/kodyls/analysis/report"
 	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
@@ -178,7 +178,7 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		// The pull-request rules judge the change set as a whole, once.
 		var inputs []filereview.Input
 		for _, fr := range results {
-			inputs = append(inputs, filereview.Input{Path: fr.Path, Language: errparse.LanguageOf(fr.Path), Base: bases[fr.Path], Current: texts[fr.Path]})
+			inputs = append(inputs, filereview.Input{Path: fr.Path, Language: langid.Of(fr.Path), Base: bases[fr.Path], Current: texts[fr.Path]})
 		}
 		prog.file(0, "pull-request Kody Rules")
 		byFile, err := folder.CheckPullRequest(ctx, inputs)

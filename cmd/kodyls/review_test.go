@@ -40,6 +40,19 @@ func changedRepo(t *testing.T) *lsptest.Repo {
 	return repo
 }
 
+// TestReviewRuleForALanguageTheEditorNames: a rule meant for a language
+// the error parsers do not know (languages: [ruby]) is checked by
+// `kodyls review` as in an editor that opens the file as ruby.
+func TestReviewRuleForALanguageTheEditorNames(t *testing.T) {
+	rule := strings.Replace(lsptest.RuleFile("No puts", "no-puts", "high", "**/*.rb", `^\s*puts `), "scope: file\n", "scope: file\nlanguages: [ruby]\n", 1)
+	repo := lsptest.NewRepo(t, map[string]string{".kody/rules/no-puts.md": rule, "app.rb": "def greet\n  1\nend\n"})
+	repo.Write(map[string]string{"app.rb": "def greet\n  puts 1\nend\n"})
+	out, errOut, code := runBin(t, testEnv(t), repo.Dir, "review", "--offline")
+	if code != 0 || !strings.Contains(out, "app.rb:2:1: high kody_rules: No puts") {
+		t.Fatalf("code %d, want the ruby rule's violation on app.rb:2\n%s%s", code, out, errOut)
+	}
+}
+
 func TestReviewOffline(t *testing.T) {
 	repo := changedRepo(t)
 	env := testEnv(t)

@@ -16,8 +16,8 @@ import (
 
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/analysis/changes"
-	"github.com/kodustech/kodyls/analysis/errparse"
 	"github.com/kodustech/kodyls/analysis/filereview"
+	"github.com/kodustech/kodyls/analysis/langid"
 	"github.com/kodustech/kodyls/analysis/rules"
 	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
@@ -512,7 +512,7 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 			continue
 		}
 		// The model judges the whole file against this rule alone.
-		found, err := ws.folder.CheckRule(ctx, &tested, filereview.Input{Path: rel, Language: errparse.LanguageOf(rel), Current: text})
+		found, err := ws.folder.CheckRule(ctx, &tested, filereview.Input{Path: rel, Language: langid.Of(rel), Current: text})
 		if err != nil {
 			fmt.Fprintf(stderr, "kodyls rules test: %s: %v\n", rel, err)
 			failed = true
