@@ -18,6 +18,9 @@ const (
 	SourceRules  = "rules"
 	SourceReview = "review"
 	SourceBuild  = "build"
+	// SourceRuleFile are the load problems of a rule file, or of a file a
+	// rule file imports or references.
+	SourceRuleFile = "rule-file"
 )
 
 // notifier sends a notification to the client.

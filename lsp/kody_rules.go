@@ -178,7 +178,9 @@ func (s *Server) reloadRules(ctx context.Context, token protocol.ProgressToken) 
 		}
 	}
 	for _, od := range s.openDocs() {
-		if od.isRule {
+		// A rule file's problems, and those of the files rules import
+		// or reference, which no source owns.
+		if od.folder != nil {
 			s.publishRuleFileErrors(ctx, od)
 		}
 		s.dropGoneRuleFindings(ctx, od)
@@ -259,7 +261,7 @@ func (s *Server) publishRuleFileErrors(ctx context.Context, od *openDoc) {
 	for _, le := range od.folder.Engine.Warnings() {
 		add(le, protocol.DiagnosticSeverityWarning, le.Msg)
 	}
-	s.diags.Set(ctx, od.uri, SourceRules, 0, diags)
+	s.diags.Set(ctx, od.uri, SourceRuleFile, 0, diags)
 }
 
 // ruleViolations is the panel's data: what the local detectors currently

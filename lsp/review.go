@@ -105,12 +105,8 @@ func (s *Server) reviewDoc(ctx context.Context, key string, token protocol.Progr
 	case snap.Folder == nil:
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "the document is outside every workspace folder")
 	}
-	if !snap.BaselineReady {
-		b, err := snap.Folder.Engine.RefreshBaseline(ctx, snap.Path, snap.Settings.BaseRef)
-		if err != nil {
-			return nil, fmt.Errorf("baseline of %s: %w", snap.Rel, err)
-		}
-		snap.Baseline, snap.BaselineReady = b, true
+	if err := withBaseline(ctx, snap); err != nil {
+		return nil, err
 	}
 
 	prog := s.beginProgress(ctx, token, "Kody review: "+snap.Rel)
@@ -421,4 +417,19 @@ func uriArg(arg []byte) (uri.URI, bool) {
 		return uri.URI(str), true
 	}
 	return "", false
+}
+
+// withBaseline reads snap's baseline when the buffer's is not read yet (it
+// was opened a moment ago), so that a review asked for at once sees the
+// buffer's changes.
+func withBaseline(ctx context.Context, snap *workspace.Snapshot) error {
+	if snap.BaselineReady {
+		return nil
+	}
+	b, err := snap.Folder.Engine.RefreshBaseline(ctx, snap.Path, snap.Settings.BaseRef)
+	if err != nil {
+		return fmt.Errorf("baseline of %s: %w", snap.Rel, err)
+	}
+	snap.Baseline, snap.BaselineReady = b, true
+	return nil
 }

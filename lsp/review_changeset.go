@@ -24,7 +24,7 @@ func (s *Server) checkChangeSetRules(ctx context.Context, docs []*openDoc) {
 	byFolder := map[*workspace.Folder][]*workspace.Snapshot{}
 	for _, od := range docs {
 		snap, _ := s.snapshot(string(od.uri))
-		if snap == nil || !snap.Checked() {
+		if snap == nil || snap.Folder == nil || snap.RuleFile || withBaseline(ctx, snap) != nil {
 			continue
 		}
 		byFolder[od.folder] = append(byFolder[od.folder], snap)

@@ -6,6 +6,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/lsp"
 	"github.com/kodustech/kodyls/lsp/lsptest"
 )
@@ -58,5 +59,32 @@ func TestRuleFileWarningsShowInTheEditor(t *testing.T) {
 	s.EditBuffer(file, lsptest.Edit{Range: s.RegexpRange(file, "as @file"), Text: "as  @file"})
 	s.Save(file)
 	s.AwaitDiagnostics(file, lsptest.Empty)
+	s.Shutdown()
+}
+
+// TestImportedFileWarningsShowInTheEditor: a file CLAUDE.md imports is no
+// rule file of its own, but `kodyls rules check` reports the problems of
+// its imports and references on it; opened, it shows them too, and they
+// go when the file is fixed on disk.
+func TestImportedFileWarningsShowInTheEditor(t *testing.T) {
+	repo := newWorkspace(t)
+	repo.Write(map[string]string{
+		"CLAUDE.md":    "@docs/more.md\n",
+		"docs/more.md": "- Follow the style guide: @file:docs/style.md\n- Errors are wrapped.\n",
+	})
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.AwaitIdle("")
+	s.OpenFile("docs/more.md")
+	ds := s.AwaitDiagnostics("docs/more.md", lsptest.Count(1))
+	if d := ds[0]; d.Severity != protocol.DiagnosticSeverityWarning || lsptest.Code(d) != "rule-file" || d.Range.Start.Line != 0 ||
+		d.Range.Start.Character != 26 || !strings.Contains(lsptest.Message(d), "docs/style.md") {
+		t.Fatalf("want the missing reference's warning at line 1, column 27: %s", lsptest.Describe(ds))
+	}
+	repo.Write(map[string]string{"docs/style.md": "Use gofmt.\n"})
+	if err := s.ExecuteCommand(contract.CommandReloadRules, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.AwaitDiagnostics("docs/more.md", lsptest.Empty)
 	s.Shutdown()
 }

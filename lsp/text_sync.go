@@ -51,12 +51,10 @@ func (s *Server) didOpen(p *protocol.DidOpenTextDocumentParams) {
 	s.mu.Lock()
 	s.open[key] = od
 	s.mu.Unlock()
-	if od.isRule {
-		s.publishRuleFileErrors(s.ctx, od)
-	}
 	if od.folder == nil {
 		return
 	}
+	s.publishRuleFileErrors(s.ctx, od)
 	// The baseline needs git, which is too slow for the read loop: load it
 	// in the background and diagnose once it is there.
 	ref := s.settings().BaseRef
