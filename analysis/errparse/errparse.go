@@ -99,8 +99,13 @@
 //     when nothing else in the output is; a linker error that names only
 //     an object file is located at its source (b.o → b.c, or b.cpp when the
 //     output shows C++; CMake's CMakeFiles/x.dir/src/b.c.o → src/b.c), the
-//     object kept in Details; AddressSanitizer (Tool
-//     "asan", Code the bug kind); "CMake Error at f:3 (cmd):" (Code cmd).
+//     object kept in Details; AddressSanitizer and LeakSanitizer (Tool
+//     "asan" / "lsan", Code the bug kind as the SUMMARY line names it:
+//     "heap-buffer-overflow", "double-free", "memory-leak" for "detected
+//     memory leaks"), located at the first frame of the user's code, past
+//     the sanitizer's interceptors (__interceptor_memcpy, malloc in
+//     libsanitizer/) and libc's startup frames (sysdeps/, csu/); "CMake
+//     Error at f:3 (cmd):" (Code cmd).
 //   - bash/dash ("x.sh: line 3: msg"), shellcheck -f gcc and -f tty.
 //
 // # Exception chains
@@ -372,6 +377,8 @@ func libraryFrame(tool string, f Frame) bool {
 		return pyLibraryPath(f.File)
 	case "java":
 		return javaLibraryFunc(f.Func)
+	case "asan", "lsan", "tsan", "msan":
+		return sanitizerRuntime(f.Func, f.File) || systemPath(f.File)
 	}
 	return false
 }

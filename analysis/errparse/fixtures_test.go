@@ -509,6 +509,31 @@ var fixtureCases = []fixtureCase{
 		},
 	},
 	{
+		// Built with relative paths: the overflow happens in the sanitizer's
+		// memcpy interceptor (libsanitizer/…), called from the user's line.
+		fixture: "gcc-asan-memcpy", count: 1,
+		want:    want{"asan", "c", "src/memcp.c", 4, 0, "error", "stack-buffer-overflow", "stack-buffer-overflow on address 0x7ffd384bbaf8"},
+		details: []string{"WRITE of size 24 at 0x7ffd384bbaf8 thread T0"},
+		check: func(t *testing.T, errs []Error) {
+			if f := errs[0].Frames; len(f) != 5 || f[0].InWorkspace || f[0].Func != "__interceptor_memcpy" || !f[1].InWorkspace || f[3].InWorkspace {
+				t.Errorf("frames = %+v", f)
+			}
+		},
+	},
+	{
+		// strcpy is intercepted as memcpy; gcc's own warning comes first
+		// and the sanitizer's error is primary.
+		fixture: "gcc-asan-strcpy", count: 2,
+		primary: 1,
+		want:    want{"asan", "c", "src/strcp.c", 6, 0, "error", "heap-buffer-overflow", "heap-buffer-overflow on address 0x602000000016"},
+	},
+	{
+		// The leak's first frame is the malloc interceptor.
+		fixture: "gcc-lsan-leak", count: 1,
+		want:    want{"lsan", "c", "src/leak.c", 5, 0, "error", "memory-leak", "detected memory leaks"},
+		details: []string{"Direct leak of 7 byte(s) in 1 object(s) allocated from:"},
+	},
+	{
 		fixture: "cmake", count: 2,
 		want: want{"cmake", "cmake", "CMakeLists.txt", 4, 0, "error", "add_executable", "Cannot find source file: missing.c"},
 	},

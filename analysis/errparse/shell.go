@@ -31,6 +31,10 @@ var (
 	sanitizerRE   = regexp.MustCompile(`^==\d+==ERROR: (Address|Leak|Thread|Memory)Sanitizer: (\S+)(.*)$`)
 	sanFrameRE    = regexp.MustCompile(`^\s+#\d+ 0x[0-9a-f]+ in (\S+) (.*?)(?::(\d+))?(?::(\d+))?$`)
 	sanFrameObjRE = regexp.MustCompile(`^\s+#\d+ 0x[0-9a-f]+ (?:in \S+ )?\(`)
+	// "SUMMARY: AddressSanitizer: double-free …": the report's kind, when
+	// the first line says it in words ("attempting double-free on …").
+	sanSummaryRE = regexp.MustCompile(`^SUMMARY: \w+Sanitizer: ([A-Za-z]+(?:-[a-z]+)*)\b`)
+	sanKindRE    = regexp.MustCompile(`^(?:[a-z]+(?:-[a-z]+)+|SEGV|BUS|FPE|ILL)$`)
 )
 
 func shellSeverity(s string) string {
@@ -197,7 +201,7 @@ func parseSanitizer(s *scanner) bool {
 	if i := strings.Index(msg, " at pc "); i >= 0 {
 		msg = msg[:i]
 	}
-	e := Error{Tool: tool, Language: s.cLanguage(""), Code: m[2], Message: msg}
+	e := Error{Tool: tool, Language: s.cLanguage(""), Code: sanitizerCode(m[2], msg), Message: msg}
 	s.i++
 	first := true
 	for s.i < len(s.lines) {
@@ -213,7 +217,7 @@ func parseSanitizer(s *scanner) bool {
 		if fm := sanFrameRE.FindStringSubmatch(l); fm != nil && !sanFrameObjRE.MatchString(l) {
 			if first {
 				f := Frame{Func: fm[1], Line: atoi(fm[3]), Column: atoi(fm[4])}
-				f.InWorkspace = isAbs(fm[2]) && s.underWorkspace(fm[2]) && !systemPath(fm[2]) && !strings.HasPrefix(fm[1], "__")
+				f.InWorkspace = !sanitizerRuntime(fm[1], fm[2]) && s.underWorkspace(fm[2]) && !systemPath(fm[2])
 				f.File = s.rel(fm[2])
 				e.Frames = append(e.Frames, f)
 			}
@@ -226,6 +230,9 @@ func parseSanitizer(s *scanner) bool {
 		if t == "" {
 			first = len(e.Frames) == 0
 			continue
+		}
+		if sm := sanSummaryRE.FindStringSubmatch(t); sm != nil && sanKindRE.MatchString(sm[1]) {
+			e.Code = sm[1]
 		}
 		if strings.HasPrefix(t, "SUMMARY: ") || strings.HasPrefix(t, "Shadow byte") {
 			// The rest is the shadow memory dump and its legend.
@@ -243,6 +250,44 @@ func parseSanitizer(s *scanner) bool {
 	}
 	s.add(e)
 	return true
+}
+
+// sanitizerCode is the kind of a sanitizer report, taken from its first
+// line: "heap-buffer-overflow on address …" → heap-buffer-overflow,
+// LeakSanitizer's "detected memory leaks" → memory-leak. The SUMMARY line,
+// when it names a kind, overrides it (see parseSanitizer).
+func sanitizerCode(first, msg string) string {
+	switch {
+	case strings.HasPrefix(msg, "detected memory leaks"):
+		return "memory-leak"
+	case strings.HasPrefix(msg, "data race"):
+		return "data-race"
+	case strings.HasPrefix(msg, "attempting double-free"):
+		return "double-free"
+	case strings.HasPrefix(msg, "attempting free on address which was not malloc()-ed"):
+		return "bad-free"
+	}
+	return first
+}
+
+// sanitizerRuntime reports the frames of the sanitizer's runtime and of
+// the C library's startup code, which are never the user's code: the
+// interceptors of memcpy or malloc ("__interceptor_memcpy" in
+// …/libsanitizer/sanitizer_common/…), "__asan_memcpy", and
+// "__libc_start_main_impl ../csu/libc-start.c".
+func sanitizerRuntime(fn, file string) bool {
+	for _, p := range []string{"__interceptor_", "__asan_", "__lsan_", "__tsan_", "__msan_", "__sanitizer_", "__ubsan_", "__libc_start", "___interceptor_"} {
+		if strings.HasPrefix(fn, p) {
+			return true
+		}
+	}
+	f := strings.ReplaceAll(file, `\`, "/")
+	for _, d := range []string{"libsanitizer/", "compiler-rt/lib/", "sysdeps/", "csu/", "/sanitizer_common/", "/asan/asan_", "/lsan/lsan_", "/tsan/", "/msan/"} {
+		if strings.HasPrefix(f, d) || strings.Contains(f, "/"+d) {
+			return true
+		}
+	}
+	return strings.HasPrefix(fn, "__") && f == ""
 }
 
 func firstFile(fs []Frame) string {

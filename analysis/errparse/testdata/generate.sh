@@ -153,6 +153,12 @@ if have gcc; then
 	# AddressSanitizer: built with the sources' absolute path, as build
 	# systems do, and run without leak checking (ptrace may be missing).
 	capture gcc-asan c/asan sh -c "gcc -g -fsanitize=address '$ws/c/asan/asan.c' -o asan && ASAN_OPTIONS=detect_leaks=0 ./asan"
+	# Built with relative paths, as by hand: the top frames are the
+	# sanitizer's interceptors (memcpy, malloc), not the user's code.
+	capture gcc-asan-memcpy c/sanlib sh -c 'gcc -g -fsanitize=address src/memcp.c -o memcp && ./memcp'
+	capture gcc-asan-strcpy c/sanlib sh -c 'gcc -g -fsanitize=address src/strcp.c -o strcp && ./strcp'
+	# LeakSanitizer needs ptrace; where it is denied the report is missing.
+	capture gcc-lsan-leak c/sanlib sh -c 'gcc -g -fsanitize=address src/leak.c -o leak && ./leak'
 else
 	skip gcc "not installed"
 fi
