@@ -89,7 +89,11 @@
 //     block (Error Trace / Error / Messages) gives the message, the file and,
 //     for assert.NotPanics, the panic's frames.
 //   - pytest (long, short and --tb=line tracebacks, rootdir-relative paths,
-//     "FAILED f::t - msg" lines when no section describes the test), jest, vitest,
+//     "FAILED f::t - msg" lines when no section describes the test; a
+//     section holding a chain is split at Python's "The above exception…"
+//     / "During handling…" lines and follows the chain policy below; a
+//     --tb=line failure is reported once, with the summary line's test
+//     name, and a section without frames takes the summary's file), jest, vitest,
 //     node --test (spec: Node's own format; TAP: the YAML block).
 //   - C/C++ beyond the compiler line: an error in a system header moves to
 //     the user's "required from here" (g++) or "requested here" (clang)
@@ -111,7 +115,8 @@
 // # Exception chains
 //
 // One policy for Java "Caused by:", Node "[cause]" and Python's chained
-// tracebacks ("direct cause" and "During handling…"): every exception of
+// tracebacks ("direct cause" and "During handling…", in pytest's sections
+// too): every exception of
 // the chain is an Error, the root cause first, so it is the primary error,
 // located at its deepest frame in the workspace (Java's "... N more" frames
 // are restored from the enclosing trace). A Java or Node cause with no
@@ -395,28 +400,29 @@ type scanner struct {
 	cargo, clang, cpp, pytest, jest bool
 
 	// Context carried from line to line.
-	goTest        string // the test whose output follows
-	failedTests   []string
-	okTests       map[string]bool // passed or skipped: their log lines are not failures
-	testErrs      map[string]bool
-	testOf        map[int]string  // index in out of a go test log line → its test
-	cContext      []string        // "In function ‘main’" and include chains, for the next C error
-	ldContext     string          // "in function `main'", for the next linker error
-	rustTest      string          // the cargo test whose output follows
-	nodeTest      string          // the node --test test whose failure follows
-	races         int             // data races reported so far
-	pytestRoot    string          // pytest's rootdir: its paths are relative to it
-	pytestSection string          // the "=== FAILURES ===" section pytest is in
-	pytestLines   []int           // indexes in out of pytest --tb=line failures
-	makeDirs      []string        // make's "Entering directory" stack
-	makeFailure   *Error          // make's first "*** [file:line: target] Error N"
-	cFile         map[int]string  // index in out of a C error → its file as printed
-	relocated     map[int]bool    // C errors moved from a system header to the user's line
-	pytestSeen    map[string]bool // tests a pytest section described
-	lastRace      int             // index in out of the last one
-	lastC         int             // index in out of the last gcc/clang/ld error, -1 if none
-	lastLD        int
-	noCloseFrom   bool // no line "}" follows: a go vet -json object cannot start
+	goTest         string // the test whose output follows
+	failedTests    []string
+	okTests        map[string]bool // passed or skipped: their log lines are not failures
+	testErrs       map[string]bool
+	testOf         map[int]string   // index in out of a go test log line → its test
+	cContext       []string         // "In function ‘main’" and include chains, for the next C error
+	ldContext      string           // "in function `main'", for the next linker error
+	rustTest       string           // the cargo test whose output follows
+	nodeTest       string           // the node --test test whose failure follows
+	races          int              // data races reported so far
+	pytestRoot     string           // pytest's rootdir: its paths are relative to it
+	pytestSection  string           // the "=== FAILURES ===" section pytest is in
+	pytestLines    []int            // indexes in out of pytest --tb=line failures
+	makeDirs       []string         // make's "Entering directory" stack
+	makeFailure    *Error           // make's first "*** [file:line: target] Error N"
+	cFile          map[int]string   // index in out of a C error → its file as printed
+	relocated      map[int]bool     // C errors moved from a system header to the user's line
+	pytestSeen     map[string]bool  // tests a pytest section described
+	pytestTestErrs map[string][]int // indexes in out of the errors of each described test
+	lastRace       int              // index in out of the last one
+	lastC          int              // index in out of the last gcc/clang/ld error, -1 if none
+	lastLD         int
+	noCloseFrom    bool // no line "}" follows: a go vet -json object cannot start
 }
 
 func newScanner(lines []string, o Options) *scanner {

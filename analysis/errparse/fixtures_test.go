@@ -411,6 +411,40 @@ var fixtureCases = []fixtureCase{
 		},
 	},
 	{
+		// "raise ValueError(…) from e" in a fixture and a test, and "During
+		// handling of …": every exception of a chain is an error, the root
+		// cause first, at its own line (the KeyError at conf.py:8, not the
+		// raise at conf.py:10).
+		fixture: "pytest-chain-long", count: 4,
+		want:    want{"pytest", "python", "python/pytestchain/app/conf.py", 8, 0, "error", "KeyError", "'port'"},
+		details: []string{"test: test_fix", "during: setup", "cause of: ValueError: port missing"},
+		check:   checkPytestChain,
+	},
+	{
+		fixture: "pytest-chain-short", count: 4,
+		want:    want{"pytest", "python", "python/pytestchain/app/conf.py", 8, 0, "error", "KeyError", "'port'"},
+		details: []string{"test: test_fix", "during: setup"},
+		check:   checkPytestChain,
+	},
+	{
+		// --tb=line prints a setup error's "E" lines only: the summary's
+		// "ERROR tests/test_conf.py::test_fix" gives the file. Each failure
+		// of the FAILURES section is reported once, with the summary's test
+		// name, although the summary names the test file and the line the
+		// file where the exception was raised.
+		fixture: "pytest-chain-line", count: 4,
+		want:    want{"pytest", "python", "python/pytestchain/tests/test_conf.py", 0, 0, "error", "KeyError", "'port'"},
+		details: []string{"test: test_fix", "during: setup"},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"pytest", "python", "python/pytestchain/tests/test_conf.py", 0, 0, "error", "ValueError", "port missing"})
+			expectErr(t, errs[2], want{"pytest", "python", "python/pytestchain/app/conf.py", 10, 0, "error", "ValueError", "port missing"})
+			expectErr(t, errs[3], want{"pytest", "python", "python/pytestchain/app/conf.py", 18, 0, "error", "KeyError", "'default_timeout'"})
+			if !slices.Contains(errs[2].Details, "test: test_load") || !slices.Contains(errs[3].Details, "test: test_timeout") {
+				t.Errorf("details %q, %q lack the tests' names", errs[2].Details, errs[3].Details)
+			}
+		},
+	},
+	{
 		// "During handling of the above exception": the original exception
 		// is the root cause, located in the user's code, not in json.
 		fixture: "python-during", count: 2,
@@ -558,6 +592,18 @@ func checkPytest(t *testing.T, errs []Error) {
 	expectErr(t, errs[1], want{"pytest", "python", "python/pytest/calc.py", 2, 0, "error", "ZeroDivisionError", "division by zero"})
 	if f := errs[1].Frames; len(f) != 2 || f[1].File != "python/pytest/test_calc.py" || f[1].Line != 9 {
 		t.Errorf("frames = %+v", f)
+	}
+}
+
+func checkPytestChain(t *testing.T, errs []Error) {
+	expectErr(t, errs[1], want{"pytest", "python", "python/pytestchain/app/conf.py", 10, 0, "error", "ValueError", "port missing"})
+	if !slices.Contains(errs[1].Details, "caused by: KeyError: 'port'") {
+		t.Errorf("details = %q", errs[1].Details)
+	}
+	expectErr(t, errs[2], want{"pytest", "python", "python/pytestchain/app/conf.py", 16, 0, "error", "ValueError", "invalid literal for int() with base 10: 'soon'"})
+	expectErr(t, errs[3], want{"pytest", "python", "python/pytestchain/app/conf.py", 18, 0, "error", "KeyError", "'default_timeout'"})
+	if !slices.Contains(errs[3].Details, "test: test_timeout") {
+		t.Errorf("details = %q", errs[3].Details)
 	}
 }
 

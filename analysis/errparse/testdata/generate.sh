@@ -194,6 +194,11 @@ if /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1; then
 	capture pytest-short python/pytest /usr/bin/python3 -m pytest -p no:cacheprovider --color=no --tb=short
 	# Only the summary lines, as CI logs often show them.
 	capture pytest-summary python/pytest /usr/bin/python3 -m pytest -p no:cacheprovider --color=no -q --tb=no
+	# Exception chains ("raise ... from e", "During handling of …") in a
+	# test and in a fixture's setup, in the three traceback styles.
+	capture pytest-chain-long python/pytestchain /usr/bin/python3 -m pytest -p no:cacheprovider --color=no
+	capture pytest-chain-short python/pytestchain /usr/bin/python3 -m pytest -p no:cacheprovider --color=no --tb=short
+	capture pytest-chain-line python/pytestchain /usr/bin/python3 -m pytest -p no:cacheprovider --color=no --tb=line
 else
 	skip pytest "python3-pytest not installed"
 fi
