@@ -390,6 +390,20 @@ var fixtureCases = []fixtureCase{
 		},
 	},
 
+	{
+		// assert.Equal on a struct and on a string: testify prints a blank
+		// line, then a Diff:, then Test: and Messages:.
+		fixture: "go-testify-diff", count: 2,
+		want:    want{"go test", "go", "go/testifydiff/user_test.go", 12, 0, "error", "", `Not equal: expected: user.User{Name:"ana", Email:"ana@example.com", Roles:[]string{"admin", "dev"}} actual : user.User{Name:"ana", Email:"ana@example.com", Roles:[]string{"admin,dev"}}`},
+		details: []string{"test: TestParse", `Messages: parsing "ana"`, "Diff:", `- (string) (len=3) "dev"`, `+ (string) (len=9) "admin,dev"`},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"go test", "go", "go/testifydiff/user_test.go", 17, 0, "error", "", `Not equal: expected: "Hello, bo!\nYour roles: dev.\n" actual : "Hello, bo!\nYour roles: dev\n"`})
+			if !slices.Contains(errs[1].Details, "-Your roles: dev.") || !slices.Contains(errs[1].Details, "+Your roles: dev") {
+				t.Errorf("details = %q, want the diff", errs[1].Details)
+			}
+		},
+	},
+
 	// --- Python test runners and chains ---
 	{
 		fixture: "pytest-long", count: 2,

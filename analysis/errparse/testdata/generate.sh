@@ -72,6 +72,10 @@ if have go; then
 	# written as $WORKSPACE/.cache/go/pkg/mod, not this machine's GOPATH.
 	selected go-testify && (cd "$ws/go/testify" && GOMODCACHE="$ws/.cache/go/pkg/mod" GOPROXY=https://proxy.golang.org GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1)
 	capture go-testify go/testify env GOMODCACHE="$ws/.cache/go/pkg/mod" GOFLAGS=-mod=mod go test ./...
+	# assert.Equal on a struct and on a multi-line string: testify adds a
+	# Diff: block after a blank line, before Test: and Messages:.
+	selected go-testify-diff && (cd "$ws/go/testifydiff" && GOMODCACHE="$ws/.cache/go/pkg/mod" GOPROXY=https://proxy.golang.org GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1)
+	capture go-testify-diff go/testifydiff env GOMODCACHE="$ws/.cache/go/pkg/mod" GOFLAGS=-mod=mod go test ./...
 else
 	skip go "not installed"
 fi
