@@ -110,7 +110,10 @@
 //     the sanitizer's interceptors (__interceptor_memcpy, malloc in
 //     libsanitizer/) and libc's startup frames (sysdeps/, csu/); "CMake
 //     Error at f:3 (cmd):" (Code cmd).
-//   - bash/dash ("x.sh: line 3: msg"), shellcheck -f gcc and -f tty.
+//   - bash/dash ("x.sh: line 3: msg"; the line bash echoes after a syntax
+//     error is a Detail; "bash: line 3: msg" and "bash: -c: line 1: msg"
+//     from a command string name no file, the line is in Details),
+//     shellcheck -f gcc and -f tty.
 //
 // # Exception chains
 //

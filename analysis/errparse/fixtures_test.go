@@ -592,6 +592,21 @@ var fixtureCases = []fixtureCase{
 		want: want{"bash", "shell", "deploy.sh", 4, 0, "error", "", "deploy_to: command not found"},
 	},
 	{
+		// bash echoes the offending line after a syntax error: one error.
+		fixture: "bash-syntax-echo", count: 1,
+		want:    want{"bash", "shell", "scripts/syn.sh", 4, 0, "error", "", "syntax error near unexpected token `fi'"},
+		details: []string{"line: fi fi"},
+	},
+	{
+		// bash -c names itself ($0): no file, the line is the command's.
+		fixture: "bash-c", count: 2,
+		want:    want{"bash", "shell", "", 0, 0, "error", "", "deplyo: command not found"},
+		details: []string{"line 3 of the command string"},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"bash", "shell", "", 0, 0, "error", "", "syntax error near unexpected token `fi'"})
+		},
+	},
+	{
 		fixture: "shellcheck-gcc", count: 1,
 		want: want{"shellcheck", "shell", "deploy.sh", 5, 12, "note", "SC2086", "Double quote to prevent globbing and word splitting."},
 	},

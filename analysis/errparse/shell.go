@@ -1,6 +1,7 @@
 package errparse
 
 import (
+	"path"
 	"regexp"
 	"strings"
 )
@@ -12,6 +13,8 @@ var (
 	// "deploy.sh: 4: deploy_to: not found" (dash, as /bin/sh).
 	bashErrRE = regexp.MustCompile(`^(\S+?): line (\d+): (.*)$`)
 	dashErrRE = regexp.MustCompile(`^(\S+?\.(?:sh|bash)): (\d+): (.*)$`)
+	// A syntax error in a command string: "bash: -c: line 1: syntax error…".
+	bashCmdErrRE = regexp.MustCompile(`^((?:\S*/)?(?:bash|sh|dash|zsh|ksh)): -c: line (\d+): (.*)$`)
 	// shellcheck -f gcc: "x.sh:5:12: note: msg [SC2086]".
 	shellcheckGccRE = regexp.MustCompile(`^(\S.*?):(\d+):(\d+): (error|warning|note|info|style): (.*) \[(SC\d+)\]$`)
 	// shellcheck -f tty: "In x.sh line 5:", the code, then one caret line
@@ -77,13 +80,37 @@ func parseShell(s *scanner) bool {
 	if m == nil {
 		m = dashErrRE.FindStringSubmatch(line)
 	}
+	next := bashErrRE
+	if m == nil {
+		m, next = bashCmdErrRE.FindStringSubmatch(line), bashCmdErrRE
+	}
 	if m == nil || strings.HasSuffix(m[1], ".go") {
 		return false
 	}
-	s.add(Error{Tool: "bash", Language: "shell", File: s.rel(m[1]), Line: atoi(m[2]), Message: m[3]})
+	e := Error{Tool: "bash", Language: "shell", File: s.rel(m[1]), Line: atoi(m[2]), Message: m[3]}
+	if shellNames[path.Base(m[1])] {
+		// "bash: line 3: …" from bash -c '…': the name is the shell's
+		// ($0), not a file, and the line is the command string's.
+		e.File, e.Line = "", 0
+		e.Details = []string{"line " + m[2] + " of the command string"}
+	}
+	s.add(e)
 	s.i++
+	// After "syntax error near unexpected token", bash echoes the line
+	// ("x.sh: line 4: `fi fi'"): part of the same error.
+	if strings.HasPrefix(m[3], "syntax error") {
+		if n := next.FindStringSubmatch(s.peek(s.i)); n != nil && n[1] == m[1] && n[2] == m[2] &&
+			strings.HasPrefix(n[3], "`") && strings.HasSuffix(n[3], "'") {
+			s.out[len(s.out)-1].Details = append(s.out[len(s.out)-1].Details, "line: "+strings.TrimSuffix(strings.TrimPrefix(n[3], "`"), "'"))
+			s.i++
+		}
+	}
 	return true
 }
+
+// shellNames are the names a shell prints for itself when it runs a
+// command string (bash -c, sh -c: $0) or its startup environment.
+var shellNames = map[string]bool{"bash": true, "sh": true, "dash": true, "zsh": true, "ksh": true, "-bash": true, "environment": true}
 
 // parseCMake handles "CMake Error at CMakeLists.txt:4 (add_executable):"
 // with its indented message (Code is the command), and "CMake Error: …".

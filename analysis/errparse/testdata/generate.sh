@@ -245,6 +245,14 @@ fi
 
 # --- Shell --------------------------------------------------------------------
 capture bash-error shell bash deploy.sh /srv/app
+# A syntax error: bash echoes the offending line after the message.
+capture bash-syntax-echo shell bash scripts/syn.sh
+# Command strings, as CI steps and Makefiles run them: bash names itself
+# ("bash: line 3: …", "bash: -c: line 1: syntax error …"), not a file.
+capture bash-c shell bash -c 'echo "deploying"
+cd .
+deplyo --now
+bash -c "if true; then echo ok; fi fi"'
 if have shellcheck; then
 	capture shellcheck-gcc shell shellcheck -f gcc deploy.sh
 	capture shellcheck-tty shell shellcheck -f tty --color=never deploy.sh
