@@ -97,7 +97,10 @@
 //     node --test (spec: Node's own format; TAP: the YAML block).
 //   - C/C++ beyond the compiler line: an error in a system header moves to
 //     the user's "required from here" (g++) or "requested here" (clang)
-//     line, "reported in …" keeping the header's place; make's "Entering
+//     line, "reported in …" keeping the header's place; a g++ error in a
+//     system header printed without such a line (the next error of the
+//     same instantiation or substitution) moves to the user's line of the
+//     error before it; "In substitution of" describes only the next error; make's "Entering
 //     directory" resolves relative file names; make's "*** [Makefile:4:
 //     target] Error 127" is an error (Tool "make", at the recipe's line) only
 //     when nothing else in the output is; a linker error that names only
@@ -420,6 +423,7 @@ type scanner struct {
 	makeFailure    *Error           // make's first "*** [file:line: target] Error N"
 	cFile          map[int]string   // index in out of a C error → its file as printed
 	relocated      map[int]bool     // C errors moved from a system header to the user's line
+	cAnchor        *Frame           // the user's line of the last C error, for the errors of a system header after it
 	pytestSeen     map[string]bool  // tests a pytest section described
 	pytestTestErrs map[string][]int // indexes in out of the errors of each described test
 	lastRace       int              // index in out of the last one

@@ -542,6 +542,35 @@ var fixtureCases = []fixtureCase{
 		details: []string{"reported in /usr/bin/../lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/bits/stl_algo.h:1938:22"},
 	},
 	{
+		// std::thread with a reference parameter: three errors in
+		// std_thread.h; the last has no "required from here" of its own and
+		// follows the one before to thread.cpp:12:32, where it repeats it.
+		fixture: "gxx-thread", count: 2,
+		want:    want{"gcc", "cpp", "thread.cpp", 12, 32, "error", "", "static assertion failed: std::thread arguments must be invocable after conversion to rvalues"},
+		details: []string{"reported in /usr/include/c++/12/bits/std_thread.h:129:72"},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"gcc", "cpp", "thread.cpp", 12, 32, "error", "", "no type named ‘type’ in ‘struct std::thread::_Invoker<std::tuple<void (*)(Job&), Job> >::__result<std::tuple<void (*)(Job&), Job> >’"})
+		},
+	},
+	{
+		// "In substitution of" explains a failed candidate: it stays with
+		// that error, not the next one; the error g++ then reports in
+		// stl_iterator_base_types.h is located at the user's call.
+		fixture: "gxx-substitution", count: 4,
+		want: want{"gcc", "cpp", "substitution.cpp", 18, 19, "error", "", "no matching function for call to ‘total(std::vector<Item>&)’"},
+		check: func(t *testing.T, errs []Error) {
+			if d := errs[1].Details; !slices.Contains(d, "substitution.cpp:18:19:   required from here") {
+				t.Errorf("errs[1] details = %q, want the substitution's backtrace", d)
+			}
+			for _, d := range errs[2].Details {
+				if strings.HasPrefix(d, "In substitution of") || strings.Contains(d, "required from here") {
+					t.Errorf("errs[2] details leak another error's context: %q", d)
+				}
+			}
+			expectErr(t, errs[3], want{"gcc", "cpp", "substitution.cpp", 19, 40, "error", "", "no type named ‘iterator_category’ in ‘struct std::iterator_traits<int>’"})
+		},
+	},
+	{
 		// make -C lib: util.c is lib/util.c.
 		fixture: "make-recursive", count: 1,
 		want: want{"gcc", "c", "c/make/lib/util.c", 2, 16, "error", "", "‘factor’ undeclared (first use in this function)"},

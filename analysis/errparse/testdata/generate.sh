@@ -163,6 +163,11 @@ if have gcc; then
 	capture gcc-asan-strcpy c/sanlib sh -c 'gcc -g -fsanitize=address src/strcp.c -o strcp && ./strcp'
 	# LeakSanitizer needs ptrace; where it is denied the report is missing.
 	capture gcc-lsan-leak c/sanlib sh -c 'gcc -g -fsanitize=address src/leak.c -o leak && ./leak'
+	# Errors inside the standard library's headers after the first one of
+	# an instantiation (std::thread), and SFINAE's "In substitution of"
+	# context (a failed candidate, then an unrelated error).
+	capture gxx-thread c g++ -fdiagnostics-color=never -c thread.cpp -o "$tmp/thread.o"
+	capture gxx-substitution c g++ -fdiagnostics-color=never -c substitution.cpp -o "$tmp/substitution.o"
 else
 	skip gcc "not installed"
 fi
