@@ -53,6 +53,9 @@ func parseCFamily(s *scanner) bool {
 	if m := cContextRE.FindStringSubmatch(line); m != nil && !strings.HasSuffix(m[1], ".go") {
 		// "At top level:" resets the function context.
 		s.cContext = s.cContext[:0]
+		if !templateContext(m[2]) {
+			s.cAnchor = nil // a new function: errors no longer follow the last one
+		}
 		if !strings.HasPrefix(m[2], "At top level") {
 			s.cContext = append(s.cContext, m[2])
 		}
@@ -127,7 +130,7 @@ func parseCFamily(s *scanner) bool {
 		keep := s.cContext[:0]
 		for _, c := range s.cContext {
 			if !strings.Contains(c, "included from") && !strings.HasPrefix(c, "from ") &&
-				!strings.HasPrefix(c, "In instantiation of ") && !cRequiredRE.MatchString(c) {
+				!templateContext(c) && !cRequiredRE.MatchString(c) {
 				keep = append(keep, c)
 			}
 		}
@@ -144,15 +147,33 @@ func parseCFamily(s *scanner) bool {
 				break
 			}
 		}
+		// The next errors of the same instantiation (or of a failed
+		// candidate's substitution) are printed without a backtrace to
+		// the user's code: they belong to the user's line the last error
+		// was located at.
+		if !s.relocated[s.lastC] && s.cAnchor != nil && s.cTool() == "gcc" {
+			a := *s.cAnchor
+			s.relocate(s.lastC, a.File, a.Line, a.Column)
+		}
+	}
+	if o := s.out[s.lastC]; s.userFile(s.cFile[s.lastC]) || s.relocated[s.lastC] {
+		s.cAnchor = &Frame{File: o.File, Line: o.Line, Column: o.Column}
 	}
 	return true
+}
+
+// templateContext reports gcc's context lines of a template backtrace:
+// "In instantiation of ‘…’" and SFINAE's "In substitution of ‘…’". They
+// describe the next error only, unlike "In function ‘main’".
+func templateContext(c string) bool {
+	return strings.HasPrefix(c, "In instantiation of ") || strings.HasPrefix(c, "In substitution of ")
 }
 
 // instantiation reports whether the pending context opens a template
 // instantiation backtrace.
 func (s *scanner) instantiation() bool {
 	for _, c := range s.cContext {
-		if strings.HasPrefix(c, "In instantiation of ") || strings.Contains(c, "required from") {
+		if templateContext(c) || strings.Contains(c, "required from") {
 			return true
 		}
 	}

@@ -89,24 +89,40 @@
 //     block (Error Trace / Error / Messages) gives the message, the file and,
 //     for assert.NotPanics, the panic's frames.
 //   - pytest (long, short and --tb=line tracebacks, rootdir-relative paths,
-//     "FAILED f::t - msg" lines when no section describes the test), jest, vitest,
+//     "FAILED f::t - msg" lines when no section describes the test; a
+//     section holding a chain is split at Python's "The above exception…"
+//     / "During handling…" lines and follows the chain policy below; a
+//     --tb=line failure is reported once, with the summary line's test
+//     name, and a section without frames takes the summary's file), jest, vitest,
 //     node --test (spec: Node's own format; TAP: the YAML block).
 //   - C/C++ beyond the compiler line: an error in a system header moves to
 //     the user's "required from here" (g++) or "requested here" (clang)
-//     line, "reported in …" keeping the header's place; make's "Entering
+//     line, "reported in …" keeping the header's place; a g++ error in a
+//     system header printed without such a line (the next error of the
+//     same instantiation or substitution) moves to the user's line of the
+//     error before it; "In substitution of" describes only the next error; make's "Entering
 //     directory" resolves relative file names; make's "*** [Makefile:4:
 //     target] Error 127" is an error (Tool "make", at the recipe's line) only
 //     when nothing else in the output is; a linker error that names only
 //     an object file is located at its source (b.o → b.c, or b.cpp when the
 //     output shows C++; CMake's CMakeFiles/x.dir/src/b.c.o → src/b.c), the
-//     object kept in Details; AddressSanitizer (Tool
-//     "asan", Code the bug kind); "CMake Error at f:3 (cmd):" (Code cmd).
-//   - bash/dash ("x.sh: line 3: msg"), shellcheck -f gcc and -f tty.
+//     object kept in Details; AddressSanitizer and LeakSanitizer (Tool
+//     "asan" / "lsan", Code the bug kind as the SUMMARY line names it:
+//     "heap-buffer-overflow", "double-free", "memory-leak" for "detected
+//     memory leaks"), located at the first frame of the user's code, past
+//     the sanitizer's interceptors (__interceptor_memcpy, malloc in
+//     libsanitizer/) and libc's startup frames (sysdeps/, csu/); "CMake
+//     Error at f:3 (cmd):" (Code cmd).
+//   - bash/dash ("x.sh: line 3: msg"; the line bash echoes after a syntax
+//     error is a Detail; "bash: line 3: msg" and "bash: -c: line 1: msg"
+//     from a command string name no file, the line is in Details),
+//     shellcheck -f gcc and -f tty.
 //
 // # Exception chains
 //
 // One policy for Java "Caused by:", Node "[cause]" and Python's chained
-// tracebacks ("direct cause" and "During handling…"): every exception of
+// tracebacks ("direct cause" and "During handling…", in pytest's sections
+// too): every exception of
 // the chain is an Error, the root cause first, so it is the primary error,
 // located at its deepest frame in the workspace (Java's "... N more" frames
 // are restored from the enclosing trace). A Java or Node cause with no
@@ -372,6 +388,8 @@ func libraryFrame(tool string, f Frame) bool {
 		return pyLibraryPath(f.File)
 	case "java":
 		return javaLibraryFunc(f.Func)
+	case "asan", "lsan", "tsan", "msan":
+		return sanitizerRuntime(f.Func, f.File) || systemPath(f.File)
 	}
 	return false
 }
@@ -388,28 +406,30 @@ type scanner struct {
 	cargo, clang, cpp, pytest, jest bool
 
 	// Context carried from line to line.
-	goTest        string // the test whose output follows
-	failedTests   []string
-	okTests       map[string]bool // passed or skipped: their log lines are not failures
-	testErrs      map[string]bool
-	testOf        map[int]string  // index in out of a go test log line → its test
-	cContext      []string        // "In function ‘main’" and include chains, for the next C error
-	ldContext     string          // "in function `main'", for the next linker error
-	rustTest      string          // the cargo test whose output follows
-	nodeTest      string          // the node --test test whose failure follows
-	races         int             // data races reported so far
-	pytestRoot    string          // pytest's rootdir: its paths are relative to it
-	pytestSection string          // the "=== FAILURES ===" section pytest is in
-	pytestLines   []int           // indexes in out of pytest --tb=line failures
-	makeDirs      []string        // make's "Entering directory" stack
-	makeFailure   *Error          // make's first "*** [file:line: target] Error N"
-	cFile         map[int]string  // index in out of a C error → its file as printed
-	relocated     map[int]bool    // C errors moved from a system header to the user's line
-	pytestSeen    map[string]bool // tests a pytest section described
-	lastRace      int             // index in out of the last one
-	lastC         int             // index in out of the last gcc/clang/ld error, -1 if none
-	lastLD        int
-	noCloseFrom   bool // no line "}" follows: a go vet -json object cannot start
+	goTest         string // the test whose output follows
+	failedTests    []string
+	okTests        map[string]bool // passed or skipped: their log lines are not failures
+	testErrs       map[string]bool
+	testOf         map[int]string   // index in out of a go test log line → its test
+	cContext       []string         // "In function ‘main’" and include chains, for the next C error
+	ldContext      string           // "in function `main'", for the next linker error
+	rustTest       string           // the cargo test whose output follows
+	nodeTest       string           // the node --test test whose failure follows
+	races          int              // data races reported so far
+	pytestRoot     string           // pytest's rootdir: its paths are relative to it
+	pytestSection  string           // the "=== FAILURES ===" section pytest is in
+	pytestLines    []int            // indexes in out of pytest --tb=line failures
+	makeDirs       []string         // make's "Entering directory" stack
+	makeFailure    *Error           // make's first "*** [file:line: target] Error N"
+	cFile          map[int]string   // index in out of a C error → its file as printed
+	relocated      map[int]bool     // C errors moved from a system header to the user's line
+	cAnchor        *Frame           // the user's line of the last C error, for the errors of a system header after it
+	pytestSeen     map[string]bool  // tests a pytest section described
+	pytestTestErrs map[string][]int // indexes in out of the errors of each described test
+	lastRace       int              // index in out of the last one
+	lastC          int              // index in out of the last gcc/clang/ld error, -1 if none
+	lastLD         int
+	noCloseFrom    bool // no line "}" follows: a go vet -json object cannot start
 }
 
 func newScanner(lines []string, o Options) *scanner {

@@ -390,6 +390,20 @@ var fixtureCases = []fixtureCase{
 		},
 	},
 
+	{
+		// assert.Equal on a struct and on a string: testify prints a blank
+		// line, then a Diff:, then Test: and Messages:.
+		fixture: "go-testify-diff", count: 2,
+		want:    want{"go test", "go", "go/testifydiff/user_test.go", 12, 0, "error", "", `Not equal: expected: user.User{Name:"ana", Email:"ana@example.com", Roles:[]string{"admin", "dev"}} actual : user.User{Name:"ana", Email:"ana@example.com", Roles:[]string{"admin,dev"}}`},
+		details: []string{"test: TestParse", `Messages: parsing "ana"`, "Diff:", `- (string) (len=3) "dev"`, `+ (string) (len=9) "admin,dev"`},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"go test", "go", "go/testifydiff/user_test.go", 17, 0, "error", "", `Not equal: expected: "Hello, bo!\nYour roles: dev.\n" actual : "Hello, bo!\nYour roles: dev\n"`})
+			if !slices.Contains(errs[1].Details, "-Your roles: dev.") || !slices.Contains(errs[1].Details, "+Your roles: dev") {
+				t.Errorf("details = %q, want the diff", errs[1].Details)
+			}
+		},
+	},
+
 	// --- Python test runners and chains ---
 	{
 		fixture: "pytest-long", count: 2,
@@ -408,6 +422,40 @@ var fixtureCases = []fixtureCase{
 		want: want{"pytest", "python", "test_calc.py", 0, 0, "error", "AssertionError", "assert 2.0 == 3"},
 		check: func(t *testing.T, errs []Error) {
 			expectErr(t, errs[1], want{"pytest", "python", "test_calc.py", 0, 0, "error", "ZeroDivisionError", "division by zero"})
+		},
+	},
+	{
+		// "raise ValueError(…) from e" in a fixture and a test, and "During
+		// handling of …": every exception of a chain is an error, the root
+		// cause first, at its own line (the KeyError at conf.py:8, not the
+		// raise at conf.py:10).
+		fixture: "pytest-chain-long", count: 4,
+		want:    want{"pytest", "python", "python/pytestchain/app/conf.py", 8, 0, "error", "KeyError", "'port'"},
+		details: []string{"test: test_fix", "during: setup", "cause of: ValueError: port missing"},
+		check:   checkPytestChain,
+	},
+	{
+		fixture: "pytest-chain-short", count: 4,
+		want:    want{"pytest", "python", "python/pytestchain/app/conf.py", 8, 0, "error", "KeyError", "'port'"},
+		details: []string{"test: test_fix", "during: setup"},
+		check:   checkPytestChain,
+	},
+	{
+		// --tb=line prints a setup error's "E" lines only: the summary's
+		// "ERROR tests/test_conf.py::test_fix" gives the file. Each failure
+		// of the FAILURES section is reported once, with the summary's test
+		// name, although the summary names the test file and the line the
+		// file where the exception was raised.
+		fixture: "pytest-chain-line", count: 4,
+		want:    want{"pytest", "python", "python/pytestchain/tests/test_conf.py", 0, 0, "error", "KeyError", "'port'"},
+		details: []string{"test: test_fix", "during: setup"},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"pytest", "python", "python/pytestchain/tests/test_conf.py", 0, 0, "error", "ValueError", "port missing"})
+			expectErr(t, errs[2], want{"pytest", "python", "python/pytestchain/app/conf.py", 10, 0, "error", "ValueError", "port missing"})
+			expectErr(t, errs[3], want{"pytest", "python", "python/pytestchain/app/conf.py", 18, 0, "error", "KeyError", "'default_timeout'"})
+			if !slices.Contains(errs[2].Details, "test: test_load") || !slices.Contains(errs[3].Details, "test: test_timeout") {
+				t.Errorf("details %q, %q lack the tests' names", errs[2].Details, errs[3].Details)
+			}
 		},
 	},
 	{
@@ -494,6 +542,35 @@ var fixtureCases = []fixtureCase{
 		details: []string{"reported in /usr/bin/../lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/bits/stl_algo.h:1938:22"},
 	},
 	{
+		// std::thread with a reference parameter: three errors in
+		// std_thread.h; the last has no "required from here" of its own and
+		// follows the one before to thread.cpp:12:32, where it repeats it.
+		fixture: "gxx-thread", count: 2,
+		want:    want{"gcc", "cpp", "thread.cpp", 12, 32, "error", "", "static assertion failed: std::thread arguments must be invocable after conversion to rvalues"},
+		details: []string{"reported in /usr/include/c++/12/bits/std_thread.h:129:72"},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"gcc", "cpp", "thread.cpp", 12, 32, "error", "", "no type named ‘type’ in ‘struct std::thread::_Invoker<std::tuple<void (*)(Job&), Job> >::__result<std::tuple<void (*)(Job&), Job> >’"})
+		},
+	},
+	{
+		// "In substitution of" explains a failed candidate: it stays with
+		// that error, not the next one; the error g++ then reports in
+		// stl_iterator_base_types.h is located at the user's call.
+		fixture: "gxx-substitution", count: 4,
+		want: want{"gcc", "cpp", "substitution.cpp", 18, 19, "error", "", "no matching function for call to ‘total(std::vector<Item>&)’"},
+		check: func(t *testing.T, errs []Error) {
+			if d := errs[1].Details; !slices.Contains(d, "substitution.cpp:18:19:   required from here") {
+				t.Errorf("errs[1] details = %q, want the substitution's backtrace", d)
+			}
+			for _, d := range errs[2].Details {
+				if strings.HasPrefix(d, "In substitution of") || strings.Contains(d, "required from here") {
+					t.Errorf("errs[2] details leak another error's context: %q", d)
+				}
+			}
+			expectErr(t, errs[3], want{"gcc", "cpp", "substitution.cpp", 19, 40, "error", "", "no type named ‘iterator_category’ in ‘struct std::iterator_traits<int>’"})
+		},
+	},
+	{
 		// make -C lib: util.c is lib/util.c.
 		fixture: "make-recursive", count: 1,
 		want: want{"gcc", "c", "c/make/lib/util.c", 2, 16, "error", "", "‘factor’ undeclared (first use in this function)"},
@@ -509,6 +586,31 @@ var fixtureCases = []fixtureCase{
 		},
 	},
 	{
+		// Built with relative paths: the overflow happens in the sanitizer's
+		// memcpy interceptor (libsanitizer/…), called from the user's line.
+		fixture: "gcc-asan-memcpy", count: 1,
+		want:    want{"asan", "c", "src/memcp.c", 4, 0, "error", "stack-buffer-overflow", "stack-buffer-overflow on address 0x7ffd384bbaf8"},
+		details: []string{"WRITE of size 24 at 0x7ffd384bbaf8 thread T0"},
+		check: func(t *testing.T, errs []Error) {
+			if f := errs[0].Frames; len(f) != 5 || f[0].InWorkspace || f[0].Func != "__interceptor_memcpy" || !f[1].InWorkspace || f[3].InWorkspace {
+				t.Errorf("frames = %+v", f)
+			}
+		},
+	},
+	{
+		// strcpy is intercepted as memcpy; gcc's own warning comes first
+		// and the sanitizer's error is primary.
+		fixture: "gcc-asan-strcpy", count: 2,
+		primary: 1,
+		want:    want{"asan", "c", "src/strcp.c", 6, 0, "error", "heap-buffer-overflow", "heap-buffer-overflow on address 0x602000000016"},
+	},
+	{
+		// The leak's first frame is the malloc interceptor.
+		fixture: "gcc-lsan-leak", count: 1,
+		want:    want{"lsan", "c", "src/leak.c", 5, 0, "error", "memory-leak", "detected memory leaks"},
+		details: []string{"Direct leak of 7 byte(s) in 1 object(s) allocated from:"},
+	},
+	{
 		fixture: "cmake", count: 2,
 		want: want{"cmake", "cmake", "CMakeLists.txt", 4, 0, "error", "add_executable", "Cannot find source file: missing.c"},
 	},
@@ -517,6 +619,21 @@ var fixtureCases = []fixtureCase{
 	{
 		fixture: "bash-error", count: 1,
 		want: want{"bash", "shell", "deploy.sh", 4, 0, "error", "", "deploy_to: command not found"},
+	},
+	{
+		// bash echoes the offending line after a syntax error: one error.
+		fixture: "bash-syntax-echo", count: 1,
+		want:    want{"bash", "shell", "scripts/syn.sh", 4, 0, "error", "", "syntax error near unexpected token `fi'"},
+		details: []string{"line: fi fi"},
+	},
+	{
+		// bash -c names itself ($0): no file, the line is the command's.
+		fixture: "bash-c", count: 2,
+		want:    want{"bash", "shell", "", 0, 0, "error", "", "deplyo: command not found"},
+		details: []string{"line 3 of the command string"},
+		check: func(t *testing.T, errs []Error) {
+			expectErr(t, errs[1], want{"bash", "shell", "", 0, 0, "error", "", "syntax error near unexpected token `fi'"})
+		},
 	},
 	{
 		fixture: "shellcheck-gcc", count: 1,
@@ -533,6 +650,18 @@ func checkPytest(t *testing.T, errs []Error) {
 	expectErr(t, errs[1], want{"pytest", "python", "python/pytest/calc.py", 2, 0, "error", "ZeroDivisionError", "division by zero"})
 	if f := errs[1].Frames; len(f) != 2 || f[1].File != "python/pytest/test_calc.py" || f[1].Line != 9 {
 		t.Errorf("frames = %+v", f)
+	}
+}
+
+func checkPytestChain(t *testing.T, errs []Error) {
+	expectErr(t, errs[1], want{"pytest", "python", "python/pytestchain/app/conf.py", 10, 0, "error", "ValueError", "port missing"})
+	if !slices.Contains(errs[1].Details, "caused by: KeyError: 'port'") {
+		t.Errorf("details = %q", errs[1].Details)
+	}
+	expectErr(t, errs[2], want{"pytest", "python", "python/pytestchain/app/conf.py", 16, 0, "error", "ValueError", "invalid literal for int() with base 10: 'soon'"})
+	expectErr(t, errs[3], want{"pytest", "python", "python/pytestchain/app/conf.py", 18, 0, "error", "KeyError", "'default_timeout'"})
+	if !slices.Contains(errs[3].Details, "test: test_timeout") {
+		t.Errorf("details = %q", errs[3].Details)
 	}
 }
 

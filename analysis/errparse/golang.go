@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -151,11 +152,22 @@ func parseGoTestLine(s *scanner) bool {
 	test := s.goTest
 	s.i++
 	// A multi-line t.Errorf message continues on lines indented deeper
-	// than the first one.
+	// than the first one. go test indents a blank line of the message too
+	// (testify's block has one before "Diff:"): it continues the message
+	// when the line after it does.
+	deeper := func(l string) bool {
+		return len(l)-len(strings.TrimLeft(l, " \t")) > indent
+	}
 	for s.i < len(s.lines) {
 		l := s.lines[s.i]
-		if len(l)-len(strings.TrimLeft(l, " \t")) <= indent || strings.TrimSpace(l) == "" {
+		if !deeper(l) {
 			break
+		}
+		if strings.TrimSpace(l) == "" {
+			next := s.peek(s.i + 1)
+			if strings.TrimSpace(next) == "" || !deeper(next) {
+				break
+			}
 		}
 		e.Details = append(e.Details, strings.TrimSpace(l))
 		s.i++
@@ -570,10 +582,14 @@ func parseGoRace(s *scanner) bool {
 	return true
 }
 
+// maxTestifyDiff bounds the lines of testify's "Diff:" kept in Details.
+const maxTestifyDiff = 12
+
 // testifyDetails restructures the block testify prints under an empty
 // t.Errorf line ("Error Trace:", "Error:", "Test:", "Messages:"): the
 // message is the Error field (its first lines when it ends with a colon,
-// as "Not equal:" does), the file is the first Error Trace entry, and a
+// as "Not equal:" does), Details the Messages field then the first
+// maxTestifyDiff lines of a "Diff:", the file is the first Error Trace entry, and a
 // "Panic stack:" becomes the frames, so that a panic caught by
 // assert.NotPanics points at the code that panicked.
 func (s *scanner) testify(e *Error) {
@@ -613,16 +629,30 @@ func (s *scanner) testify(e *Error) {
 			details = append(details, d)
 		}
 	}
+	// The caller's message explains the check: it comes before the diff.
+	if m := fields["Messages"]; len(m) > 0 {
+		details = append(details, "Messages: "+strings.Join(m, " "))
+	}
+	diff := -1 // lines of the diff kept so far, -1 before "Diff:"
 	for i := 0; i < len(rest); i++ {
 		r := rest[i]
 		if strings.HasPrefix(r, "Panic stack:") {
 			e.Frames = s.testifyFrames(rest[i+1:])
 			break
 		}
+		if r == "" {
+			continue
+		}
+		if r == "Diff:" {
+			diff = 0
+		} else if diff >= 0 {
+			if diff == maxTestifyDiff {
+				details = append(details, "("+strconv.Itoa(len(rest)-i)+" more lines of diff)")
+				break
+			}
+			diff++
+		}
 		details = append(details, strings.Join(strings.Fields(r), " "))
-	}
-	if m := fields["Messages"]; len(m) > 0 {
-		details = append(details, "Messages: "+strings.Join(m, " "))
 	}
 	if tr := fields["Error Trace"]; len(tr) > 0 {
 		file, line, _ := splitPosn(tr[0])

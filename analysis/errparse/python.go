@@ -18,6 +18,10 @@ var (
 const (
 	pyTracebackHead = "Traceback (most recent call last):"
 	pyGroupHead     = "+ Exception Group Traceback (most recent call last):"
+	// The lines between the tracebacks of a chain, in Python's output and
+	// in pytest's.
+	pyChainCause  = "The above exception was the direct cause of the following exception:"
+	pyChainDuring = "During handling of the above exception, another exception occurred:"
 )
 
 // parsePythonExceptionGroup handles the boxed report of an ExceptionGroup

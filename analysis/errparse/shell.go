@@ -1,6 +1,7 @@
 package errparse
 
 import (
+	"path"
 	"regexp"
 	"strings"
 )
@@ -12,6 +13,8 @@ var (
 	// "deploy.sh: 4: deploy_to: not found" (dash, as /bin/sh).
 	bashErrRE = regexp.MustCompile(`^(\S+?): line (\d+): (.*)$`)
 	dashErrRE = regexp.MustCompile(`^(\S+?\.(?:sh|bash)): (\d+): (.*)$`)
+	// A syntax error in a command string: "bash: -c: line 1: syntax error…".
+	bashCmdErrRE = regexp.MustCompile(`^((?:\S*/)?(?:bash|sh|dash|zsh|ksh)): -c: line (\d+): (.*)$`)
 	// shellcheck -f gcc: "x.sh:5:12: note: msg [SC2086]".
 	shellcheckGccRE = regexp.MustCompile(`^(\S.*?):(\d+):(\d+): (error|warning|note|info|style): (.*) \[(SC\d+)\]$`)
 	// shellcheck -f tty: "In x.sh line 5:", the code, then one caret line
@@ -31,6 +34,10 @@ var (
 	sanitizerRE   = regexp.MustCompile(`^==\d+==ERROR: (Address|Leak|Thread|Memory)Sanitizer: (\S+)(.*)$`)
 	sanFrameRE    = regexp.MustCompile(`^\s+#\d+ 0x[0-9a-f]+ in (\S+) (.*?)(?::(\d+))?(?::(\d+))?$`)
 	sanFrameObjRE = regexp.MustCompile(`^\s+#\d+ 0x[0-9a-f]+ (?:in \S+ )?\(`)
+	// "SUMMARY: AddressSanitizer: double-free …": the report's kind, when
+	// the first line says it in words ("attempting double-free on …").
+	sanSummaryRE = regexp.MustCompile(`^SUMMARY: \w+Sanitizer: ([A-Za-z]+(?:-[a-z]+)*)\b`)
+	sanKindRE    = regexp.MustCompile(`^(?:[a-z]+(?:-[a-z]+)+|SEGV|BUS|FPE|ILL)$`)
 )
 
 func shellSeverity(s string) string {
@@ -73,13 +80,37 @@ func parseShell(s *scanner) bool {
 	if m == nil {
 		m = dashErrRE.FindStringSubmatch(line)
 	}
+	next := bashErrRE
+	if m == nil {
+		m, next = bashCmdErrRE.FindStringSubmatch(line), bashCmdErrRE
+	}
 	if m == nil || strings.HasSuffix(m[1], ".go") {
 		return false
 	}
-	s.add(Error{Tool: "bash", Language: "shell", File: s.rel(m[1]), Line: atoi(m[2]), Message: m[3]})
+	e := Error{Tool: "bash", Language: "shell", File: s.rel(m[1]), Line: atoi(m[2]), Message: m[3]}
+	if shellNames[path.Base(m[1])] {
+		// "bash: line 3: …" from bash -c '…': the name is the shell's
+		// ($0), not a file, and the line is the command string's.
+		e.File, e.Line = "", 0
+		e.Details = []string{"line " + m[2] + " of the command string"}
+	}
+	s.add(e)
 	s.i++
+	// After "syntax error near unexpected token", bash echoes the line
+	// ("x.sh: line 4: `fi fi'"): part of the same error.
+	if strings.HasPrefix(m[3], "syntax error") {
+		if n := next.FindStringSubmatch(s.peek(s.i)); n != nil && n[1] == m[1] && n[2] == m[2] &&
+			strings.HasPrefix(n[3], "`") && strings.HasSuffix(n[3], "'") {
+			s.out[len(s.out)-1].Details = append(s.out[len(s.out)-1].Details, "line: "+strings.TrimSuffix(strings.TrimPrefix(n[3], "`"), "'"))
+			s.i++
+		}
+	}
 	return true
 }
+
+// shellNames are the names a shell prints for itself when it runs a
+// command string (bash -c, sh -c: $0) or its startup environment.
+var shellNames = map[string]bool{"bash": true, "sh": true, "dash": true, "zsh": true, "ksh": true, "-bash": true, "environment": true}
 
 // parseCMake handles "CMake Error at CMakeLists.txt:4 (add_executable):"
 // with its indented message (Code is the command), and "CMake Error: …".
@@ -197,7 +228,7 @@ func parseSanitizer(s *scanner) bool {
 	if i := strings.Index(msg, " at pc "); i >= 0 {
 		msg = msg[:i]
 	}
-	e := Error{Tool: tool, Language: s.cLanguage(""), Code: m[2], Message: msg}
+	e := Error{Tool: tool, Language: s.cLanguage(""), Code: sanitizerCode(m[2], msg), Message: msg}
 	s.i++
 	first := true
 	for s.i < len(s.lines) {
@@ -213,7 +244,7 @@ func parseSanitizer(s *scanner) bool {
 		if fm := sanFrameRE.FindStringSubmatch(l); fm != nil && !sanFrameObjRE.MatchString(l) {
 			if first {
 				f := Frame{Func: fm[1], Line: atoi(fm[3]), Column: atoi(fm[4])}
-				f.InWorkspace = isAbs(fm[2]) && s.underWorkspace(fm[2]) && !systemPath(fm[2]) && !strings.HasPrefix(fm[1], "__")
+				f.InWorkspace = !sanitizerRuntime(fm[1], fm[2]) && s.underWorkspace(fm[2]) && !systemPath(fm[2])
 				f.File = s.rel(fm[2])
 				e.Frames = append(e.Frames, f)
 			}
@@ -226,6 +257,9 @@ func parseSanitizer(s *scanner) bool {
 		if t == "" {
 			first = len(e.Frames) == 0
 			continue
+		}
+		if sm := sanSummaryRE.FindStringSubmatch(t); sm != nil && sanKindRE.MatchString(sm[1]) {
+			e.Code = sm[1]
 		}
 		if strings.HasPrefix(t, "SUMMARY: ") || strings.HasPrefix(t, "Shadow byte") {
 			// The rest is the shadow memory dump and its legend.
@@ -243,6 +277,44 @@ func parseSanitizer(s *scanner) bool {
 	}
 	s.add(e)
 	return true
+}
+
+// sanitizerCode is the kind of a sanitizer report, taken from its first
+// line: "heap-buffer-overflow on address …" → heap-buffer-overflow,
+// LeakSanitizer's "detected memory leaks" → memory-leak. The SUMMARY line,
+// when it names a kind, overrides it (see parseSanitizer).
+func sanitizerCode(first, msg string) string {
+	switch {
+	case strings.HasPrefix(msg, "detected memory leaks"):
+		return "memory-leak"
+	case strings.HasPrefix(msg, "data race"):
+		return "data-race"
+	case strings.HasPrefix(msg, "attempting double-free"):
+		return "double-free"
+	case strings.HasPrefix(msg, "attempting free on address which was not malloc()-ed"):
+		return "bad-free"
+	}
+	return first
+}
+
+// sanitizerRuntime reports the frames of the sanitizer's runtime and of
+// the C library's startup code, which are never the user's code: the
+// interceptors of memcpy or malloc ("__interceptor_memcpy" in
+// …/libsanitizer/sanitizer_common/…), "__asan_memcpy", and
+// "__libc_start_main_impl ../csu/libc-start.c".
+func sanitizerRuntime(fn, file string) bool {
+	for _, p := range []string{"__interceptor_", "__asan_", "__lsan_", "__tsan_", "__msan_", "__sanitizer_", "__ubsan_", "__libc_start", "___interceptor_"} {
+		if strings.HasPrefix(fn, p) {
+			return true
+		}
+	}
+	f := strings.ReplaceAll(file, `\`, "/")
+	for _, d := range []string{"libsanitizer/", "compiler-rt/lib/", "sysdeps/", "csu/", "/sanitizer_common/", "/asan/asan_", "/lsan/lsan_", "/tsan/", "/msan/"} {
+		if strings.HasPrefix(f, d) || strings.Contains(f, "/"+d) {
+			return true
+		}
+	}
+	return strings.HasPrefix(fn, "__") && f == ""
 }
 
 func firstFile(fs []Frame) string {

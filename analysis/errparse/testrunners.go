@@ -75,7 +75,17 @@ func parsePytest(s *scanner) bool {
 	if m := pytestSummaryRE.FindStringSubmatch(line); m != nil {
 		// A section names a test of a class TestX.test_y, the summary
 		// TestX::test_y.
-		if !s.pytestSeen[strings.ReplaceAll(m[3], "::", ".")] || m[3] == "" {
+		test := strings.ReplaceAll(m[3], "::", ".")
+		if s.pytestSeen[test] && m[3] != "" {
+			// A section without a traceback (--tb=line prints only the
+			// "E" lines of a setup error): the summary names the file.
+			for _, j := range s.pytestTestErrs[test] {
+				if s.out[j].File == "" && len(s.out[j].Frames) == 0 {
+					s.out[j].File = s.rel(s.pytestPath(m[2]))
+				}
+			}
+		}
+		if !s.pytestSeen[test] || m[3] == "" {
 			e := Error{Tool: "pytest", Language: "python", File: s.rel(s.pytestPath(m[2]))}
 			e.Code, e.Message = pythonError(m[4])
 			if e.Message == "" {
@@ -123,8 +133,16 @@ func parsePytest(s *scanner) bool {
 		test = pm[2]
 		e.Details = []string{"test: " + test, "during: " + pm[1]}
 	}
-	var printed []Frame
-	var eLines, section []string
+	// One part per exception of a chain, in printed order: the original
+	// cause first, then each exception raised while handling it.
+	type part struct {
+		printed []Frame
+		eLines  []string
+		code    string
+	}
+	parts := []part{{}}
+	var section []string
+	anyE := false
 	s.i++
 	for s.i < len(s.lines) {
 		l := s.lines[s.i]
@@ -133,52 +151,83 @@ func parsePytest(s *scanner) bool {
 		}
 		s.i++
 		section = append(section, l)
+		if t := strings.TrimRight(l, " "); t == pyChainCause || t == pyChainDuring {
+			parts = append(parts, part{})
+			continue
+		}
+		p := &parts[len(parts)-1]
 		if fm := pytestFileLineRE.FindStringSubmatch(l); fm != nil {
-			printed = append(printed, s.pytestFrame(fm[1], fm[2], ""))
+			p.printed = append(p.printed, s.pytestFrame(fm[1], fm[2], ""))
 			continue
 		}
 		if rest, ok := strings.CutPrefix(l, "E "); ok {
-			eLines = append(eLines, strings.TrimSpace(rest))
+			p.eLines = append(p.eLines, strings.TrimSpace(rest))
+			anyE = true
 			continue
 		}
 		if fm := pytestShortRE.FindStringSubmatch(l); fm != nil {
-			printed = append(printed, s.pytestFrame(fm[1], fm[2], fm[3]))
+			p.printed = append(p.printed, s.pytestFrame(fm[1], fm[2], fm[3]))
 			continue
 		}
 		if fm := pytestLongLocRE.FindStringSubmatch(l); fm != nil {
-			if f := s.pytestFrame(fm[1], fm[2], ""); len(printed) == 0 || printed[len(printed)-1] != f {
-				printed = append(printed, f)
+			if f := s.pytestFrame(fm[1], fm[2], ""); len(p.printed) == 0 || p.printed[len(p.printed)-1] != f {
+				p.printed = append(p.printed, f)
 			}
 			if fm[3] != "" {
-				e.Code = fm[3]
+				p.code = fm[3]
 			}
 		}
 	}
 	if s.pytestSeen == nil {
 		s.pytestSeen = map[string]bool{}
+		s.pytestTestErrs = map[string][]int{}
 	}
-	if len(eLines) == 0 && s.pytestNative(section, e.Details) {
+	first := len(s.out)
+	if !anyE && s.pytestNative(section, e.Details) {
 		// --tb=native: Python's own traceback, read as Python's.
 		s.pytestSeen[test] = true
+		s.pytestTestErrs[test] = pytestRange(first, len(s.out))
 		return true
 	}
-	if len(eLines) > 0 {
-		code, msg := pythonError(eLines[0])
-		if e.Code == "" || code != "AssertionError" {
-			e.Code = code
+	var chain []Error
+	for _, p := range parts {
+		if len(p.eLines) == 0 && len(p.printed) == 0 && len(parts) > 1 {
+			continue
 		}
-		e.Message = msg
-		e.Details = append(e.Details, eLines[1:]...)
+		pe := e
+		pe.Details = slices.Clone(e.Details)
+		pe.Code = p.code
+		if len(p.eLines) > 0 {
+			code, msg := pythonError(p.eLines[0])
+			if pe.Code == "" || code != "AssertionError" {
+				pe.Code = code
+			}
+			pe.Message = msg
+			pe.Details = append(pe.Details, p.eLines[1:]...)
+		}
+		if pe.Message == "" {
+			pe.Message = test + " failed"
+		}
+		for i := len(p.printed) - 1; i >= 0; i-- {
+			pe.Frames = append(pe.Frames, p.printed[i])
+		}
+		chain = append(chain, pe)
 	}
-	if e.Message == "" {
-		e.Message = test + " failed"
-	}
-	for i := len(printed) - 1; i >= 0; i-- {
-		e.Frames = append(e.Frames, printed[i])
-	}
+	// The chain policy of Python's own tracebacks: every exception is an
+	// Error, the root cause first (addChain takes them outermost first).
+	slices.Reverse(chain)
+	s.addChain(chain)
 	s.pytestSeen[test] = true
-	s.add(e)
+	s.pytestTestErrs[test] = pytestRange(first, len(s.out))
 	return true
+}
+
+func pytestRange(from, to int) []int {
+	var r []int
+	for i := from; i < to; i++ {
+		r = append(r, i)
+	}
+	return r
 }
 
 // pytestNative reads a failure section printed with --tb=native, which
@@ -209,10 +258,22 @@ func (s *scanner) pytestSession() bool {
 }
 
 // pytestLineFailure returns the index of the --tb=line failure that e, a
-// summary line's error, reports again (same file and message), or -1.
+// summary line's error, reports again, or -1. The line names where the
+// exception was raised (often not the test file the summary names), so
+// the two are matched by exception and message, each line once, in
+// order; a summary message cut to the terminal's width ends in "...".
 func (s *scanner) pytestLineFailure(e Error) int {
-	for _, j := range s.pytestLines {
-		if o := s.out[j]; o.File == e.File && o.Message == e.Message {
+	for k, j := range s.pytestLines {
+		if j < 0 {
+			continue
+		}
+		o := s.out[j]
+		same := o.Message == e.Message
+		if cut, ok := strings.CutSuffix(e.Message, "..."); ok && !same {
+			same = cut != "" && strings.HasPrefix(o.Message, cut)
+		}
+		if same && (o.Code == e.Code || e.Code == "") {
+			s.pytestLines[k] = -1
 			return j
 		}
 	}

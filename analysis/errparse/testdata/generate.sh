@@ -72,6 +72,10 @@ if have go; then
 	# written as $WORKSPACE/.cache/go/pkg/mod, not this machine's GOPATH.
 	selected go-testify && (cd "$ws/go/testify" && GOMODCACHE="$ws/.cache/go/pkg/mod" GOPROXY=https://proxy.golang.org GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1)
 	capture go-testify go/testify env GOMODCACHE="$ws/.cache/go/pkg/mod" GOFLAGS=-mod=mod go test ./...
+	# assert.Equal on a struct and on a multi-line string: testify adds a
+	# Diff: block after a blank line, before Test: and Messages:.
+	selected go-testify-diff && (cd "$ws/go/testifydiff" && GOMODCACHE="$ws/.cache/go/pkg/mod" GOPROXY=https://proxy.golang.org GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1)
+	capture go-testify-diff go/testifydiff env GOMODCACHE="$ws/.cache/go/pkg/mod" GOFLAGS=-mod=mod go test ./...
 else
 	skip go "not installed"
 fi
@@ -153,6 +157,17 @@ if have gcc; then
 	# AddressSanitizer: built with the sources' absolute path, as build
 	# systems do, and run without leak checking (ptrace may be missing).
 	capture gcc-asan c/asan sh -c "gcc -g -fsanitize=address '$ws/c/asan/asan.c' -o asan && ASAN_OPTIONS=detect_leaks=0 ./asan"
+	# Built with relative paths, as by hand: the top frames are the
+	# sanitizer's interceptors (memcpy, malloc), not the user's code.
+	capture gcc-asan-memcpy c/sanlib sh -c 'gcc -g -fsanitize=address src/memcp.c -o memcp && ./memcp'
+	capture gcc-asan-strcpy c/sanlib sh -c 'gcc -g -fsanitize=address src/strcp.c -o strcp && ./strcp'
+	# LeakSanitizer needs ptrace; where it is denied the report is missing.
+	capture gcc-lsan-leak c/sanlib sh -c 'gcc -g -fsanitize=address src/leak.c -o leak && ./leak'
+	# Errors inside the standard library's headers after the first one of
+	# an instantiation (std::thread), and SFINAE's "In substitution of"
+	# context (a failed candidate, then an unrelated error).
+	capture gxx-thread c g++ -fdiagnostics-color=never -c thread.cpp -o "$tmp/thread.o"
+	capture gxx-substitution c g++ -fdiagnostics-color=never -c substitution.cpp -o "$tmp/substitution.o"
 else
 	skip gcc "not installed"
 fi
@@ -188,6 +203,11 @@ if /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1; then
 	capture pytest-short python/pytest /usr/bin/python3 -m pytest -p no:cacheprovider --color=no --tb=short
 	# Only the summary lines, as CI logs often show them.
 	capture pytest-summary python/pytest /usr/bin/python3 -m pytest -p no:cacheprovider --color=no -q --tb=no
+	# Exception chains ("raise ... from e", "During handling of …") in a
+	# test and in a fixture's setup, in the three traceback styles.
+	capture pytest-chain-long python/pytestchain /usr/bin/python3 -m pytest -p no:cacheprovider --color=no
+	capture pytest-chain-short python/pytestchain /usr/bin/python3 -m pytest -p no:cacheprovider --color=no --tb=short
+	capture pytest-chain-line python/pytestchain /usr/bin/python3 -m pytest -p no:cacheprovider --color=no --tb=line
 else
 	skip pytest "python3-pytest not installed"
 fi
@@ -230,6 +250,14 @@ fi
 
 # --- Shell --------------------------------------------------------------------
 capture bash-error shell bash deploy.sh /srv/app
+# A syntax error: bash echoes the offending line after the message.
+capture bash-syntax-echo shell bash scripts/syn.sh
+# Command strings, as CI steps and Makefiles run them: bash names itself
+# ("bash: line 3: …", "bash: -c: line 1: syntax error …"), not a file.
+capture bash-c shell bash -c 'echo "deploying"
+cd .
+deplyo --now
+bash -c "if true; then echo ok; fi fi"'
 if have shellcheck; then
 	capture shellcheck-gcc shell shellcheck -f gcc deploy.sh
 	capture shellcheck-tty shell shellcheck -f tty --color=never deploy.sh

@@ -1,0 +1,1 @@
+# Puts this directory on sys.path so that the tests import app.
