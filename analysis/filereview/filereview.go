@@ -413,6 +413,21 @@ func PullRequestRules(rs []*rules.Rule, paths []string) []*rules.Rule {
 // without a model; identical change sets are answered by the gateway's
 // response cache.
 func (r *Reviewer) CheckPullRequest(ctx context.Context, inputs []Input) (map[string][]Finding, error) {
+	return r.checkPullRequest(ctx, inputs, r.Rules)
+}
+
+// CheckPullRequestRule judges one pull-request rule, whatever its state,
+// over inputs as CheckPullRequest does: a rule author testing the rule.
+func (r *Reviewer) CheckPullRequestRule(ctx context.Context, rule *rules.Rule, inputs []Input) (map[string][]Finding, error) {
+	if r.Pipeline == nil {
+		return nil, ErrOffline
+	}
+	tested := *rule
+	tested.Enabled, tested.Scope = true, rules.ScopePullRequest
+	return r.checkPullRequest(ctx, inputs, []*rules.Rule{&tested})
+}
+
+func (r *Reviewer) checkPullRequest(ctx context.Context, inputs []Input, all []*rules.Rule) (map[string][]Finding, error) {
 	if r.Pipeline == nil {
 		return nil, nil
 	}
@@ -435,7 +450,7 @@ func (r *Reviewer) CheckPullRequest(ctx context.Context, inputs []Input) (map[st
 		paths = append(paths, in.Path)
 		texts[in.Path] = in.Current
 	}
-	rs := PullRequestRules(r.Rules, paths)
+	rs := PullRequestRules(all, paths)
 	if len(files) == 0 || len(rs) == 0 {
 		return nil, nil
 	}

@@ -144,6 +144,13 @@ func (f *Folder) CheckPullRequest(ctx context.Context, inputs []filereview.Input
 	return byFile, nil
 }
 
+// CheckPullRequestRule judges one pull-request rule with the model over
+// inputs (see filereview.Reviewer.CheckPullRequestRule).
+func (f *Folder) CheckPullRequestRule(ctx context.Context, rule *rules.Rule, inputs []filereview.Input) (map[string][]filereview.Finding, error) {
+	r, _ := f.Reviewer()
+	return r.CheckPullRequestRule(ctx, rule, inputs)
+}
+
 // CheckRule judges one rule with the model on a file (see
 // filereview.Reviewer.CheckRule).
 func (f *Folder) CheckRule(ctx context.Context, rule *rules.Rule, in filereview.Input) ([]filereview.Finding, error) {

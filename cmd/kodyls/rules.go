@@ -43,9 +43,11 @@ Tools for the authors of a workspace's Kody Rules.
   test   run one rule over whole FILEs (default: the files changed in the
          working tree) and print file:line:col: title: match; exit 1 when
          it finds violations. A rule with a detector runs it locally; a
-         rule without one is judged by the model, one call per file (with
-         no model configured it says so and exits 0). RULE is a uuid, a
-         unique prefix of one, or a part of a title.
+         rule without one is judged by the model, one call per file, or,
+         for a pull_request rule, one call over the files together (the
+         named FILEs whole, else the changes against HEAD), as reviews
+         judge it; with no model configured it says so and exits 0. RULE
+         is a uuid, a unique prefix of one, or a part of a title.
 
 The workspace is DIR, else the git root of the current directory, else the
 current directory. Exit status: 0, 1 as said above, 2 on a usage error.
@@ -455,7 +457,10 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		fmt.Fprintln(stderr, "note: the rule is disabled; testing its detector anyway")
 		tested.Enabled = true
 	}
-	if tested.Scope != rules.ScopeFile {
+	// A pull-request rule without a detector is judged once over the files
+	// together, as reviews judge it over the change set.
+	prRule := tested.Scope == rules.ScopePullRequest && tested.Detector == nil
+	if tested.Scope != rules.ScopeFile && !prRule {
 		fmt.Fprintf(stderr, "note: the rule has scope %q, so reviews do not run its detector on files; testing it anyway\n", tested.Scope)
 		tested.Scope = rules.ScopeFile
 	}
@@ -483,6 +488,10 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	failed := false
 	checked := []string{}
 	violations := []violationJSON{}
+	if prRule {
+		checked, violations, failed = testPullRequestRule(ctx, ws.folder, &tested, files, explicit, stderr)
+		files = nil
+	}
 	for _, rel := range files {
 		if ctx.Err() != nil {
 			return 2
@@ -628,4 +637,54 @@ func writeRulesJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
+}
+
+// testPullRequestRule judges a pull-request rule once over files: named
+// ones whole, else the change set against HEAD with its diffs, as
+// reviews judge it. It returns the files judged, the violations, and
+// whether a file could not be read or the check failed.
+func testPullRequestRule(ctx context.Context, folder *workspace.Folder, rule *rules.Rule, files []string, explicit bool, stderr io.Writer) ([]string, []violationJSON, bool) {
+	var inputs []filereview.Input
+	failed := false
+	if explicit {
+		for _, rel := range files {
+			data, err := readConfined(folder.Root, rel)
+			if err != nil {
+				fmt.Fprintf(stderr, "kodyls rules test: %s: %v\n", rel, err)
+				failed = true
+				continue
+			}
+			inputs = append(inputs, filereview.Input{Path: rel, Language: langid.Of(rel), Current: string(data)})
+		}
+	} else {
+		var err error
+		if inputs, err = folder.ChangeSet(ctx, "HEAD", nil); err != nil {
+			fmt.Fprintf(stderr, "kodyls rules test: %v\n", err)
+			return []string{}, []violationJSON{}, true
+		}
+	}
+	checked := []string{}
+	text := map[string]string{}
+	for _, in := range inputs {
+		checked = append(checked, in.Path)
+		text[in.Path] = in.Current
+	}
+	violations := []violationJSON{}
+	if len(inputs) == 0 {
+		return checked, violations, failed
+	}
+	byFile, err := folder.CheckPullRequestRule(ctx, rule, inputs)
+	if err != nil {
+		fmt.Fprintf(stderr, "kodyls rules test: %v\n", err)
+		return checked, violations, true
+	}
+	for _, rel := range checked {
+		for _, v := range byFile[rel] {
+			violations = append(violations, violationJSON{
+				File: rel, Line: v.Span.StartLine + 1, Column: colAt(text[rel], v.Span.Start), EndColumn: colAt(text[rel], v.Span.End),
+				Match: v.ExistingCode, Message: v.SuggestionContent,
+			})
+		}
+	}
+	return checked, violations, failed
 }

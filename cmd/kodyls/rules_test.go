@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/agents/rewoo"
 	"github.com/kodustech/kodyls/analysis/review"
 	"github.com/kodustech/kodyls/analysis/review/reviewtest"
 	"github.com/kodustech/kodyls/lsp/lsptest"
@@ -292,5 +293,39 @@ func TestRulesUsage(t *testing.T) {
 	}
 	if out, _, code := runBin(t, env, t.TempDir(), "help"); code != 0 || !strings.Contains(out, "rules     list, check or test") {
 		t.Errorf("usage lacks the rules command:\n%s", out)
+	}
+}
+
+// TestRulesTestPullRequestRule: a pull-request rule is tested the way
+// reviews judge it, once over the files together with the pull-request
+// check, not file by file with the file check; the changed files are the
+// default. A violation found exits 1, as for any rule.
+func TestRulesTestPullRequestRule(t *testing.T) {
+	repo := rulesRepo(t, map[string]string{
+		".kody/rules/handler-tests.md": "---\ntitle: Handlers change with their tests\nuuid: handler-tests\nseverity: high\nscope: pull_request\npath: \"api/**\"\n---\n## Instructions\nA change to a handler comes with a change to its test.\n",
+		"api/orders.go":                "package api\n\nfunc Orders() string {\n\treturn \"orders\"\n}\n",
+	})
+	repo.Write(map[string]string{"api/orders.go": "package api\n\nfunc Orders() string {\n\treturn \"all orders\"\n}\n"})
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.SchemaName(rewoo.SchemaPlan), llmtest.Text("No plan: the diff is enough."))
+	judged := fake.On(llmtest.SchemaName(review.SchemaPullRequestRules), llmtest.JSON(map[string]any{"violations": []map[string]any{{
+		"rule": 1, "file": "api/orders.go", "reason": "Orders changed and its test did not.", "suggestionContent": "Test it.",
+		"existingCode": "return \"all orders\"", "improvedCode": "return \"all orders\"", "oneSentenceSummary": "untested change", "relevantLinesStart": 4, "relevantLinesEnd": 4,
+	}}}))
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	for _, args := range [][]string{{"rules", "test", "handler-tests", "api/orders.go"}, {"rules", "test", "handler-tests"}} {
+		out, errOut, code := runBin(t, env, repo.Dir, args...)
+		if code != 1 || !strings.Contains(out, "api/orders.go:4:2: Handlers change with their tests: return \"all orders\"") || strings.Contains(errOut, "note:") {
+			t.Errorf("%v: code %d\n%s%s", args, code, out, errOut)
+		}
+	}
+	if judged.Times() != 2 {
+		t.Errorf("the pull-request check ran %d times, want once per run", judged.Times())
+	}
+	for _, r := range fake.ChatRequests() {
+		if r.Chat.SchemaName() == review.SchemaKodyRules {
+			t.Error("the rule was judged with the file check")
+		}
 	}
 }
