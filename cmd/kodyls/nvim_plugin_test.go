@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -74,6 +75,27 @@ func testNeovimPluginCommandsOffline(t *testing.T, nv neovim) {
 		fmt.Sprint(res.LatencyMs), fmt.Sprint(res.QuickfixLatencyMs))
 	if !strings.Contains(res.Health, repo.Dir) || !strings.Contains(res.Health, "schema v") {
 		t.Errorf("checkhealth lacks the doctor's report:\n%s", res.Health)
+	}
+}
+
+// TestNeovimPluginQuickfixWorkspaces: with two workspaces open, one
+// kodyls client each, :KodyViolations lists the violations of both and
+// keeps them when either client reports a change; the column of a
+// violation after non-ASCII text is its byte column (Neovim 0.7 counts
+// positions in UTF-16).
+func TestNeovimPluginQuickfixWorkspaces(t *testing.T) {
+	eachNeovim(t, testNeovimPluginQuickfixWorkspaces)
+}
+
+func testNeovimPluginQuickfixWorkspaces(t *testing.T, nv neovim) {
+	repo, other := fixtureRepo(t), fixtureRepo(t)
+	res := runPluginScript(t, nv, "quickfix.lua", repo, "KODYLS_FILE2="+filepath.Join(other.Dir, "main.go"))
+	per := map[string]int{}
+	for _, it := range res.Quickfix {
+		per[filepath.Dir(it.File)]++
+	}
+	if len(res.Quickfix) != 4 || per[repo.Dir] != 2 || per[other.Dir] != 2 {
+		t.Fatalf("quickfix of two workspaces: %+v", res.Quickfix)
 	}
 }
 

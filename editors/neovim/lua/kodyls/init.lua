@@ -156,14 +156,51 @@ local function qf_is_kody()
   return vim.fn.getqflist({ title = 0 }).title == M.qf_title
 end
 
--- fill_violations asks client for the violations and sets the quickfix
--- list: the Kody list is replaced in place, any other list is kept and a
--- new one added after it (only when open: a refresh leaves other lists be).
-local function fill_violations(client, open)
-  execute(client, 'kodyls.ruleViolations', nil, function(result)
+-- Every running kodyls client, one per workspace, in start order.
+local function kodyls_clients()
+  local out = {}
+  for _, c in ipairs((vim.lsp.get_clients or vim.lsp.get_active_clients)()) do
+    if is_kodyls(c) then table.insert(out, c) end
+  end
+  table.sort(out, function(a, b) return a.id < b.id end)
+  return out
+end
+
+-- Numbers the fills: only the latest one sets the list, so that a slower,
+-- older answer cannot overwrite a newer one; a :KodyViolations a refresh
+-- superseded still opens the list (open_pending).
+local fill_seq, open_pending = 0, false
+
+-- fill_violations asks every running kodyls client (every workspace) for
+-- its violations and sets the quickfix list to all of them: the Kody list
+-- is replaced in place, any other list is kept and a new one added after
+-- it (only when open: a refresh leaves other lists be).
+local function fill_violations(open)
+  local clients = kodyls_clients()
+  fill_seq = fill_seq + 1
+  local seq = fill_seq
+  open_pending = open_pending or open
+  local results, pending = {}, #clients
+  local function done()
+    if seq ~= fill_seq then return end
+    open, open_pending = open_pending, false
     local ours = qf_is_kody()
     if not open and not ours then return end
-    local items = violation_items(result or {}, client.config.root_dir)
+    local items, seen = {}, {}
+    for _, c in ipairs(clients) do
+      local r = results[c.id]
+      if r then
+        for _, it in ipairs(violation_items(r, c.config.root_dir)) do
+          -- A buffer attached to two clients (nested workspaces) lists
+          -- its violations once.
+          local key = table.concat({ it.filename, it.lnum, it.col or 0, it.text }, '\0')
+          if not seen[key] then
+            seen[key] = true
+            table.insert(items, it)
+          end
+        end
+      end
+    end
     vim.fn.setqflist({}, ours and 'r' or ' ', { title = M.qf_title, items = items })
     if not open then return end
     if #items == 0 then
@@ -172,7 +209,23 @@ local function fill_violations(client, open)
     end
     vim.cmd('botright copen')
     vim.cmd('wincmd p')
-  end)
+  end
+  local function answered()
+    pending = pending - 1
+    if pending == 0 then done() end
+  end
+  for _, c in ipairs(clients) do
+    local sent = request(c, 'workspace/executeCommand', { command = 'kodyls.ruleViolations' }, function(err, result)
+      if err then
+        echo('kodyls: kodyls.ruleViolations: ' .. (err.message or vim.inspect(err)), 'ErrorMsg')
+      else
+        results[c.id] = result or {}
+      end
+      answered()
+    end)
+    -- A client shutting down sends nothing and never answers.
+    if not sent then answered() end
+  end
 end
 
 -- Handlers of the kodyls client: its notifications and its progress.
@@ -183,10 +236,8 @@ handlers['kodyls/status'] = function(_, params)
   pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'KodylsStatus', modeline = false })
 end
 
-handlers['kodyls/ruleViolationsChanged'] = function(_, _, ctx)
-  if not qf_is_kody() then return end
-  local client = vim.lsp.get_client_by_id(ctx.client_id)
-  if client then fill_violations(client, false) end
+handlers['kodyls/ruleViolationsChanged'] = function()
+  if qf_is_kody() then fill_violations(false) end
 end
 
 -- One message per begin, report and end of kodyls's own progress reports;
@@ -308,8 +359,7 @@ end
 
 --- :KodyViolations
 function M.violations()
-  local c = client_or_warn()
-  if c then fill_violations(c, true) end
+  if client_or_warn() then fill_violations(true) end
 end
 
 --- :KodyExplain
