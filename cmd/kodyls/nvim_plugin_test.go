@@ -81,8 +81,8 @@ func testNeovimPluginCommandsOffline(t *testing.T, nv neovim) {
 // TestNeovimPluginQuickfixWorkspaces: with two workspaces open, one
 // kodyls client each, :KodyViolations lists the violations of both and
 // keeps them when either client reports a change; the column of a
-// violation after non-ASCII text is its byte column (Neovim 0.7 counts
-// positions in UTF-16).
+// violation after non-ASCII text is its byte column (Neovim 0.7 and 0.10
+// get positions in UTF-16 from kodyls).
 func TestNeovimPluginQuickfixWorkspaces(t *testing.T) {
 	eachNeovim(t, testNeovimPluginQuickfixWorkspaces)
 }

@@ -1,6 +1,7 @@
 -- Headless test of :KodyViolations with two workspaces, one kodyls client
 -- each: the list holds the violations of both, and stays so when either
--- client sends kodyls/ruleViolationsChanged.
+-- client sends kodyls/ruleViolationsChanged; a violation after non-ASCII
+-- text gets its byte column, whatever the client's position encoding.
 -- $KODYLS_FILE2 is main.go of the second workspace. Results go to
 -- $KODYLS_OUT as JSON.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/harness.lua')
@@ -32,12 +33,13 @@ local function wait_diagnostic(bufnr, lnum, name)
   return found
 end
 
--- Workspace 1.
+-- Workspace 1: a violation after five é (two bytes, one UTF-16 unit each).
 vim.cmd('edit ' .. vim.fn.fnameescape(H.file))
 local buf1 = vim.api.nvim_get_current_buf()
 local c1 = H.client(buf1)
-vim.api.nvim_buf_set_lines(buf1, 6, 6, false, { '\tfmt.Println("one")' })
-wait_diagnostic(buf1, 6, 'diagnostic in the first workspace')
+local wide = '\ts := "ééééé"; fmt.Println(s)'
+vim.api.nvim_buf_set_lines(buf1, 6, 6, false, { wide })
+local d1 = wait_diagnostic(buf1, 6, 'diagnostic after the non-ASCII text')
 
 -- Workspace 2, its own client.
 vim.cmd('edit ' .. vim.fn.fnameescape(file2))
@@ -51,6 +53,11 @@ vim.cmd('KodyViolations')
 H.step(':KodyViolations lists both workspaces', vim.wait(10000, function()
   return #entries(H.file) == 1 and #entries(file2) == 1
 end, 20), vim.inspect({ title = vim.fn.getqflist({ title = 0 }).title, items = qf() }))
+
+local want = wide:find('fmt.Println(', 1, true)
+local got = entries(H.file)[1]
+H.step('byte column after non-ASCII text', got.lnum == 7 and got.col == want and got.col == d1.col + 1,
+  vim.inspect({ want = want, diagnostic_col = d1.col, entry = got, encoding = c1.offset_encoding }))
 
 -- A new violation in each workspace: each client's notification refreshes
 -- the list, which keeps the other workspace's entries.

@@ -130,7 +130,35 @@ end
 -- grouped by rule, then one per rule file that failed to load.
 local types = { critical = 'E', high = 'W', medium = 'I', low = 'N' }
 
-local function violation_items(result, root)
+-- The text of line lnum (0-based) of uri: its buffer when loaded, else
+-- the file on disk; nil when neither has it.
+local function line_text(uri, lnum)
+  local bufnr = vim.uri_to_bufnr(uri)
+  if vim.api.nvim_buf_is_loaded(bufnr) then
+    return vim.api.nvim_buf_get_lines(bufnr, lnum, lnum + 1, false)[1]
+  end
+  local ok, lines = pcall(vim.fn.readfile, vim.uri_to_fname(uri), '', lnum + 1)
+  if ok then return lines[lnum + 1] end
+end
+
+-- byte_col is the 0-based byte column of the LSP position pos of uri, whose
+-- character counts in encoding (the client's offset_encoding): quickfix
+-- columns are bytes, and a UTF-16 count is not one on a non-ASCII line.
+local function byte_col(uri, pos, encoding)
+  if encoding == 'utf-8' or pos.character == 0 then return pos.character end
+  local line = line_text(uri, pos.line)
+  if not line then return pos.character end
+  local ok, col
+  if vim.fn.has('nvim-0.11') == 1 then
+    ok, col = pcall(vim.str_byteindex, line, encoding, pos.character, false)
+  else
+    ok, col = pcall(vim.str_byteindex, line, pos.character, encoding == 'utf-16')
+  end
+  if ok and col then return col end
+  return #line
+end
+
+local function violation_items(result, root, encoding)
   local items = {}
   for _, g in ipairs(list(result.groups)) do
     for _, v in ipairs(list(g.violations)) do
@@ -138,7 +166,7 @@ local function violation_items(result, root)
       table.insert(items, {
         filename = vim.uri_to_fname(v.uri),
         lnum = v.range.start.line + 1,
-        col = v.range.start.character + 1,
+        col = byte_col(v.uri, v.range.start, encoding) + 1,
         type = types[g.rule.severity] or 'W',
         text = string.format('[%s] %s: %s', g.rule.severity, g.rule.title, text),
       })
@@ -190,7 +218,7 @@ local function fill_violations(open)
     for _, c in ipairs(clients) do
       local r = results[c.id]
       if r then
-        for _, it in ipairs(violation_items(r, c.config.root_dir)) do
+        for _, it in ipairs(violation_items(r, c.config.root_dir, c.offset_encoding or 'utf-16')) do
           -- A buffer attached to two clients (nested workspaces) lists
           -- its violations once.
           local key = table.concat({ it.filename, it.lnum, it.col or 0, it.text }, '\0')
