@@ -99,6 +99,21 @@ func testNeovimPluginQuickfixWorkspaces(t *testing.T, nv neovim) {
 	}
 }
 
+// TestNeovimPluginHealthLspConfig: on Neovim 0.11+, :checkhealth kodyls
+// with no client running checks the cmd set with vim.lsp.config (a binary
+// not on PATH) and gives the doctor its settings.
+func TestNeovimPluginHealthLspConfig(t *testing.T) {
+	eachNeovim(t, func(t *testing.T, nv neovim) {
+		if !nv.atLeast("0.11") {
+			t.Skip("vim.lsp.config is Neovim 0.11+")
+		}
+		res := runPluginScript(t, nv, "health_config.lua", fixtureRepo(t))
+		if !strings.Contains(res.Health, "schema v") {
+			t.Errorf("checkhealth lacks the doctor's report:\n%s", res.Health)
+		}
+	})
+}
+
 // TestNeovimPluginCommandsWithModel drives the commands that need the
 // model, against the fake endpoint: :KodyStatus, :KodyReview file and
 // workspace, :KodyExplain, :KodyFix.
