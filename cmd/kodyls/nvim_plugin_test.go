@@ -114,6 +114,14 @@ func TestNeovimPluginHealthLspConfig(t *testing.T) {
 	})
 }
 
+// TestNeovimPluginHelp: doc/kodyls.txt gets its tags with :helptags and
+// every link in it opens a help page, in each Neovim the plugin supports.
+func TestNeovimPluginHelp(t *testing.T) {
+	eachNeovim(t, func(t *testing.T, nv neovim) {
+		runPluginScript(t, nv, "help.lua", lsptest.NewRepo(t, nil))
+	})
+}
+
 // TestNeovimPluginCommandsWithModel drives the commands that need the
 // model, against the fake endpoint: :KodyStatus, :KodyReview file and
 // workspace, :KodyExplain, :KodyFix.
