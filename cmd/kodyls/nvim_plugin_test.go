@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -75,6 +76,50 @@ func testNeovimPluginCommandsOffline(t *testing.T, nv neovim) {
 	if !strings.Contains(res.Health, repo.Dir) || !strings.Contains(res.Health, "schema v") {
 		t.Errorf("checkhealth lacks the doctor's report:\n%s", res.Health)
 	}
+}
+
+// TestNeovimPluginQuickfixWorkspaces: with two workspaces open, one
+// kodyls client each, :KodyViolations lists the violations of both and
+// keeps them when either client reports a change; the column of a
+// violation after non-ASCII text is its byte column (Neovim 0.7 and 0.10
+// get positions in UTF-16 from kodyls).
+func TestNeovimPluginQuickfixWorkspaces(t *testing.T) {
+	eachNeovim(t, testNeovimPluginQuickfixWorkspaces)
+}
+
+func testNeovimPluginQuickfixWorkspaces(t *testing.T, nv neovim) {
+	repo, other := fixtureRepo(t), fixtureRepo(t)
+	res := runPluginScript(t, nv, "quickfix.lua", repo, "KODYLS_FILE2="+filepath.Join(other.Dir, "main.go"))
+	per := map[string]int{}
+	for _, it := range res.Quickfix {
+		per[filepath.Dir(it.File)]++
+	}
+	if len(res.Quickfix) != 4 || per[repo.Dir] != 2 || per[other.Dir] != 2 {
+		t.Fatalf("quickfix of two workspaces: %+v", res.Quickfix)
+	}
+}
+
+// TestNeovimPluginHealthLspConfig: on Neovim 0.11+, :checkhealth kodyls
+// with no client running checks the cmd set with vim.lsp.config (a binary
+// not on PATH) and gives the doctor its settings.
+func TestNeovimPluginHealthLspConfig(t *testing.T) {
+	eachNeovim(t, func(t *testing.T, nv neovim) {
+		if !nv.atLeast("0.11") {
+			t.Skip("vim.lsp.config is Neovim 0.11+")
+		}
+		res := runPluginScript(t, nv, "health_config.lua", fixtureRepo(t))
+		if !strings.Contains(res.Health, "schema v") {
+			t.Errorf("checkhealth lacks the doctor's report:\n%s", res.Health)
+		}
+	})
+}
+
+// TestNeovimPluginHelp: doc/kodyls.txt gets its tags with :helptags and
+// every link in it opens a help page, in each Neovim the plugin supports.
+func TestNeovimPluginHelp(t *testing.T) {
+	eachNeovim(t, func(t *testing.T, nv neovim) {
+		runPluginScript(t, nv, "help.lua", lsptest.NewRepo(t, nil))
+	})
 }
 
 // TestNeovimPluginCommandsWithModel drives the commands that need the

@@ -19,6 +19,7 @@ import {
 } from 'vscode-languageclient/node';
 import { RulesTreeProvider } from './rulesTree';
 import { serverSettingKeys, serverSettings } from './settings';
+import { serverCommands, StandInCommands } from './standIns';
 import { Status, statusView } from './status';
 import { Node, RuleRef, RuleViolationsResult } from './violations';
 
@@ -33,6 +34,11 @@ let treeView: vscode.TreeView<Node>;
 let statusItem: vscode.StatusBarItem;
 let lastViolations: RuleViolationsResult | undefined;
 let settingKeys: string[] = [];
+let standIns: StandInCommands | undefined;
+/** kodyls.path as configured, while the executable it names is missing. */
+let missing: string | undefined;
+/** A start is looking for the executable or waiting for the server. */
+let starting = false;
 const explanations = new Map<string, string>();
 const explainChanged = new vscode.EventEmitter<vscode.Uri>();
 let explainSeq = 0;
@@ -48,24 +54,34 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   showStatus(undefined);
   statusItem.show();
 
+  // The extension's own commands; the server's (the other contributed
+  // ones) come from languageclient while the server runs, and from the
+  // stand-ins, which say that kodyls is not running, otherwise.
+  const own: Record<string, (...args: never[]) => unknown> = {
+    'kodyls.showMenu': showMenu,
+    'kodyls.showOutput': () => output.show(true),
+    'kodyls.doctor': runDoctor,
+    'kodyls.restart': () => restart(context),
+    'kodyls.refreshRuleViolations': () => (running() ? refreshViolations() : undefined),
+    'kodyls.panel.showRule': (n?: Node) => n?.rule && showRule(n.rule),
+    'kodyls.panel.applyFix': (n?: Node) => n && applyFix(n),
+    'kodyls.panel.dismiss': (n?: Node) => n && dismiss(n),
+    'kodyls.panel.openRuleError': (n?: Node) => n && openRuleError(n),
+  };
+  standIns = new StandInCommands(serverCommands(context.extension.packageJSON?.contributes?.commands, Object.keys(own)), () => notRunning());
+  standIns.enable();
+
   context.subscriptions.push(
     output,
     treeView,
     statusItem,
     explainChanged,
+    standIns,
     vscode.workspace.registerTextDocumentContentProvider(explainScheme, {
       onDidChange: explainChanged.event,
       provideTextDocumentContent: (uri) => explanations.get(uri.toString()) ?? '',
     }),
-    vscode.commands.registerCommand('kodyls.showMenu', showMenu),
-    vscode.commands.registerCommand('kodyls.showOutput', () => output.show(true)),
-    vscode.commands.registerCommand('kodyls.doctor', runDoctor),
-    vscode.commands.registerCommand('kodyls.restart', () => restart(context)),
-    vscode.commands.registerCommand('kodyls.refreshRuleViolations', refreshViolations),
-    vscode.commands.registerCommand('kodyls.panel.showRule', (n?: Node) => n?.rule && showRule(n.rule)),
-    vscode.commands.registerCommand('kodyls.panel.applyFix', (n?: Node) => n && applyFix(n)),
-    vscode.commands.registerCommand('kodyls.panel.dismiss', (n?: Node) => n && dismiss(n)),
-    vscode.commands.registerCommand('kodyls.panel.openRuleError', (n?: Node) => n && openRuleError(n)),
+    ...Object.entries(own).map(([id, run]) => vscode.commands.registerCommand(id, run)),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('kodyls.path')) {
         output.appendLine('kodyls.path changed: restarting');
@@ -74,6 +90,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     { dispose: () => void client?.stop() },
   );
+  // Resolves once the server runs, or at once when it cannot start: a
+  // notification about a missing kodyls is shown, not waited for.
   await start();
 }
 
@@ -127,30 +145,71 @@ let startSeq = 0;
 const settleTries = 12;
 const settleDelayMs = 250;
 
+/**
+ * Says that kodyls (kodyls.path: configured) was not found, with the
+ * actions that help. Not awaited by its callers: activation, a restart and
+ * the commands must not wait until the user answers.
+ */
+function showMissing(configured: string): void {
+  void vscode.window
+    .showErrorMessage(
+      `Kody: the kodyls language server was not found ("${configured}"). Install it with \`${installCommand}\` or set kodyls.path.`,
+      'How to install',
+      'Copy install command',
+      'Open Settings',
+    )
+    .then(async (pick) => {
+      if (pick === 'How to install') void vscode.env.openExternal(vscode.Uri.parse(installURL));
+      else if (pick === 'Copy install command') {
+        await vscode.env.clipboard.writeText(installCommand);
+        void vscode.window.showInformationMessage(`Copied: ${installCommand}`);
+      } else if (pick === 'Open Settings') {
+        // In a remote window (code-server, Remote-SSH) VS Code applies a
+        // machine-overridable setting from the remote settings, not the user's.
+        if (vscode.env.remoteName) void vscode.commands.executeCommand('workbench.action.openRemoteSettings');
+        else void vscode.commands.executeCommand('workbench.action.openSettings', 'kodyls.path');
+      }
+    });
+}
+
+/**
+ * The answer of a command that needs the server while it does not run:
+ * why (kodyls missing, still starting, stopped) and what helps. Returns at
+ * once; the message is not waited for.
+ */
+function notRunning(): void {
+  if (missing !== undefined) {
+    showMissing(missing);
+  } else if (starting) {
+    void vscode.window.showInformationMessage('Kody: kodyls is starting; try again in a moment.');
+  } else {
+    void vscode.window.showWarningMessage('Kody: the kodyls server is not running.', 'Show Output', 'Restart Server').then((p) => {
+      if (p === 'Show Output') output.show();
+      else if (p === 'Restart Server') void vscode.commands.executeCommand('kodyls.restart');
+    });
+  }
+}
+
 async function start(): Promise<void> {
   const seq = ++startSeq;
+  starting = true;
+  missing = undefined;
+  try {
+    await startClient(seq);
+  } finally {
+    if (seq === startSeq) starting = false;
+  }
+}
+
+async function startClient(seq: number): Promise<void> {
   const server = await findServerSettled();
   if (seq !== startSeq) return; // a restart while waiting superseded this start
   if (!server.resolved) {
     const where = vscode.workspace.getConfiguration('kodyls').inspect<string>('path');
     output.appendLine(`kodyls not found: kodyls.path is "${server.configured}" (user ${JSON.stringify(where?.globalValue)}, workspace ${JSON.stringify(where?.workspaceValue)}); PATH=${process.env.PATH ?? ''}`);
     showStatus(undefined, `kodyls not found ("${server.configured}")`);
-    const pick = await vscode.window.showErrorMessage(
-      `Kody: the kodyls language server was not found ("${server.configured}"). Install it with \`${installCommand}\` or set kodyls.path.`,
-      'How to install',
-      'Copy install command',
-      'Open Settings',
-    );
-    if (pick === 'How to install') void vscode.env.openExternal(vscode.Uri.parse(installURL));
-    else if (pick === 'Copy install command') {
-      await vscode.env.clipboard.writeText(installCommand);
-      void vscode.window.showInformationMessage(`Copied: ${installCommand}`);
-    } else if (pick === 'Open Settings') {
-      // In a remote window (code-server, Remote-SSH) VS Code applies a
-      // machine-overridable setting from the remote settings, not the user's.
-      if (vscode.env.remoteName) void vscode.commands.executeCommand('workbench.action.openRemoteSettings');
-      else void vscode.commands.executeCommand('workbench.action.openSettings', 'kodyls.path');
-    }
+    missing = server.configured;
+    showMissing(server.configured);
     return;
   }
   const serverOptions: ServerOptions = {
@@ -195,8 +254,21 @@ async function start(): Promise<void> {
   });
   client = c;
   c.onDidChangeState((e) => {
-    if (e.newState === State.Stopped) showStatus(undefined, 'kodyls stopped');
+    if (client !== c) return; // a restart replaced it
+    if (e.newState === State.Stopped) {
+      showStatus(undefined, 'kodyls stopped');
+      standIns?.enable();
+    }
   });
+  // languageclient registers the server's commands when the server answers
+  // initialize: the stand-ins leave just before, not when the start begins,
+  // so that a command run meanwhile says that kodyls is starting.
+  const commandsFeature = c.getFeature(ExecuteCommandRequest.method);
+  const register = commandsFeature.register.bind(commandsFeature);
+  commandsFeature.register = (data) => {
+    standIns?.disable();
+    register(data);
+  };
   c.onNotification('kodyls/status', (s: Status) => showStatus(s));
   let timer: NodeJS.Timeout | undefined;
   c.onNotification('kodyls/ruleViolationsChanged', () => {
@@ -207,6 +279,7 @@ async function start(): Promise<void> {
   try {
     await c.start();
   } catch (err) {
+    if (client === c) standIns?.enable();
     output.appendLine(`kodyls failed to start: ${String(err)}`);
     showStatus(undefined, 'kodyls failed to start: see the output');
     void vscode.window.showErrorMessage(`Kody: kodyls failed to start: ${String(err)}`, 'Show Output').then((p) => p && output.show());
@@ -226,6 +299,7 @@ async function restart(context: vscode.ExtensionContext): Promise<void> {
       output.appendLine(`stopping kodyls: ${String(err)}`);
     }
   }
+  standIns?.enable();
   await start();
 }
 
@@ -245,7 +319,7 @@ function showStatus(s: Status | undefined, problem?: string): void {
 
 function running(): LanguageClient | undefined {
   if (client?.isRunning()) return client;
-  void vscode.window.showWarningMessage('Kody: the kodyls server is not running.', 'Show Output').then((p) => p && output.show());
+  notRunning();
   return undefined;
 }
 
@@ -567,7 +641,7 @@ async function showMenu(): Promise<void> {
 async function runDoctor(): Promise<void> {
   const server = findServer();
   if (!server.resolved) {
-    void vscode.window.showErrorMessage(`Kody: kodyls not found ("${server.configured}"): ${installCommand}`);
+    showMissing(server.configured);
     return;
   }
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;

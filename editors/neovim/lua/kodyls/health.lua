@@ -29,14 +29,36 @@ local function workspace(kodyls)
   return vim.fn.getcwd()
 end
 
+-- The command and settings kodyls runs with: the running client's, else
+-- (Neovim 0.11+) vim.lsp.config's, which holds lsp/kodyls.lua with the
+-- user's vim.lsp.config('kodyls', {...}) on top, else setup{}'s options.
+local function configured(kodyls, c)
+  local o = kodyls.options
+  if c then
+    return c.config.cmd or o.cmd, c.config.settings and c.config.settings.kodyls or o.settings
+  end
+  if vim.lsp.config then
+    local ok, cfg = pcall(function() return vim.lsp.config.kodyls end)
+    if ok and type(cfg) == 'table' then
+      -- cmd may also be a function (an in-process server): not a binary.
+      local cmd = type(cfg.cmd) == 'table' and cfg.cmd[1] and cfg.cmd or o.cmd
+      return cmd, cfg.settings and cfg.settings.kodyls or o.settings
+    end
+  end
+  return o.cmd, o.settings
+end
+
 function M.check()
   local r = reporter()
   local kodyls = require('kodyls')
   local c = kodyls.client()
-  local bin = (c and c.config.cmd and c.config.cmd[1]) or kodyls.options.cmd[1]
+  local cmd, settings = configured(kodyls, c)
+  local bin = cmd[1]
   r.start('kodyls binary')
   if vim.fn.executable(bin) ~= 1 then
-    r.error(bin .. ' is not on PATH', { 'install it: go install github.com/kodustech/kodyls/cmd/kodyls@latest', 'or set cmd in require("kodyls").setup{}' })
+    local how = { 'install it: go install github.com/kodustech/kodyls/cmd/kodyls@latest', 'or set cmd in require("kodyls").setup{}' }
+    if vim.lsp.config then table.insert(how, "or set cmd with vim.lsp.config('kodyls', { cmd = {...} })") end
+    r.error(bin .. ' is not on PATH', how)
     return
   end
   if bin:find('/', 1, true) then
@@ -49,7 +71,6 @@ function M.check()
   r.start('kodyls doctor --workspace ' .. ws)
   -- The doctor checks what the plugin configures (the endpoint of setup{}
   -- included): the settings go to it as KODYLS_SETTINGS.
-  local settings = (c and c.config.settings and c.config.settings.kodyls) or kodyls.options.settings
   local saved = vim.env.KODYLS_SETTINGS
   if settings and next(settings) ~= nil then vim.env.KODYLS_SETTINGS = vim.fn.json_encode(settings) end
   local lines = vim.fn.systemlist({ bin, 'doctor', '--workspace', ws })

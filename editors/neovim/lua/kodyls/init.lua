@@ -130,7 +130,35 @@ end
 -- grouped by rule, then one per rule file that failed to load.
 local types = { critical = 'E', high = 'W', medium = 'I', low = 'N' }
 
-local function violation_items(result, root)
+-- The text of line lnum (0-based) of uri: its buffer when loaded, else
+-- the file on disk; nil when neither has it.
+local function line_text(uri, lnum)
+  local bufnr = vim.uri_to_bufnr(uri)
+  if vim.api.nvim_buf_is_loaded(bufnr) then
+    return vim.api.nvim_buf_get_lines(bufnr, lnum, lnum + 1, false)[1]
+  end
+  local ok, lines = pcall(vim.fn.readfile, vim.uri_to_fname(uri), '', lnum + 1)
+  if ok then return lines[lnum + 1] end
+end
+
+-- byte_col is the 0-based byte column of the LSP position pos of uri, whose
+-- character counts in encoding (the client's offset_encoding): quickfix
+-- columns are bytes, and a UTF-16 count is not one on a non-ASCII line.
+local function byte_col(uri, pos, encoding)
+  if encoding == 'utf-8' or pos.character == 0 then return pos.character end
+  local line = line_text(uri, pos.line)
+  if not line then return pos.character end
+  local ok, col
+  if vim.fn.has('nvim-0.11') == 1 then
+    ok, col = pcall(vim.str_byteindex, line, encoding, pos.character, false)
+  else
+    ok, col = pcall(vim.str_byteindex, line, pos.character, encoding == 'utf-16')
+  end
+  if ok and col then return col end
+  return #line
+end
+
+local function violation_items(result, root, encoding)
   local items = {}
   for _, g in ipairs(list(result.groups)) do
     for _, v in ipairs(list(g.violations)) do
@@ -138,7 +166,7 @@ local function violation_items(result, root)
       table.insert(items, {
         filename = vim.uri_to_fname(v.uri),
         lnum = v.range.start.line + 1,
-        col = v.range.start.character + 1,
+        col = byte_col(v.uri, v.range.start, encoding) + 1,
         type = types[g.rule.severity] or 'W',
         text = string.format('[%s] %s: %s', g.rule.severity, g.rule.title, text),
       })
@@ -156,14 +184,51 @@ local function qf_is_kody()
   return vim.fn.getqflist({ title = 0 }).title == M.qf_title
 end
 
--- fill_violations asks client for the violations and sets the quickfix
--- list: the Kody list is replaced in place, any other list is kept and a
--- new one added after it (only when open: a refresh leaves other lists be).
-local function fill_violations(client, open)
-  execute(client, 'kodyls.ruleViolations', nil, function(result)
+-- Every running kodyls client, one per workspace, in start order.
+local function kodyls_clients()
+  local out = {}
+  for _, c in ipairs((vim.lsp.get_clients or vim.lsp.get_active_clients)()) do
+    if is_kodyls(c) then table.insert(out, c) end
+  end
+  table.sort(out, function(a, b) return a.id < b.id end)
+  return out
+end
+
+-- Numbers the fills: only the latest one sets the list, so that a slower,
+-- older answer cannot overwrite a newer one; a :KodyViolations a refresh
+-- superseded still opens the list (open_pending).
+local fill_seq, open_pending = 0, false
+
+-- fill_violations asks every running kodyls client (every workspace) for
+-- its violations and sets the quickfix list to all of them: the Kody list
+-- is replaced in place, any other list is kept and a new one added after
+-- it (only when open: a refresh leaves other lists be).
+local function fill_violations(open)
+  local clients = kodyls_clients()
+  fill_seq = fill_seq + 1
+  local seq = fill_seq
+  open_pending = open_pending or open
+  local results, pending = {}, #clients
+  local function done()
+    if seq ~= fill_seq then return end
+    open, open_pending = open_pending, false
     local ours = qf_is_kody()
     if not open and not ours then return end
-    local items = violation_items(result or {}, client.config.root_dir)
+    local items, seen = {}, {}
+    for _, c in ipairs(clients) do
+      local r = results[c.id]
+      if r then
+        for _, it in ipairs(violation_items(r, c.config.root_dir, c.offset_encoding or 'utf-16')) do
+          -- A buffer attached to two clients (nested workspaces) lists
+          -- its violations once.
+          local key = table.concat({ it.filename, it.lnum, it.col or 0, it.text }, '\0')
+          if not seen[key] then
+            seen[key] = true
+            table.insert(items, it)
+          end
+        end
+      end
+    end
     vim.fn.setqflist({}, ours and 'r' or ' ', { title = M.qf_title, items = items })
     if not open then return end
     if #items == 0 then
@@ -172,7 +237,23 @@ local function fill_violations(client, open)
     end
     vim.cmd('botright copen')
     vim.cmd('wincmd p')
-  end)
+  end
+  local function answered()
+    pending = pending - 1
+    if pending == 0 then done() end
+  end
+  for _, c in ipairs(clients) do
+    local sent = request(c, 'workspace/executeCommand', { command = 'kodyls.ruleViolations' }, function(err, result)
+      if err then
+        echo('kodyls: kodyls.ruleViolations: ' .. (err.message or vim.inspect(err)), 'ErrorMsg')
+      else
+        results[c.id] = result or {}
+      end
+      answered()
+    end)
+    -- A client shutting down sends nothing and never answers.
+    if not sent then answered() end
+  end
 end
 
 -- Handlers of the kodyls client: its notifications and its progress.
@@ -183,10 +264,8 @@ handlers['kodyls/status'] = function(_, params)
   pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'KodylsStatus', modeline = false })
 end
 
-handlers['kodyls/ruleViolationsChanged'] = function(_, _, ctx)
-  if not qf_is_kody() then return end
-  local client = vim.lsp.get_client_by_id(ctx.client_id)
-  if client then fill_violations(client, false) end
+handlers['kodyls/ruleViolationsChanged'] = function()
+  if qf_is_kody() then fill_violations(false) end
 end
 
 -- One message per begin, report and end of kodyls's own progress reports;
@@ -308,8 +387,7 @@ end
 
 --- :KodyViolations
 function M.violations()
-  local c = client_or_warn()
-  if c then fill_violations(c, true) end
+  if client_or_warn() then fill_violations(true) end
 end
 
 --- :KodyExplain

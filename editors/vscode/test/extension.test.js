@@ -1,0 +1,137 @@
+// Unit tests of the extension's activation without a kodyls binary
+// (out/extension.js against a fake vscode module): activation does not wait
+// for the "not found" notification, and every contributed command answers
+// at once, saying that kodyls is missing, instead of hanging or being
+// "not found".
+'use strict';
+const fake = require('./fake-vscode');
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('path');
+const pkg = require('../package.json');
+
+const disposable = () => ({ dispose() {} });
+const shown = []; // [kind, message, ...actions]
+// A notification the user has not answered: it never settles.
+const unanswered = (kind) => (message, ...actions) => {
+  shown.push([kind, message, ...actions]);
+  return new Promise(() => {});
+};
+const commands = new Map();
+const settings = { path: path.join(__dirname, 'no-such-dir', 'kodyls') };
+
+Object.assign(fake, {
+  StatusBarAlignment: { Left: 1, Right: 2 },
+  ProgressLocation: { Notification: 15 },
+  ViewColumn: { Beside: -2 },
+  window: {
+    createOutputChannel: () => ({ append() {}, appendLine() {}, show() {}, dispose() {} }),
+    createTreeView: () => ({ dispose() {} }),
+    createStatusBarItem: () => ({ show() {}, dispose() {} }),
+    showErrorMessage: unanswered('error'),
+    showWarningMessage: unanswered('warning'),
+    showInformationMessage: unanswered('information'),
+    showQuickPick: async () => undefined,
+    withProgress: (_opts, task) => task({ report() {} }, { isCancellationRequested: false, onCancellationRequested: disposable }),
+    activeTextEditor: undefined,
+  },
+  workspace: {
+    workspaceFolders: undefined,
+    getConfiguration: () => ({ get: (k) => settings[k], inspect: (k) => ({ key: k, globalValue: settings[k] }) }),
+    registerTextDocumentContentProvider: disposable,
+    onDidChangeConfiguration: disposable,
+  },
+  commands: {
+    // As VS Code's: one handler per id.
+    registerCommand(id, run) {
+      if (commands.has(id)) throw new Error(`command '${id}' already exists`);
+      commands.set(id, run);
+      return { dispose: () => commands.get(id) === run && commands.delete(id) };
+    },
+    async executeCommand(id, ...args) {
+      const run = commands.get(id);
+      if (!run) throw new Error(`command '${id}' not found`);
+      return run(...args);
+    },
+  },
+  env: { remoteName: undefined, openExternal: async () => true, clipboard: { writeText: async () => {} } },
+});
+// languageclient extends or reads these at load time; no test uses them.
+for (const name of ['CompletionItem', 'CodeLens', 'DocumentLink', 'CodeAction', 'Diagnostic', 'CallHierarchyItem',
+  'TypeHierarchyItem', 'SymbolInformation', 'InlayHint', 'CancellationError']) {
+  fake[name] = fake[name] ?? class {};
+}
+const extension = require('../out/extension');
+
+// within rejects when p has not settled after ms.
+function within(ms, p, what) {
+  let timer;
+  return Promise.race([
+    p,
+    new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} still waits after ${ms} ms`)), ms))),
+  ]).finally(() => clearTimeout(timer));
+}
+
+const context = { subscriptions: [], extension: { packageJSON: pkg } };
+const contributed = pkg.contributes.commands.map((c) => c.command);
+const serverCommands = ['kodyls.ruleViolations', 'kodyls.reloadRules', 'kodyls.showRule', 'kodyls.reviewFile',
+  'kodyls.reviewWorkspace', 'kodyls.dismissSuggestion', 'kodyls.explainError', 'kodyls.fixError'];
+
+test('activation without kodyls does not wait for the notification', async () => {
+  // The start looks for the binary for 3 s (settings may arrive late).
+  await within(8000, extension.activate(context), 'activate()');
+  assert.ok(shown.some(([kind, msg, ...actions]) => kind === 'error' && /kodyls language server was not found/.test(msg)
+    && actions.includes('How to install')), JSON.stringify(shown));
+});
+
+test('every contributed command is registered while kodyls is missing', () => {
+  for (const id of contributed) assert.ok(commands.has(id), `${id} is not registered`);
+  for (const id of serverCommands) assert.ok(contributed.includes(id), `${id} is not contributed`);
+});
+
+test("the server's commands say at once that kodyls is missing", async () => {
+  for (const id of serverCommands) {
+    shown.length = 0;
+    await within(1000, fake.commands.executeCommand(id), id);
+    assert.ok(shown.some(([kind, msg, ...actions]) => kind === 'error' && /not found/.test(msg) && actions.includes('How to install')),
+      `${id}: ${JSON.stringify(shown)}`);
+  }
+});
+
+test('the panel commands, the doctor and the menu answer at once', async () => {
+  const node = { kind: 'violation', rule: { uuid: 'r1' }, violation: { id: 'v1', uri: 'file:///w/a.go' } };
+  for (const [id, arg] of [['kodyls.panel.showRule', node], ['kodyls.panel.applyFix', node], ['kodyls.panel.dismiss', node],
+    ['kodyls.refreshRuleViolations'], ['kodyls.doctor'], ['kodyls.showMenu'], ['kodyls.showOutput']]) {
+    shown.length = 0;
+    await within(1000, fake.commands.executeCommand(id, arg), id);
+    if (id !== 'kodyls.showMenu' && id !== 'kodyls.showOutput') {
+      assert.ok(shown.some(([kind, msg]) => kind === 'error' && /not found/.test(msg)), `${id}: ${JSON.stringify(shown)}`);
+    }
+  }
+});
+
+test('Restart Server without kodyls finishes without an answer to the notification', async () => {
+  shown.length = 0;
+  await within(8000, fake.commands.executeCommand('kodyls.restart'), 'kodyls.restart');
+  assert.ok(shown.some(([kind, msg]) => kind === 'error' && /not found/.test(msg)), JSON.stringify(shown));
+  // The stand-ins survive the restart: still registered, once.
+  for (const id of serverCommands) assert.ok(commands.has(id), `${id} is not registered after the restart`);
+});
+
+test("stand-ins give way to the server's commands and come back", () => {
+  const { StandInCommands } = require('../out/standIns');
+  const s = new StandInCommands(['x.a', 'x.b'], () => 'stand-in');
+  s.enable();
+  s.enable();
+  assert.equal(commands.get('x.a')(), 'stand-in');
+  s.disable();
+  assert.ok(!commands.has('x.a') && !commands.has('x.b'));
+  // languageclient registers the server's x.a; a later enable skips it.
+  const server = fake.commands.registerCommand('x.a', () => 'server');
+  s.enable();
+  assert.equal(commands.get('x.a')(), 'server');
+  assert.equal(commands.get('x.b')(), 'stand-in');
+  server.dispose();
+  s.dispose();
+  assert.ok(!commands.has('x.a') && !commands.has('x.b'));
+});
