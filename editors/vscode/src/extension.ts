@@ -96,8 +96,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 }
 
 export async function deactivate(): Promise<void> {
-  await client?.stop();
+  const c = client;
   client = undefined;
+  // A server that never started cannot be stopped; there is nothing to end.
+  if (c?.needsStop()) await c.stop();
 }
 
 /** The kodyls executable: kodyls.path, resolved on PATH; undefined when missing. */
