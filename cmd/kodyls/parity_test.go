@@ -48,14 +48,7 @@ func TestEditorAndCLIFindTheSame(t *testing.T) {
 
 	cli := func() []string {
 		t.Helper()
-		out, errOut, code := runBin(t, env, repo.Dir, "review", "--format", "json")
-		if code != 0 {
-			t.Fatalf("kodyls review: code %d\n%s%s", code, out, errOut)
-		}
-		var rep report.Report
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatalf("review JSON: %v\n%s", err, out)
-		}
+		rep := reviewReport(t, env, repo.Dir)
 		var got []string
 		for _, f := range rep.Findings {
 			if slices.Contains(files, f.File) {
@@ -196,14 +189,7 @@ func TestEditorAndCLIJudgeThePullRequestTheSame(t *testing.T) {
 	}}}))
 	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
 
-	out, errOut, code := runBin(t, env, repo.Dir, "review", "--format", "json")
-	if code != 0 {
-		t.Fatalf("kodyls review: code %d\n%s%s", code, out, errOut)
-	}
-	var rep report.Report
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("review JSON: %v\n%s", err, out)
-	}
+	rep := reviewReport(t, env, repo.Dir)
 	var fromCLI []string
 	for _, f := range rep.Findings {
 		if f.RuleID == "handler-tests" {
@@ -247,15 +233,7 @@ func TestEditorAndCLIJudgeThePullRequestTheSame(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.AwaitIdle("")
-	var shown []string
-	for _, d := range s.Diagnostics("api/orders.go") {
-		var data struct {
-			ID string `json:"id"`
-		}
-		if json.Unmarshal(d.Data, &data) == nil && d.Code == protocol.String("handler-tests") {
-			shown = append(shown, fmt.Sprintf("api/orders.go %s line %d", data.ID, d.Range.Start.Line+1))
-		}
-	}
+	shown := ruleDiagnostics(s, "api/orders.go", "handler-tests", "api/orders.go ")
 	if !slices.Equal(shown, fromCLI) {
 		t.Fatalf("file open: the buffer shows %v, kodyls review %v", shown, fromCLI)
 	}
@@ -284,14 +262,7 @@ func TestTheSameViolationTwiceIsTwoFindings(t *testing.T) {
 	reviewtest.Rules(fake, nil, v(6), v(10), v(6))
 	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
 
-	out, errOut, code := runBin(t, env, repo.Dir, "review", "--format", "json")
-	if code != 0 {
-		t.Fatalf("kodyls review: code %d\n%s%s", code, out, errOut)
-	}
-	var rep report.Report
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("review JSON: %v\n%s", err, out)
-	}
+	rep := reviewReport(t, env, repo.Dir)
 	var fromCLI []string
 	ids, lines := map[string]bool{}, map[int]bool{}
 	for _, f := range rep.Findings {
@@ -310,18 +281,40 @@ func TestTheSameViolationTwiceIsTwoFindings(t *testing.T) {
 	s.OpenFile("main.go")
 	s.Save("main.go")
 	s.AwaitIdle("")
-	var fromEditor []string
-	for _, d := range s.Diagnostics("main.go") {
-		var data struct {
-			ID string `json:"id"`
-		}
-		if json.Unmarshal(d.Data, &data) == nil && d.Code == protocol.String("print-through-logger") {
-			fromEditor = append(fromEditor, fmt.Sprintf("%s line %d", data.ID, d.Range.Start.Line+1))
-		}
-	}
-	slices.Sort(fromEditor)
+	fromEditor := ruleDiagnostics(s, "main.go", "print-through-logger", "")
 	if !slices.Equal(fromEditor, fromCLI) {
 		t.Fatalf("the editor shows %v, kodyls review %v", fromEditor, fromCLI)
 	}
 	s.Shutdown()
+}
+
+// reviewReport runs `kodyls review --format json` in dir and returns its
+// report; anything but exit 0 fails the test.
+func reviewReport(t *testing.T, env []string, dir string) report.Report {
+	t.Helper()
+	out, errOut, code := runBin(t, env, dir, "review", "--format", "json")
+	if code != 0 {
+		t.Fatalf("kodyls review: code %d\n%s%s", code, out, errOut)
+	}
+	var rep report.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("review JSON: %v\n%s", err, out)
+	}
+	return rep
+}
+
+// ruleDiagnostics lists, sorted, the editor's diagnostics of the rule
+// ruleID in file as prefix + "<data.id> line <n>".
+func ruleDiagnostics(s *lsptest.Session, file, ruleID, prefix string) []string {
+	var out []string
+	for _, d := range s.Diagnostics(file) {
+		var data struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(d.Data, &data) == nil && d.Code == protocol.String(ruleID) {
+			out = append(out, fmt.Sprintf("%s%s line %d", prefix, data.ID, d.Range.Start.Line+1))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
