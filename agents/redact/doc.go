@@ -58,6 +58,13 @@
 //	digitalocean-token     DigitalOcean tokens                             dop_v1_|doo_v1_|dor_v1_ + 64 hex
 //	shopify-token          Shopify access tokens                           shpat_|shpca_|shppa_|shpss_ + 32 hex
 //	age-secret-key         age (sops) identity                             AGE-SECRET-KEY-1 + 58
+//	notion-token           Notion integration token                        ntn_ + 11 digits + 35 base62; secret_ + 43 base62
+//	                                                                       with upper, lower and digits
+//	doppler-token          Doppler personal/service/CLI/SA/SCIM/audit      dp.pt.|dp.st.[<env>.]|dp.ct.|dp.sa.|dp.scim.|
+//	                       tokens                                          dp.audit. + 40-44 base62
+//	atlassian-token        Atlassian (Jira, Confluence) API token          ATATT3 + 186
+//	fcm-server-key         Firebase Cloud Messaging legacy server key      AAAA + 7 + ":APA91b" + 134 base64url
+//	pulumi-token           Pulumi access token                             pul- + 40 hex
 //	jwt                    JSON Web Token                                  eyJ….eyJ….<signature>
 //	azure-key              Azure storage/Service Bus key, SAS signature    AccountKey=…, SharedAccessKey=…, sig=…
 //	url-password           password in a URI's userinfo or its query       scheme://user:PASSWORD@host, ?password=PASSWORD,

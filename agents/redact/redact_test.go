@@ -72,7 +72,21 @@ func TestProviderRules(t *testing.T) {
 	hf := tok("hf_", upper+lower, 34)
 	jwt := "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0In0." + tok("", b64url, 43)
 	azure := tok("", b64std, 86) + "=="
+	notion := tok("secret_", b62, 43)
+	notionNew := "ntn_" + tok("", digits, 11) + tok("", b62, 35)
+	doppler := tok("dp.st.prd.", b62, 40)
+	dopplerPT := tok("dp.pt.", b62, 43)
+	atlassian := tok("ATATT3", b64url+"=", 186)
+	fcm := tok("AAAA", b64url, 7) + ":" + tok("APA91b", b64url, 134)
+	pulumi := tok("pul-", hexLow, 40)
 	runCases(t, Default(), []redactCase{
+		{"notion", `NOTION_TOKEN=` + notion, `NOTION_TOKEN=[REDACTED:notion-token]`},
+		{"notion ntn_", `notion = Client(auth="` + notionNew + `")`, `notion = Client(auth="[REDACTED:notion-token]")`},
+		{"doppler service token", `DOPPLER_TOKEN=` + doppler, `DOPPLER_TOKEN=[REDACTED:doppler-token]`},
+		{"doppler personal token", `doppler login --token ` + dopplerPT, `doppler login --token [REDACTED:doppler-token]`},
+		{"atlassian", `JIRA_API_TOKEN: ` + atlassian, `JIRA_API_TOKEN: [REDACTED:atlassian-token]`},
+		{"fcm server key", `'Authorization' => 'key=` + fcm + `'`, `'Authorization' => 'key=[REDACTED:fcm-server-key]'`},
+		{"pulumi", `export PULUMI_ACCESS_TOKEN=` + pulumi, `export PULUMI_ACCESS_TOKEN=[REDACTED:pulumi-token]`},
 		{"openai project", `key := "` + openai + `"`, `key := "[REDACTED:openai-key]"`},
 		{"openai legacy", `OPENAI_API_KEY=` + legacy, `OPENAI_API_KEY=[REDACTED:openai-key]`},
 		{"anthropic", `x = '` + ant + `'`, `x = '[REDACTED:anthropic-key]'`},
@@ -101,6 +115,9 @@ func TestProviderRules(t *testing.T) {
 		{"hugging face identifier", `hf_model_name_for_the_tokenizer_cache_dir`, ""},
 		{"jwt without signature", `eyJhbGciOiJub25lIn0.eyJzdWIiOiIxMjM0In0.`, ""},
 		{"task- is not sk-", "task-" + tok("", b62, 40), ""},
+		{"secret_ identifier", "secret_" + strings.Repeat("abcdefghijklmnopqrstuvwxyz", 2)[:43], ""},
+		{"fcm device token", `fcm(` + tok("", b64url, 11) + ":" + tok("APA91b", b64url, 134) + `)`, ""},
+		{"pulumi too short", tok("pul-", hexLow, 39) + " ", ""},
 	})
 }
 

@@ -106,6 +106,23 @@ var builtinRules = []tokenRule{
 	provider("digitalocean-token", `do[por]_v1_[a-f0-9]{64}`, "_v1_"),
 	provider("shopify-token", `shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}`, "shp"),
 	provider("age-secret-key", `AGE-SECRET-KEY-1[0-9A-Z]{58}`, "AGE-SECRET-KEY-1"),
+	// Notion integration tokens: "ntn_" + 11 digits + 35 base62, and the
+	// older "secret_" + 43 base62. Those need upper, lower and digits, so
+	// that an identifier after "secret_" is no token.
+	provider("notion-token", `ntn_[0-9]{11}[A-Za-z0-9]{35}`, "ntn_"),
+	{name: "notion-token", prio: prioProvider, keywords: []string{"secret_"},
+		re: regexp.MustCompile(`secret_[A-Za-z0-9]{43}`), boundary: true,
+		valid: func(s string) bool { return mixed3(s[7:]) && notFiller(s) }},
+	// Doppler: personal, service (with an optional environment slug),
+	// CLI, service-account, SCIM and audit tokens.
+	provider("doppler-token", `dp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?[A-Za-z0-9]{40,44}`, "dp."),
+	// Atlassian (Jira, Confluence, Bitbucket) API tokens.
+	provider("atlassian-token", `ATATT3[A-Za-z0-9_=-]{186}`, "ATATT3"),
+	// Firebase Cloud Messaging legacy server key: "AAAA" + 7, ':' and
+	// "APA91b" + 134. Device registration tokens share the second half but
+	// not the "AAAA" sender part, and are no credential.
+	provider("fcm-server-key", `AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{134}`, "APA91b"),
+	provider("pulumi-token", `pul-[a-f0-9]{40}`, "pul-"),
 	// JWT: base64url header and payload of JSON objects ("{\"" encodes as
 	// "eyJ") and a signature. Unsigned tokens carry no credential.
 	{name: "jwt", prio: prioJWT, keywords: []string{"eyJ"},
