@@ -111,6 +111,11 @@ func (r *Redactor) assignment(s *sink, sep, valAt int, typed bool) {
 	if text[sep] == ':' && byteAt(text, sep+1) == '=' {
 		k.sep = '!' // Go's ":=": a literal would be quoted.
 	}
+	if text[sep] == '=' && ne == sep && name[0] == '-' && (ns == 0 || isSpace(text[ns-1]) || isQuote(text[ns-1])) {
+		// A command-line flag (--password=v, -Dapp.password=v): its value
+		// is a literal whatever follows it on the line.
+		k.sep = 0
+	}
 	k.blank = vs > 0 && isSpace(text[vs-1])
 	if pw && kind == valBare && k.sep != '!' {
 		// Under a password name an unquoted value runs to the next

@@ -105,6 +105,16 @@
 // strings (ADO.NET, ODBC with {braced} values, libpq) only when another
 // connection key (Server=, host=, User Id=…) is on the line.
 //
+// HTTP Basic credentials ("Authorization: Basic <base64 of user:pass>")
+// and curl's "-u user:pass" / "--user user:pass" are judged the same way:
+// "admin:admin", "svc:P@ssw0rd!" and "deploy:MyPassword2024!" go, since
+// people really use those; what is documentation is a template, a mask,
+// the bare field word ("user:password", "<user>:<password>",
+// "admin:****"), a value with a documentation word ("your", "example",
+// "changeme"…) and RFC 7617's own "Aladdin:open sesame". curl needs 4
+// bytes or more and no digits alone; on a docker, podman, kubectl or
+// chroot line "-u user:group" is no credential.
+//
 // # generic-secret
 //
 // A value is redacted when both its name and the value itself qualify.
@@ -169,7 +179,10 @@
 //     (PGPASSWORD=v psql …); "PASS: tests/x.sh" test reports.
 //
 // In "name=value" with no blanks (shell, env and properties files) a bare
-// word is a literal even when it reads as an identifier. Under other
+// word is a literal even when it reads as an identifier. The value of a
+// command-line flag ("--password=v", "wget --http-password=v",
+// "-Dapp.db.password=v") is a literal whatever follows it on the line
+// ("app --password=v --port 5432"). Under other
 // secret names (api_token, auth) words stay: tokens are generated, and
 // a word there is more often a reference than a credential.
 //

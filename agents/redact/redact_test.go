@@ -138,6 +138,7 @@ func TestPrivateKeys(t *testing.T) {
 }
 
 func TestHeadersAndURLs(t *testing.T) {
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 	bearer := tok("", b64url, 40)
 	basic := base64.StdEncoding.EncodeToString([]byte("deploy:" + tok("", b62, 16)))
 	pw := tok("", b62, 18)
@@ -149,6 +150,16 @@ func TestHeadersAndURLs(t *testing.T) {
 		{"url password keeps user and host", `postgres://app:` + pw + `@db:5432/x`, `postgres://app:[REDACTED:url-password]@db:5432/x`},
 		{"url password without user", `redis://:` + pw + `@cache:6379`, `redis://:[REDACTED:url-password]@cache:6379`},
 		{"curl -u", `curl -u ci:` + pw + ` https://x`, `curl -u ci:[REDACTED:cli-credentials] https://x`},
+		// Common human passwords go as they do in a URI: the position says
+		// what they are.
+		{"basic common password", `Authorization: Basic ` + b64("svc:" + "P@ss" + "w0rd!"), `Authorization: Basic [REDACTED:basic-auth]`},
+		{"basic password with the word", `Authorization: Basic ` + b64("deploy:" + "MyPass" + "word2024!"), `Authorization: Basic [REDACTED:basic-auth]`},
+		{"basic leetspeak", `-H "Authorization: Basic ` + b64("jenkins:" + "Passw0" + "rd#1") + `"`, `-H "Authorization: Basic [REDACTED:basic-auth]"`},
+		{"basic admin:admin", `Authorization: Basic ` + b64("admin:" + "ad" + "min"), `Authorization: Basic [REDACTED:basic-auth]`},
+		{"curl -u common password", `curl -u deploy:` + "MyPass" + "word2024!" + ` https://x`, `curl -u deploy:[REDACTED:cli-credentials] https://x`},
+		{"curl --user leetspeak", `curl --user ci:` + "Passw0" + "rd#1" + ` https://x`, `curl --user ci:[REDACTED:cli-credentials] https://x`},
+		{"curl -u admin:admin", `curl -u admin:` + "ad" + "min" + ` http://localhost:8080/api`, `curl -u admin:[REDACTED:cli-credentials] http://localhost:8080/api`},
+		{"wget --password", `wget --password=` + "P@ss" + "w0rd!" + ` https://x`, `wget --password=[REDACTED:password] https://x`},
 
 		{"bearer concatenated", `"Bearer " + token`, ""},
 		{"bearer template", "`Bearer ${token}`", ""},
@@ -156,6 +167,16 @@ func TestHeadersAndURLs(t *testing.T) {
 		{"bearer in prose", `the bearer of this message is trusted`, ""},
 		{"basic in prose", `a basic configuration is enough`, ""},
 		{"basic without colon", `Basic ` + base64.StdEncoding.EncodeToString([]byte("just-a-token-value")), ""},
+		{"basic field words", `Authorization: Basic ` + b64("user:password"), ""},
+		{"basic template", `Authorization: Basic ` + b64("<user>:<password>"), ""},
+		{"basic mask", `Authorization: Basic ` + b64("admin:****"), ""},
+		{"basic rfc 7617 example", `Authorization: Basic ` + b64("Aladdin:open sesame"), ""},
+		{"curl -u field words", `curl -u user:password https://x`, ""},
+		{"curl -u variables", `curl -u "$USER:$PASS" https://x`, ""},
+		{"curl -u template", `curl -u admin:<password> https://x`, ""},
+		{"curl -u example", `curl -u demo:your-api-key https://x`, ""},
+		{"docker -u user:group", `docker run --rm -u www-data:www-data app ls`, ""},
+		{"docker exec --user", `docker exec --user node:node web npm test`, ""},
 		{"url doc password", `postgres://user:password@localhost:5432/db`, ""},
 		{"url template password", `postgres://${PGUSER}:${PGPASSWORD}@db/app`, ""},
 		{"url port", `http://localhost:8080/path`, ""},
