@@ -147,7 +147,12 @@
 // os.Getenv("…"), process.env.X, a function call, a path, a URL, a number,
 // an unquoted identifier (secret = defaultSecret, cfg.Token), a value
 // that contains "password", "token", "example", "your" and the like, or
-// base64 of such a value.
+// base64 of such a value. An unquoted dotted value is a reference in
+// code but a literal on a configuration line — NAME=v with no blanks
+// (env and properties files, a command's prefix), a YAML key or header
+// that starts its line and whose value ends it ("vault_token: v",
+// "X-Vault-Token: v"), or "Name: v" as a whole string — where tokens
+// with dots are written ("hvs.CAES…", Discord's "<id>.<time>.<hmac>").
 //
 // # password
 //

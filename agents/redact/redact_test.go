@@ -189,6 +189,9 @@ func TestHeadersAndURLs(t *testing.T) {
 func TestGenericSecret(t *testing.T) {
 	v := tok("", b62, 24)
 	h := tok("", hexLow, 40)
+	vault := tok("hvs.", b62, 24)
+	discord := tok("MTE", b62, 21) + "." + tok("", b64url, 6) + "." + tok("", b64url, 27)
+	dotted := tok("", b62, 12) + "." + tok("k", b62, 11)
 	R := "[REDACTED:generic-secret]"
 	runCases(t, Default(), []redactCase{
 		{"go :=", `dbPassword := "` + v + `"`, `dbPassword := "` + R + `"`},
@@ -211,6 +214,16 @@ func TestGenericSecret(t *testing.T) {
 		{"bytes call with a secret name", `signingKey := []byte("` + v + `")`, `signingKey := []byte("` + R + `")`},
 		{"sql", `ALTER USER app WITH PASSWORD '` + v + `';`, `ALTER USER app WITH PASSWORD '` + R + `';`},
 		{"aws secret by name", `aws_secret_access_key = ` + tok("", b64std, 40), `aws_secret_access_key = [REDACTED:aws-secret-key]`},
+		// Tokens with dots, unquoted on configuration lines.
+		{"vault env", `VAULT_TOKEN=` + vault, `VAULT_TOKEN=` + R},
+		{"vault yaml", `  vault_token: ` + vault, `  vault_token: ` + R},
+		{"vault yaml list", `  - vault_token: ` + vault + ` # dev`, `  - vault_token: ` + R + ` # dev`},
+		{"vault header", `X-Vault-Token: ` + vault, `X-Vault-Token: ` + R},
+		{"vault header in curl", `curl -H "X-Vault-Token: ` + vault + `" https://vault:8200/v1/kv`, `curl -H "X-Vault-Token: ` + R + `" https://vault:8200/v1/kv`},
+		{"discord env", `DISCORD_TOKEN=` + discord, `DISCORD_TOKEN=` + R},
+		{"two-part key", `API_KEY=` + dotted, `API_KEY=` + R},
+		{"properties", `app.api.token=` + dotted, `app.api.token=` + R},
+		{"env prefix of a command", `API_TOKEN=` + dotted + ` ./deploy.sh`, `API_TOKEN=` + R + ` ./deploy.sh`},
 
 		{"getenv", `password = os.Getenv("DB_PASSWORD")`, ""},
 		{"process.env", `const token = process.env.GITHUB_TOKEN;`, ""},
@@ -229,6 +242,11 @@ func TestGenericSecret(t *testing.T) {
 		{"human phrase", `api_key = "Summer2024"`, ""},
 		{"identifier", `secret = defaultSecret`, ""},
 		{"dotted reference", `token = self.config.token`, ""},
+		{"dotted settings", `SECRET_KEY = settings.SECRET_KEY`, ""},
+		{"dotted js field", `  apiKey: config.apiKeyFromVault,`, ""},
+		{"dotted keyword argument", `client = Client(token=self.accessToken)`, ""},
+		{"dotted ts type", `  token: Auth.AccessTokenV2`, ""},
+		{"dotted go field", `	password = cfg.Password`, ""},
 		{"camel reference", `apiKey = defaultApiKeyValue`, ""},
 		{"call", `token := newToken(ctx)`, ""},
 		{"sha256 checksum", `sha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"`, ""},
@@ -411,6 +429,43 @@ func TestLooksRandomRecall(t *testing.T) {
 		}
 		if rate := float64(hit) / N; rate < c.minRate {
 			t.Errorf("alphabet of %d, length %d: recall %.4f < %.3f", len(c.alphabet), c.n, rate, c.minRate)
+		}
+	}
+}
+
+// TestDottedTokenRecall measures tokens with dots ("hvs.<24>", Discord's
+// three parts, "<12>.<12>") unquoted on configuration lines, where a
+// dotted value is no code reference: 300 random tokens per shape and
+// line. The floor leaves room for the value test's misses on random
+// strings (TestLooksRandomRecall); measured 299 or 300 of 300 each, where
+// taking dotted values for code references let 41 to 191 through.
+func TestDottedTokenRecall(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(11, 12))}
+	shapes := []struct {
+		name string
+		make func() string
+	}{
+		{"vault", func() string { return "hvs." + g.random(b62, 24) }},
+		{"discord", func() string {
+			return base64.RawStdEncoding.EncodeToString([]byte(g.digits(18, 19))) + "." + g.str(b64url, 6) + "." + g.str(b64url, 27)
+		}},
+		{"two parts", func() string { return g.random(b62, 12) + "." + g.random(b62, 12) }},
+	}
+	lines := []string{"VAULT_TOKEN=%s", "  vault_token: %s", "X-Vault-Token: %s", "DISCORD_TOKEN=%s", "API_KEY=%s"}
+	const n = 300
+	for _, sh := range shapes {
+		for _, line := range lines {
+			hit := 0
+			for range n {
+				v := sh.make()
+				if !strings.Contains(Default().String(strings.Replace(line, "%s", v, 1)), v) {
+					hit++
+				}
+			}
+			t.Logf("%s in %q: %d/%d", sh.name, line, hit, n)
+			if rate := float64(hit) / n; rate < 0.98 {
+				t.Errorf("%s in %q: recall %d/%d", sh.name, line, hit, n)
+			}
 		}
 	}
 }
