@@ -68,7 +68,8 @@
 //	jwt                    JSON Web Token                                  eyJ….eyJ….<signature>
 //	azure-key              Azure storage/Service Bus key, SAS signature    AccountKey=…, SharedAccessKey=…, sig=…
 //	url-password           password in a URI's userinfo or its query       scheme://user:PASSWORD@host, ?password=PASSWORD,
-//	                       (user, host, port, path and query stay)         jdbc:…;password=PASSWORD
+//	                       (user, host, port, path and query stay), or a   jdbc:…;password=PASSWORD, scheme://TOKEN@host,
+//	                       token given as the user name                    scheme://TOKEN:x-oauth-basic@host
 //	dsn-password           password in a key=value connection string or    Server=…;Password=PASSWORD; Pwd={PASSWORD};
 //	                       a DSN without "://"                             host=… password=PASSWORD; user:PASSWORD@tcp(…);
 //	                                                                       jdbc:oracle:thin:user/PASSWORD@
@@ -104,6 +105,16 @@
 // redacted in URIs (JDBC included) and in form bodies; in key=value
 // strings (ADO.NET, ODBC with {braced} values, libpq) only when another
 // connection key (Server=, host=, User Id=…) is on the line.
+//
+// A URI inside a JSON string whose encoder escapes '/'
+// ("postgres:\/\/app:pw@db\/app") is read the same way. A token used as
+// the user name goes too when there is no password or the password is
+// the fixed word a host accepts beside a token
+// ("https://<token>@dev.azure.com/…", "https://<token>:x-oauth-basic@
+// github.com/…"; x-oauth-basic itself stays): the user must be 20 or more
+// letters and digits that look random (or an Azure DevOps token's 52
+// base32 characters), so "git", "admin", "deploy" and
+// "jenkins-deployer-2024" stay.
 //
 // HTTP Basic credentials ("Authorization: Basic <base64 of user:pass>")
 // and curl's "-u user:pass" / "--user user:pass" are judged the same way:

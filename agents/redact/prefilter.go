@@ -49,7 +49,9 @@ func init() {
 		}
 	}
 	add("-----BEGIN ", detPEM)
-	add("://", detURL)
+	for _, k := range urlSeparators {
+		add(k, detURL)
+	}
 	for _, k := range []string{"earer", "EARER", "asic", "ASIC"} {
 		add(k, detSchemes)
 	}

@@ -139,6 +139,8 @@ func TestPrivateKeys(t *testing.T) {
 
 func TestHeadersAndURLs(t *testing.T) {
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	azurePAT := tok("", "abcdefghijklmnopqrstuvwxyz234567", 52)
+	hexTok := tok("", hexLow, 40)
 	bearer := tok("", b64url, 40)
 	basic := base64.StdEncoding.EncodeToString([]byte("deploy:" + tok("", b62, 16)))
 	pw := tok("", b62, 18)
@@ -152,13 +154,20 @@ func TestHeadersAndURLs(t *testing.T) {
 		{"curl -u", `curl -u ci:` + pw + ` https://x`, `curl -u ci:[REDACTED:cli-credentials] https://x`},
 		// Common human passwords go as they do in a URI: the position says
 		// what they are.
-		{"basic common password", `Authorization: Basic ` + b64("svc:" + "P@ss" + "w0rd!"), `Authorization: Basic [REDACTED:basic-auth]`},
-		{"basic password with the word", `Authorization: Basic ` + b64("deploy:" + "MyPass" + "word2024!"), `Authorization: Basic [REDACTED:basic-auth]`},
-		{"basic leetspeak", `-H "Authorization: Basic ` + b64("jenkins:" + "Passw0" + "rd#1") + `"`, `-H "Authorization: Basic [REDACTED:basic-auth]"`},
-		{"basic admin:admin", `Authorization: Basic ` + b64("admin:" + "ad" + "min"), `Authorization: Basic [REDACTED:basic-auth]`},
+		{"basic common password", `Authorization: Basic ` + b64("svc:"+"P@ss"+"w0rd!"), `Authorization: Basic [REDACTED:basic-auth]`},
+		{"basic password with the word", `Authorization: Basic ` + b64("deploy:"+"MyPass"+"word2024!"), `Authorization: Basic [REDACTED:basic-auth]`},
+		{"basic leetspeak", `-H "Authorization: Basic ` + b64("jenkins:"+"Passw0"+"rd#1") + `"`, `-H "Authorization: Basic [REDACTED:basic-auth]"`},
+		{"basic admin:admin", `Authorization: Basic ` + b64("admin:"+"ad"+"min"), `Authorization: Basic [REDACTED:basic-auth]`},
 		{"curl -u common password", `curl -u deploy:` + "MyPass" + "word2024!" + ` https://x`, `curl -u deploy:[REDACTED:cli-credentials] https://x`},
 		{"curl --user leetspeak", `curl --user ci:` + "Passw0" + "rd#1" + ` https://x`, `curl --user ci:[REDACTED:cli-credentials] https://x`},
 		{"curl -u admin:admin", `curl -u admin:` + "ad" + "min" + ` http://localhost:8080/api`, `curl -u admin:[REDACTED:cli-credentials] http://localhost:8080/api`},
+		// A token as the user name: nothing else in the URI is secret.
+		{"azure devops token as user", `git clone https://` + azurePAT + `@dev.azure.com/acme/app/_git/app`, `git clone https://[REDACTED:url-password]@dev.azure.com/acme/app/_git/app`},
+		{"token with x-oauth-basic", `"git+https://` + hexTok + `:x-oauth-basic@github.com/acme/lib.git"`, `"git+https://[REDACTED:url-password]:x-oauth-basic@github.com/acme/lib.git"`},
+		{"token with an empty password", `https://` + pw + pw + `:@gitlab.example.com/acme/app.git`, `https://[REDACTED:url-password]:@gitlab.example.com/acme/app.git`},
+		// JSON encoders that escape '/'.
+		{"json-escaped uri", `{"dsn": "postgres:\/\/admin:` + "Pw0r" + `d5@db.internal:5432\/app"}`, `{"dsn": "postgres:\/\/admin:[REDACTED:url-password]@db.internal:5432\/app"}`},
+		{"json-escaped slash in the password", `"mysql:\/\/app:` + "ab\\/" + `cd9@db\/app"`, `"mysql:\/\/app:[REDACTED:url-password]@db\/app"`},
 		{"wget --password", `wget --password=` + "P@ss" + "w0rd!" + ` https://x`, `wget --password=[REDACTED:password] https://x`},
 
 		{"bearer concatenated", `"Bearer " + token`, ""},
@@ -175,6 +184,10 @@ func TestHeadersAndURLs(t *testing.T) {
 		{"curl -u variables", `curl -u "$USER:$PASS" https://x`, ""},
 		{"curl -u template", `curl -u admin:<password> https://x`, ""},
 		{"curl -u example", `curl -u demo:your-api-key https://x`, ""},
+		{"user names stay", `ssh://git@github.com/acme/app.git https://deploy@registry.example.com/v2/ https://jenkins-deployer-2024@ci.example.com`, ""},
+		{"long user name", `https://john.smith.contractor2024@git.example.com/app.git`, ""},
+		{"x-oauth-basic after a user name", `https://deploy:x-oauth-basic@github.com/acme/lib.git`, ""},
+		{"json-escaped path with @", `"https:\/\/registry.npmjs.org\/@types\/node"`, ""},
 		{"docker -u user:group", `docker run --rm -u www-data:www-data app ls`, ""},
 		{"docker exec --user", `docker exec --user node:node web npm test`, ""},
 		{"url doc password", `postgres://user:password@localhost:5432/db`, ""},
