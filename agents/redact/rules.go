@@ -108,9 +108,11 @@ var builtinRules = []tokenRule{
 	provider("age-secret-key", `AGE-SECRET-KEY-1[0-9A-Z]{58}`, "AGE-SECRET-KEY-1"),
 	// Notion integration tokens: "ntn_" + 11 digits + 35 base62, and the
 	// older "secret_" + 43 base62. Those need upper, lower and digits, so
-	// that an identifier after "secret_" is no token.
-	provider("notion-token", `ntn_[0-9]{11}[A-Za-z0-9]{35}`, "ntn_"),
-	{name: "notion-token", prio: prioProvider, keywords: []string{"secret_"},
+	// that an identifier after "secret_" is no token. The keywords leave
+	// out the first letters: "nt" and "se" start a pair on most lines of
+	// code, "tn" and "cr" seldom (see keywordScan).
+	provider("notion-token", `ntn_[0-9]{11}[A-Za-z0-9]{35}`, "tn_"),
+	{name: "notion-token", prio: prioProvider, keywords: []string{"cret_"},
 		re: regexp.MustCompile(`secret_[A-Za-z0-9]{43}`), boundary: true,
 		valid: func(s string) bool { return mixed3(s[7:]) && notFiller(s) }},
 	// Doppler: personal, service (with an optional environment slug),
