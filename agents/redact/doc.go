@@ -88,7 +88,10 @@
 // Tokens found by their prefix must not touch a letter, digit or '_' on
 // either side, and their random part must have some entropy, so
 // documentation fillers ("ghp_xxxxxxxx…") stay. Webhook paths and Azure
-// keys are anchored by their URL or key name instead.
+// keys are anchored by their URL or key name instead. AWS's published
+// example key id, AKIAIOSFODNN7EXAMPLE, is redacted like any other: the
+// model loses nothing by not reading it, and an allow-list of example
+// values would let through a real key that happens to share its shape.
 //
 // # Credentials in URIs and connection strings
 //
@@ -225,7 +228,12 @@
 // with blanks, a human word under a token or key name (api_token:
 // "sunshine"), a password given with no separator outside a .netrc entry
 // or a Dockerfile ENV ("password hunter2" in prose), a capitalised word
-// with no digit under a password name ("Dragon", read as a label), and files that are wholly secret but not listed in the
-// ignore patterns. Redaction is a safety net under the ignore list, not a
+// with no digit under a password name ("Dragon", read as a label), a
+// dotted token unquoted where code could stand ("token = hvs.CAES…" with
+// blanks around '=', as in INI files: read as a reference like
+// cfg.Token), a token used as a URI's user name that is shorter than 20
+// bytes or reads as a name, curl passwords under 4 bytes, "-u user:pass"
+// on a docker or kubectl line, and files that are wholly secret but not
+// listed in the ignore patterns. Redaction is a safety net under the ignore list, not a
 // replacement for keeping credentials out of the repository.
 package redact

@@ -91,6 +91,7 @@ func TestProviderRules(t *testing.T) {
 		{"openai legacy", `OPENAI_API_KEY=` + legacy, `OPENAI_API_KEY=[REDACTED:openai-key]`},
 		{"anthropic", `x = '` + ant + `'`, `x = '[REDACTED:anthropic-key]'`},
 		{"aws access key id", `id: ` + akia, `id: [REDACTED:aws-access-key-id]`},
+		{"aws documentation key id too", `id: ` + "AKIAIOSFODNN7" + "EXAMPLE", `id: [REDACTED:aws-access-key-id]`},
 		{"github classic", `"` + ghp + `"`, `"[REDACTED:github-token]"`},
 		{"github fine-grained", `GH=` + pat, `GH=[REDACTED:github-token]`},
 		{"gitlab", `glab auth login --token ` + glpat, `glab auth login --token [REDACTED:gitlab-token]`},
