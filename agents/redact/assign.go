@@ -111,6 +111,11 @@ func (r *Redactor) assignment(s *sink, sep, valAt int, typed bool) {
 	if text[sep] == ':' && byteAt(text, sep+1) == '=' {
 		k.sep = '!' // Go's ":=": a literal would be quoted.
 	}
+	if text[sep] == '=' && ne == sep && name[0] == '-' && (ns == 0 || isSpace(text[ns-1]) || isQuote(text[ns-1])) {
+		// A command-line flag (--password=v, -Dapp.password=v): its value
+		// is a literal whatever follows it on the line.
+		k.sep = 0
+	}
 	k.blank = vs > 0 && isSpace(text[vs-1])
 	if pw && kind == valBare && k.sep != '!' {
 		// Under a password name an unquoted value runs to the next
@@ -118,29 +123,100 @@ func (r *Redactor) assignment(s *sink, sep, valAt int, typed bool) {
 		// '=' in it.
 		ve = extendBare(text, vs, ve)
 	}
-	if r.addValue(s, text[vs:ve], vs, ve, kind != valBare, aws) || !pw {
+	form := formCode
+	if kind != valBare {
+		form = formQuoted
+	} else if configLine(text, ns, ne, sep, vs, ve) {
+		form = formConfig
+	}
+	if r.addValue(s, text[vs:ve], vs, ve, form, aws) || !pw {
 		return
 	}
 	addPassword(s, vs, ve, kind, k)
 }
 
+// valueForm says how a value was written, which decides whether an
+// unquoted identifier may be code.
+type valueForm int
+
+const (
+	formCode   valueForm = iota // unquoted, where code may name a variable: "token = cfg.Token"
+	formConfig                  // unquoted on a configuration line: NAME=v, "key: v", "Header: v"
+	formQuoted                  // a string literal, an XML element, a flag's value
+)
+
+// configLine reports whether an unquoted value [vs, ve) after the name
+// [ns, ne) and the separator at sep is written as configuration rather
+// than code: an env or properties line (NAME=v, glued, the value ending
+// the line or followed by a blank: "TOKEN=v cmd"), a YAML key or a
+// header at the start of a line ("vault_token: v", "X-Vault-Token: v")
+// whose value ends the line, or "Name: v" filling a whole string
+// ("-H 'X-Vault-Token: v'"). There a dotted value is a literal
+// ("hvs.CAES…", a Discord token): code would write "cfg.Token" with
+// blanks around '=' or a ',' after it.
+func configLine(text string, ns, ne, sep, vs, ve int) bool {
+	switch text[sep] {
+	case '=':
+		if ne != sep || vs != sep+1 {
+			return false
+		}
+		c := byteAt(text, ve)
+		return ve == len(text) || isSpace(c)
+	case ':':
+		if vs == sep+1 || byteAt(text, sep+1) == '=' {
+			return false
+		}
+		q := byteAt(text, ns-1)
+		if isQuote(q) {
+			// "Name: v" as a whole string, or a quoted YAML key.
+			if byteAt(text, ve) == q && ne < len(text) && text[ne] != q {
+				return true
+			}
+			ns--
+		}
+		return startsLine(text, ns) && endsLine(text, ve)
+	}
+	return false
+}
+
+// startsLine reports whether only indentation (and a YAML "- ") comes
+// before p on its line.
+func startsLine(text string, p int) bool {
+	for p > 0 && (text[p-1] == ' ' || text[p-1] == '\t') {
+		p--
+	}
+	if p > 0 && text[p-1] == '-' {
+		p--
+		for p > 0 && (text[p-1] == ' ' || text[p-1] == '\t') {
+			p--
+		}
+	}
+	return p == 0 || text[p-1] == '\n'
+}
+
+// endsLine reports whether only blanks or a comment follow p on its line.
+func endsLine(text string, p int) bool {
+	q := skipBlank(text, p)
+	return q == len(text) || text[q] == '\n' || text[q] == '\r' || text[q] == '#' && q > p
+}
+
 // addValue adds [vs, ve) when the value looks like a literal secret, and
 // reports whether it did.
-func (r *Redactor) addValue(s *sink, v string, vs, ve int, quoted, aws bool) bool {
+func (r *Redactor) addValue(s *sink, v string, vs, ve int, form valueForm, aws bool) bool {
 	// Sentences, URLs (their passwords are url-password's) and escaped
 	// text ("\u3299") are not secrets of this rule.
 	if isPlaceholder(v) || strings.ContainsAny(v, " \t") || strings.Contains(v, "://") ||
 		strings.Contains(v, `\u`) || strings.Contains(v, `\x`) {
 		return false
 	}
-	if !quoted && isNumber(v) {
+	if form != formQuoted && isNumber(v) {
 		return false
 	}
 	if aws && isAWSSecret(v) {
 		s.add("aws-secret-key", prioAWSSecret, vs, ve)
 		return true
 	}
-	if !quoted && isReference(v) || isPath(v) || !looksRandom(v, r.entropy) || encodesPlaceholder(v) {
+	if form != formQuoted && isReference(v, form == formConfig) || isPath(v) || !looksRandom(v, r.entropy) || encodesPlaceholder(v) {
 		return false
 	}
 	s.add("generic-secret", prioGeneric, vs, ve)
@@ -164,8 +240,10 @@ func isAWSSecret(v string) bool {
 // isReference reports whether an unquoted value is code rather than a
 // literal: an identifier or a dotted path ("cfg.Token", "defaultApiKey",
 // "settings.SECRET_KEY"). Env files write literals unquoted too, but their
-// values are random strings, whose words are short (see meanWordLen).
-func isReference(v string) bool {
+// values are random strings, whose words are short (see meanWordLen). On
+// a configuration line (config) a dotted value is no path but a token
+// with dots ("hvs.CAES…", "<id>.<time>.<hmac>").
+func isReference(v string, config bool) bool {
 	if v == "" || !isAlpha(v[0]) && v[0] != '_' {
 		return false
 	}
@@ -186,7 +264,10 @@ func isReference(v string) bool {
 			return false
 		}
 	}
-	return dots > 0 || meanWordLen(v) >= 3
+	if dots > 0 {
+		return !config
+	}
+	return meanWordLen(v) >= 3
 }
 
 // isNumber reports whether an unquoted value is a numeric literal
@@ -643,7 +724,7 @@ func (r *Redactor) xmlElement(s *sink, gt int) {
 	for ve > vs && (text[ve-1] == ' ' || text[ve-1] == '\t') {
 		ve--
 	}
-	if !r.addValue(s, text[vs:ve], vs, ve, true, false) && pw {
+	if !r.addValue(s, text[vs:ve], vs, ve, formQuoted, false) && pw {
 		addPassword(s, vs, ve, valString, keyCtx{})
 	}
 }
@@ -671,7 +752,7 @@ func (r *Redactor) flag(s *sink, i int) {
 		return
 	}
 	// Command lines have no identifiers: an unquoted value is a literal.
-	if !r.addValue(s, text[vs:ve], vs, ve, true, false) && pw && kind != valArg {
+	if !r.addValue(s, text[vs:ve], vs, ve, formQuoted, false) && pw && kind != valArg {
 		addPassword(s, vs, ve, valString, keyCtx{})
 	}
 }
@@ -688,7 +769,7 @@ func (r *Redactor) scanSQLPasswords(s *sink) {
 			if k > 0 && isWord(text[k-1]) {
 				continue
 			}
-			if vs, ve, ok := quotedAt(text, k+len(kw)-1); ok && !r.addValue(s, text[vs:ve], vs, ve, true, false) {
+			if vs, ve, ok := quotedAt(text, k+len(kw)-1); ok && !r.addValue(s, text[vs:ve], vs, ve, formQuoted, false) {
 				addPassword(s, vs, ve, valString, keyCtx{})
 			}
 		}

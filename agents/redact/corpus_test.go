@@ -243,6 +243,9 @@ func (g gen) make(kind, arg string) (string, bool) {
 		return g.random(b62, 43) + "%3D", true
 	case "basic":
 		return base64.StdEncoding.EncodeToString([]byte(arg + ":" + g.random(b62, 14))), true
+	case "basic-upw":
+		// HTTP Basic credentials with a user password of the class.
+		return base64.StdEncoding.EncodeToString([]byte("svc:" + g.userPassword(arg))), true
 	case "pem", "pem-open", "pem-json":
 		label := arg
 		if label == "" {
@@ -314,11 +317,23 @@ func TestSecretsCorpus(t *testing.T) {
 var passwordWords = []string{"admin", "root", "guest", "summer", "dragon", "monkey", "sunshine", "very",
 	"secret", "master", "welcome", "orders", "shadow", "football", "prod", "winter", "letme", "in", "super"}
 
+// commonPasswords are whole passwords of breached-password lists that
+// people really put in configuration, many with "password" in them once
+// '@', '0' and '$' are read as letters. They are concatenated so that no
+// line reads as a credential. Like the other classes they have 8 bytes
+// or more and none of them holds 8 bytes of a sample's text or of a
+// "[REDACTED:…]" marker ("password1", "admin" for the user admin),
+// which the leak check could not tell from the password; "admin:admin"
+// is pinned by TestHeadersAndURLs instead.
+var commonPasswords = []string{"P@ss" + "w0rd!", "MyPa$$" + "word2024!", "Passw0" + "rd#1", "P@ss" + "word1", "P@55" + "w0rd",
+	"Welc" + "ome1!", "letm" + "ein123", "Admin" + "@123", "adm" + "in1234", "qwe" + "rty123", "te" + "st1234",
+	"Summer" + "2024!", "ilove" + "you1"}
+
 // userPassword makes a password of the given class, the way users write
 // them in connection URIs and strings, unescaped unless the class is pct:
 // plain (base62), hash, bang, at (one to three '@'), pct (%-escapes),
-// slash, colon, mixed (several of them) and word (words and digits, as
-// "verysecret" or "summer2024").
+// slash, colon, mixed (several of them), word (words and digits, as
+// "verysecret" or "summer2024") and common (commonPasswords).
 func (g gen) userPassword(class string) string {
 	chunk := func() string { return g.random(b62, 3+g.r.IntN(5)) }
 	join := func(seps ...string) string {
@@ -343,6 +358,8 @@ func (g gen) userPassword(class string) string {
 		return join(":")
 	case "mixed":
 		return join("#", "!", "@", "/", "%40", ":", "?", "$", "&", "*", "(", ")", "+", "=", ",", "~", "^")
+	case "common":
+		return commonPasswords[g.r.IntN(len(commonPasswords))]
 	case "word":
 		var s string
 		for s == "" || len(s) < 8 {

@@ -58,10 +58,18 @@
 //	digitalocean-token     DigitalOcean tokens                             dop_v1_|doo_v1_|dor_v1_ + 64 hex
 //	shopify-token          Shopify access tokens                           shpat_|shpca_|shppa_|shpss_ + 32 hex
 //	age-secret-key         age (sops) identity                             AGE-SECRET-KEY-1 + 58
+//	notion-token           Notion integration token                        ntn_ + 11 digits + 35 base62; secret_ + 43 base62
+//	                                                                       with upper, lower and digits
+//	doppler-token          Doppler personal/service/CLI/SA/SCIM/audit      dp.pt.|dp.st.[<env>.]|dp.ct.|dp.sa.|dp.scim.|
+//	                       tokens                                          dp.audit. + 40-44 base62
+//	atlassian-token        Atlassian (Jira, Confluence) API token          ATATT3 + 186
+//	fcm-server-key         Firebase Cloud Messaging legacy server key      AAAA + 7 + ":APA91b" + 134 base64url
+//	pulumi-token           Pulumi access token                             pul- + 40 hex
 //	jwt                    JSON Web Token                                  eyJ….eyJ….<signature>
 //	azure-key              Azure storage/Service Bus key, SAS signature    AccountKey=…, SharedAccessKey=…, sig=…
 //	url-password           password in a URI's userinfo or its query       scheme://user:PASSWORD@host, ?password=PASSWORD,
-//	                       (user, host, port, path and query stay)         jdbc:…;password=PASSWORD
+//	                       (user, host, port, path and query stay), or a   jdbc:…;password=PASSWORD, scheme://TOKEN@host,
+//	                       token given as the user name                    scheme://TOKEN:x-oauth-basic@host
 //	dsn-password           password in a key=value connection string or    Server=…;Password=PASSWORD; Pwd={PASSWORD};
 //	                       a DSN without "://"                             host=… password=PASSWORD; user:PASSWORD@tcp(…);
 //	                                                                       jdbc:oracle:thin:user/PASSWORD@
@@ -80,7 +88,10 @@
 // Tokens found by their prefix must not touch a letter, digit or '_' on
 // either side, and their random part must have some entropy, so
 // documentation fillers ("ghp_xxxxxxxx…") stay. Webhook paths and Azure
-// keys are anchored by their URL or key name instead.
+// keys are anchored by their URL or key name instead. AWS's published
+// example key id, AKIAIOSFODNN7EXAMPLE, is redacted like any other: the
+// model loses nothing by not reading it, and an allow-list of example
+// values would let through a real key that happens to share its shape.
 //
 // # Credentials in URIs and connection strings
 //
@@ -97,6 +108,26 @@
 // redacted in URIs (JDBC included) and in form bodies; in key=value
 // strings (ADO.NET, ODBC with {braced} values, libpq) only when another
 // connection key (Server=, host=, User Id=…) is on the line.
+//
+// A URI inside a JSON string whose encoder escapes '/'
+// ("postgres:\/\/app:pw@db\/app") is read the same way. A token used as
+// the user name goes too when there is no password or the password is
+// the fixed word a host accepts beside a token
+// ("https://<token>@dev.azure.com/…", "https://<token>:x-oauth-basic@
+// github.com/…"; x-oauth-basic itself stays): the user must be 20 or more
+// letters and digits that look random (or an Azure DevOps token's 52
+// base32 characters), so "git", "admin", "deploy" and
+// "jenkins-deployer-2024" stay.
+//
+// HTTP Basic credentials ("Authorization: Basic <base64 of user:pass>")
+// and curl's "-u user:pass" / "--user user:pass" are judged the same way:
+// "admin:admin", "svc:P@ssw0rd!" and "deploy:MyPassword2024!" go, since
+// people really use those; what is documentation is a template, a mask,
+// the bare field word ("user:password", "<user>:<password>",
+// "admin:****"), a value with a documentation word ("your", "example",
+// "changeme"…) and RFC 7617's own "Aladdin:open sesame". curl needs 4
+// bytes or more and no digits alone; on a docker, podman, kubectl or
+// chroot line "-u user:group" is no credential.
 //
 // # generic-secret
 //
@@ -130,7 +161,12 @@
 // os.Getenv("…"), process.env.X, a function call, a path, a URL, a number,
 // an unquoted identifier (secret = defaultSecret, cfg.Token), a value
 // that contains "password", "token", "example", "your" and the like, or
-// base64 of such a value.
+// base64 of such a value. An unquoted dotted value is a reference in
+// code but a literal on a configuration line — NAME=v with no blanks
+// (env and properties files, a command's prefix), a YAML key or header
+// that starts its line and whose value ends it ("vault_token: v",
+// "X-Vault-Token: v"), or "Name: v" as a whole string — where tokens
+// with dots are written ("hvs.CAES…", Discord's "<id>.<time>.<hmac>").
 //
 // # password
 //
@@ -162,7 +198,10 @@
 //     (PGPASSWORD=v psql …); "PASS: tests/x.sh" test reports.
 //
 // In "name=value" with no blanks (shell, env and properties files) a bare
-// word is a literal even when it reads as an identifier. Under other
+// word is a literal even when it reads as an identifier. The value of a
+// command-line flag ("--password=v", "wget --http-password=v",
+// "-Dapp.db.password=v") is a literal whatever follows it on the line
+// ("app --password=v --port 5432"). Under other
 // secret names (api_token, auth) words stay: tokens are generated, and
 // a word there is more often a reference than a credential.
 //
@@ -189,7 +228,12 @@
 // with blanks, a human word under a token or key name (api_token:
 // "sunshine"), a password given with no separator outside a .netrc entry
 // or a Dockerfile ENV ("password hunter2" in prose), a capitalised word
-// with no digit under a password name ("Dragon", read as a label), and files that are wholly secret but not listed in the
-// ignore patterns. Redaction is a safety net under the ignore list, not a
+// with no digit under a password name ("Dragon", read as a label), a
+// dotted token unquoted where code could stand ("token = hvs.CAES…" with
+// blanks around '=', as in INI files: read as a reference like
+// cfg.Token), a token used as a URI's user name that is shorter than 20
+// bytes or reads as a name, curl passwords under 4 bytes, "-u user:pass"
+// on a docker or kubectl line, and files that are wholly secret but not
+// listed in the ignore patterns. Redaction is a safety net under the ignore list, not a
 // replacement for keeping credentials out of the repository.
 package redact

@@ -100,7 +100,7 @@ func TestURICredentialsNeverReachTheEndpoint(t *testing.T) {
 		batch = batch[:0]
 	}
 	for _, c := range sampleCategories {
-		if c.name == "keyword-assignments" {
+		if c.minRecall < 1 {
 			continue // the generic rule's recall is measured, not total
 		}
 		for _, tpl := range c.tps {

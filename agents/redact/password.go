@@ -63,6 +63,16 @@ var keyPlaceholderWords = []string{
 	"process.env", "environ", "[redacted:", "required",
 }
 
+// hasKeyPlaceholder reports whether v holds one of keyPlaceholderWords.
+func hasKeyPlaceholder(v string) bool {
+	for _, w := range keyPlaceholderWords {
+		if containsFold(v, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // valueKeywords are the values of a password field that are no password:
 // null values, booleans and type names ("password: string",
 // "password: Option<String>" is cut at '<').
@@ -79,13 +89,8 @@ func literalPassword(v string) bool {
 		strings.Contains(v, `\u`) || strings.Contains(v, `\x`) {
 		return false
 	}
-	if !literalCredential(v) {
+	if !literalCredential(v) || hasKeyPlaceholder(v) {
 		return false
-	}
-	for _, w := range keyPlaceholderWords {
-		if containsFold(v, w) {
-			return false
-		}
 	}
 	for _, w := range valueKeywords {
 		if strings.EqualFold(v, w) {

@@ -29,6 +29,10 @@ func TestPasswordNames(t *testing.T) {
 		{"ini with blanks", "password = " + w3, "password = " + p},
 		{"xml", "<password>" + w3 + "</password>", "<password>" + p + "</password>"},
 		{"flag", "mysqladmin --password " + w3 + " status", "mysqladmin --password " + p + " status"},
+		{"flag= before another flag", "app --password=" + w3 + " --port 5432", "app --password=" + p + " --port 5432"},
+		{"flag= before an argument", "app --password=" + w3 + " https://x", "app --password=" + p + " https://x"},
+		{"wget flag=", "wget --user=ci --password=" + "P@ss" + "w0rd! https://x", "wget --user=ci --password=" + p + " https://x"},
+		{"java system property", "java -Dapp.db.password=" + w3 + " -jar app.jar", "java -Dapp.db.password=" + p + " -jar app.jar"},
 		{"sql", "CREATE USER app WITH PASSWORD '" + w3 + "';", "CREATE USER app WITH PASSWORD '" + p + "';"},
 		{"digits only", "DB_PASSWORD=" + "8675" + "309", "DB_PASSWORD=" + p},
 		{"breached word", "DB_PASSWORD=" + "ad" + "min", "DB_PASSWORD=" + p},
@@ -77,5 +81,8 @@ func TestPasswordNames(t *testing.T) {
 		{"hint", `password_hint = "first pet"`, ""},
 		{"confirmation is no password key", `password_confirmation = params`, ""},
 		{"your placeholder", `DB_PASSWORD=your_db_password_here`, ""},
+		{"flag= template", `app --password=$DB_PASSWORD --port 5432`, ""},
+		{"flag= field word", `app --password=PASSWORD --port 5432`, ""},
+		{"flag= placeholder", `app --password=<password> --port 5432`, ""},
 	})
 }

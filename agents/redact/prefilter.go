@@ -30,8 +30,12 @@ type keyword struct {
 }
 
 var (
-	kwBits  [1 << 16 / 64]uint64 // first two bytes of some keyword
-	kwByPre = map[uint16][]keyword{}
+	kwBits [1 << 16 / 64]uint64 // first two bytes of some keyword
+	// kwIdx maps the first two bytes of the keywords to 1 + their index in
+	// kwLists: an array, not a map, since common pairs ("nt", "se") are
+	// looked up on most lines.
+	kwIdx   [1 << 16]uint8
+	kwLists [][]keyword
 )
 
 func init() {
@@ -41,7 +45,15 @@ func init() {
 	add := func(lit string, det int) {
 		k := uint16(lit[0])<<8 | uint16(lit[1])
 		kwBits[k>>6] |= 1 << (k & 63)
-		kwByPre[k] = append(kwByPre[k], keyword{lit, det})
+		if kwIdx[k] == 0 {
+			if len(kwLists) == 255 {
+				panic("redact: too many keyword prefixes for the prefilter index")
+			}
+			kwLists = append(kwLists, nil)
+			kwIdx[k] = uint8(len(kwLists))
+		}
+		i := kwIdx[k] - 1
+		kwLists[i] = append(kwLists[i], keyword{lit, det})
 	}
 	for i, r := range builtinRules {
 		for _, k := range r.keywords {
@@ -49,7 +61,9 @@ func init() {
 		}
 	}
 	add("-----BEGIN ", detPEM)
-	add("://", detURL)
+	for _, k := range urlSeparators {
+		add(k, detURL)
+	}
 	for _, k := range []string{"earer", "EARER", "asic", "ASIC"} {
 		add(k, detSchemes)
 	}
@@ -81,7 +95,7 @@ func keywordScan(text string) uint64 {
 		if kwBits[k>>6]&(1<<(k&63)) == 0 {
 			continue
 		}
-		for _, kw := range kwByPre[k] {
+		for _, kw := range kwLists[kwIdx[k]-1] {
 			if found&(1<<kw.det) == 0 && strings.HasPrefix(text[i:], kw.lit) {
 				found |= 1 << kw.det
 			}

@@ -72,11 +72,26 @@ func TestProviderRules(t *testing.T) {
 	hf := tok("hf_", upper+lower, 34)
 	jwt := "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0In0." + tok("", b64url, 43)
 	azure := tok("", b64std, 86) + "=="
+	notion := tok("secret_", b62, 43)
+	notionNew := "ntn_" + tok("", digits, 11) + tok("", b62, 35)
+	doppler := tok("dp.st.prd.", b62, 40)
+	dopplerPT := tok("dp.pt.", b62, 43)
+	atlassian := tok("ATATT3", b64url+"=", 186)
+	fcm := tok("AAAA", b64url, 7) + ":" + tok("APA91b", b64url, 134)
+	pulumi := tok("pul-", hexLow, 40)
 	runCases(t, Default(), []redactCase{
+		{"notion", `NOTION_TOKEN=` + notion, `NOTION_TOKEN=[REDACTED:notion-token]`},
+		{"notion ntn_", `notion = Client(auth="` + notionNew + `")`, `notion = Client(auth="[REDACTED:notion-token]")`},
+		{"doppler service token", `DOPPLER_TOKEN=` + doppler, `DOPPLER_TOKEN=[REDACTED:doppler-token]`},
+		{"doppler personal token", `doppler login --token ` + dopplerPT, `doppler login --token [REDACTED:doppler-token]`},
+		{"atlassian", `JIRA_API_TOKEN: ` + atlassian, `JIRA_API_TOKEN: [REDACTED:atlassian-token]`},
+		{"fcm server key", `'Authorization' => 'key=` + fcm + `'`, `'Authorization' => 'key=[REDACTED:fcm-server-key]'`},
+		{"pulumi", `export PULUMI_ACCESS_TOKEN=` + pulumi, `export PULUMI_ACCESS_TOKEN=[REDACTED:pulumi-token]`},
 		{"openai project", `key := "` + openai + `"`, `key := "[REDACTED:openai-key]"`},
 		{"openai legacy", `OPENAI_API_KEY=` + legacy, `OPENAI_API_KEY=[REDACTED:openai-key]`},
 		{"anthropic", `x = '` + ant + `'`, `x = '[REDACTED:anthropic-key]'`},
 		{"aws access key id", `id: ` + akia, `id: [REDACTED:aws-access-key-id]`},
+		{"aws documentation key id too", `id: ` + "AKIAIOSFODNN7" + "EXAMPLE", `id: [REDACTED:aws-access-key-id]`},
 		{"github classic", `"` + ghp + `"`, `"[REDACTED:github-token]"`},
 		{"github fine-grained", `GH=` + pat, `GH=[REDACTED:github-token]`},
 		{"gitlab", `glab auth login --token ` + glpat, `glab auth login --token [REDACTED:gitlab-token]`},
@@ -101,6 +116,9 @@ func TestProviderRules(t *testing.T) {
 		{"hugging face identifier", `hf_model_name_for_the_tokenizer_cache_dir`, ""},
 		{"jwt without signature", `eyJhbGciOiJub25lIn0.eyJzdWIiOiIxMjM0In0.`, ""},
 		{"task- is not sk-", "task-" + tok("", b62, 40), ""},
+		{"secret_ identifier", "secret_" + strings.Repeat("abcdefghijklmnopqrstuvwxyz", 2)[:43], ""},
+		{"fcm device token", `fcm(` + tok("", b64url, 11) + ":" + tok("APA91b", b64url, 134) + `)`, ""},
+		{"pulumi too short", tok("pul-", hexLow, 39) + " ", ""},
 	})
 }
 
@@ -121,6 +139,9 @@ func TestPrivateKeys(t *testing.T) {
 }
 
 func TestHeadersAndURLs(t *testing.T) {
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	azurePAT := tok("", "abcdefghijklmnopqrstuvwxyz234567", 52)
+	hexTok := tok("", hexLow, 40)
 	bearer := tok("", b64url, 40)
 	basic := base64.StdEncoding.EncodeToString([]byte("deploy:" + tok("", b62, 16)))
 	pw := tok("", b62, 18)
@@ -132,6 +153,23 @@ func TestHeadersAndURLs(t *testing.T) {
 		{"url password keeps user and host", `postgres://app:` + pw + `@db:5432/x`, `postgres://app:[REDACTED:url-password]@db:5432/x`},
 		{"url password without user", `redis://:` + pw + `@cache:6379`, `redis://:[REDACTED:url-password]@cache:6379`},
 		{"curl -u", `curl -u ci:` + pw + ` https://x`, `curl -u ci:[REDACTED:cli-credentials] https://x`},
+		// Common human passwords go as they do in a URI: the position says
+		// what they are.
+		{"basic common password", `Authorization: Basic ` + b64("svc:"+"P@ss"+"w0rd!"), `Authorization: Basic [REDACTED:basic-auth]`},
+		{"basic password with the word", `Authorization: Basic ` + b64("deploy:"+"MyPass"+"word2024!"), `Authorization: Basic [REDACTED:basic-auth]`},
+		{"basic leetspeak", `-H "Authorization: Basic ` + b64("jenkins:"+"Passw0"+"rd#1") + `"`, `-H "Authorization: Basic [REDACTED:basic-auth]"`},
+		{"basic admin:admin", `Authorization: Basic ` + b64("admin:"+"ad"+"min"), `Authorization: Basic [REDACTED:basic-auth]`},
+		{"curl -u common password", `curl -u deploy:` + "MyPass" + "word2024!" + ` https://x`, `curl -u deploy:[REDACTED:cli-credentials] https://x`},
+		{"curl --user leetspeak", `curl --user ci:` + "Passw0" + "rd#1" + ` https://x`, `curl --user ci:[REDACTED:cli-credentials] https://x`},
+		{"curl -u admin:admin", `curl -u admin:` + "ad" + "min" + ` http://localhost:8080/api`, `curl -u admin:[REDACTED:cli-credentials] http://localhost:8080/api`},
+		// A token as the user name: nothing else in the URI is secret.
+		{"azure devops token as user", `git clone https://` + azurePAT + `@dev.azure.com/acme/app/_git/app`, `git clone https://[REDACTED:url-password]@dev.azure.com/acme/app/_git/app`},
+		{"token with x-oauth-basic", `"git+https://` + hexTok + `:x-oauth-basic@github.com/acme/lib.git"`, `"git+https://[REDACTED:url-password]:x-oauth-basic@github.com/acme/lib.git"`},
+		{"token with an empty password", `https://` + pw + pw + `:@gitlab.example.com/acme/app.git`, `https://[REDACTED:url-password]:@gitlab.example.com/acme/app.git`},
+		// JSON encoders that escape '/'.
+		{"json-escaped uri", `{"dsn": "postgres:\/\/admin:` + "Pw0r" + `d5@db.internal:5432\/app"}`, `{"dsn": "postgres:\/\/admin:[REDACTED:url-password]@db.internal:5432\/app"}`},
+		{"json-escaped slash in the password", `"mysql:\/\/app:` + "ab\\/" + `cd9@db\/app"`, `"mysql:\/\/app:[REDACTED:url-password]@db\/app"`},
+		{"wget --password", `wget --password=` + "P@ss" + "w0rd!" + ` https://x`, `wget --password=[REDACTED:password] https://x`},
 
 		{"bearer concatenated", `"Bearer " + token`, ""},
 		{"bearer template", "`Bearer ${token}`", ""},
@@ -139,6 +177,20 @@ func TestHeadersAndURLs(t *testing.T) {
 		{"bearer in prose", `the bearer of this message is trusted`, ""},
 		{"basic in prose", `a basic configuration is enough`, ""},
 		{"basic without colon", `Basic ` + base64.StdEncoding.EncodeToString([]byte("just-a-token-value")), ""},
+		{"basic field words", `Authorization: Basic ` + b64("user:password"), ""},
+		{"basic template", `Authorization: Basic ` + b64("<user>:<password>"), ""},
+		{"basic mask", `Authorization: Basic ` + b64("admin:****"), ""},
+		{"basic rfc 7617 example", `Authorization: Basic ` + b64("Aladdin:open sesame"), ""},
+		{"curl -u field words", `curl -u user:password https://x`, ""},
+		{"curl -u variables", `curl -u "$USER:$PASS" https://x`, ""},
+		{"curl -u template", `curl -u admin:<password> https://x`, ""},
+		{"curl -u example", `curl -u demo:your-api-key https://x`, ""},
+		{"user names stay", `ssh://git@github.com/acme/app.git https://deploy@registry.example.com/v2/ https://jenkins-deployer-2024@ci.example.com`, ""},
+		{"long user name", `https://john.smith.contractor2024@git.example.com/app.git`, ""},
+		{"x-oauth-basic after a user name", `https://deploy:x-oauth-basic@github.com/acme/lib.git`, ""},
+		{"json-escaped path with @", `"https:\/\/registry.npmjs.org\/@types\/node"`, ""},
+		{"docker -u user:group", `docker run --rm -u www-data:www-data app ls`, ""},
+		{"docker exec --user", `docker exec --user node:node web npm test`, ""},
 		{"url doc password", `postgres://user:password@localhost:5432/db`, ""},
 		{"url template password", `postgres://${PGUSER}:${PGPASSWORD}@db/app`, ""},
 		{"url port", `http://localhost:8080/path`, ""},
@@ -151,6 +203,9 @@ func TestHeadersAndURLs(t *testing.T) {
 func TestGenericSecret(t *testing.T) {
 	v := tok("", b62, 24)
 	h := tok("", hexLow, 40)
+	vault := tok("hvs.", b62, 24)
+	discord := tok("MTE", b62, 21) + "." + tok("", b64url, 6) + "." + tok("", b64url, 27)
+	dotted := tok("", b62, 12) + "." + tok("k", b62, 11)
 	R := "[REDACTED:generic-secret]"
 	runCases(t, Default(), []redactCase{
 		{"go :=", `dbPassword := "` + v + `"`, `dbPassword := "` + R + `"`},
@@ -173,6 +228,16 @@ func TestGenericSecret(t *testing.T) {
 		{"bytes call with a secret name", `signingKey := []byte("` + v + `")`, `signingKey := []byte("` + R + `")`},
 		{"sql", `ALTER USER app WITH PASSWORD '` + v + `';`, `ALTER USER app WITH PASSWORD '` + R + `';`},
 		{"aws secret by name", `aws_secret_access_key = ` + tok("", b64std, 40), `aws_secret_access_key = [REDACTED:aws-secret-key]`},
+		// Tokens with dots, unquoted on configuration lines.
+		{"vault env", `VAULT_TOKEN=` + vault, `VAULT_TOKEN=` + R},
+		{"vault yaml", `  vault_token: ` + vault, `  vault_token: ` + R},
+		{"vault yaml list", `  - vault_token: ` + vault + ` # dev`, `  - vault_token: ` + R + ` # dev`},
+		{"vault header", `X-Vault-Token: ` + vault, `X-Vault-Token: ` + R},
+		{"vault header in curl", `curl -H "X-Vault-Token: ` + vault + `" https://vault:8200/v1/kv`, `curl -H "X-Vault-Token: ` + R + `" https://vault:8200/v1/kv`},
+		{"discord env", `DISCORD_TOKEN=` + discord, `DISCORD_TOKEN=` + R},
+		{"two-part key", `API_KEY=` + dotted, `API_KEY=` + R},
+		{"properties", `app.api.token=` + dotted, `app.api.token=` + R},
+		{"env prefix of a command", `API_TOKEN=` + dotted + ` ./deploy.sh`, `API_TOKEN=` + R + ` ./deploy.sh`},
 
 		{"getenv", `password = os.Getenv("DB_PASSWORD")`, ""},
 		{"process.env", `const token = process.env.GITHUB_TOKEN;`, ""},
@@ -191,6 +256,11 @@ func TestGenericSecret(t *testing.T) {
 		{"human phrase", `api_key = "Summer2024"`, ""},
 		{"identifier", `secret = defaultSecret`, ""},
 		{"dotted reference", `token = self.config.token`, ""},
+		{"dotted settings", `SECRET_KEY = settings.SECRET_KEY`, ""},
+		{"dotted js field", `  apiKey: config.apiKeyFromVault,`, ""},
+		{"dotted keyword argument", `client = Client(token=self.accessToken)`, ""},
+		{"dotted ts type", `  token: Auth.AccessTokenV2`, ""},
+		{"dotted go field", `	password = cfg.Password`, ""},
 		{"camel reference", `apiKey = defaultApiKeyValue`, ""},
 		{"call", `token := newToken(ctx)`, ""},
 		{"sha256 checksum", `sha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"`, ""},
@@ -373,6 +443,43 @@ func TestLooksRandomRecall(t *testing.T) {
 		}
 		if rate := float64(hit) / N; rate < c.minRate {
 			t.Errorf("alphabet of %d, length %d: recall %.4f < %.3f", len(c.alphabet), c.n, rate, c.minRate)
+		}
+	}
+}
+
+// TestDottedTokenRecall measures tokens with dots ("hvs.<24>", Discord's
+// three parts, "<12>.<12>") unquoted on configuration lines, where a
+// dotted value is no code reference: 300 random tokens per shape and
+// line. The floor leaves room for the value test's misses on random
+// strings (TestLooksRandomRecall); measured 299 or 300 of 300 each, where
+// taking dotted values for code references let 41 to 191 through.
+func TestDottedTokenRecall(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(11, 12))}
+	shapes := []struct {
+		name string
+		make func() string
+	}{
+		{"vault", func() string { return "hvs." + g.random(b62, 24) }},
+		{"discord", func() string {
+			return base64.RawStdEncoding.EncodeToString([]byte(g.digits(18, 19))) + "." + g.str(b64url, 6) + "." + g.str(b64url, 27)
+		}},
+		{"two parts", func() string { return g.random(b62, 12) + "." + g.random(b62, 12) }},
+	}
+	lines := []string{"VAULT_TOKEN=%s", "  vault_token: %s", "X-Vault-Token: %s", "DISCORD_TOKEN=%s", "API_KEY=%s"}
+	const n = 300
+	for _, sh := range shapes {
+		for _, line := range lines {
+			hit := 0
+			for range n {
+				v := sh.make()
+				if !strings.Contains(Default().String(strings.Replace(line, "%s", v, 1)), v) {
+					hit++
+				}
+			}
+			t.Logf("%s in %q: %d/%d", sh.name, line, hit, n)
+			if rate := float64(hit) / n; rate < 0.98 {
+				t.Errorf("%s in %q: recall %d/%d", sh.name, line, hit, n)
+			}
 		}
 	}
 }

@@ -106,6 +106,25 @@ var builtinRules = []tokenRule{
 	provider("digitalocean-token", `do[por]_v1_[a-f0-9]{64}`, "_v1_"),
 	provider("shopify-token", `shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}`, "shp"),
 	provider("age-secret-key", `AGE-SECRET-KEY-1[0-9A-Z]{58}`, "AGE-SECRET-KEY-1"),
+	// Notion integration tokens: "ntn_" + 11 digits + 35 base62, and the
+	// older "secret_" + 43 base62. Those need upper, lower and digits, so
+	// that an identifier after "secret_" is no token. The keywords leave
+	// out the first letters: "nt" and "se" start a pair on most lines of
+	// code, "tn" and "cr" seldom (see keywordScan).
+	provider("notion-token", `ntn_[0-9]{11}[A-Za-z0-9]{35}`, "tn_"),
+	{name: "notion-token", prio: prioProvider, keywords: []string{"cret_"},
+		re: regexp.MustCompile(`secret_[A-Za-z0-9]{43}`), boundary: true,
+		valid: func(s string) bool { return mixed3(s[7:]) && notFiller(s) }},
+	// Doppler: personal, service (with an optional environment slug),
+	// CLI, service-account, SCIM and audit tokens.
+	provider("doppler-token", `dp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?[A-Za-z0-9]{40,44}`, "dp."),
+	// Atlassian (Jira, Confluence, Bitbucket) API tokens.
+	provider("atlassian-token", `ATATT3[A-Za-z0-9_=-]{186}`, "ATATT3"),
+	// Firebase Cloud Messaging legacy server key: "AAAA" + 7, ':' and
+	// "APA91b" + 134. Device registration tokens share the second half but
+	// not the "AAAA" sender part, and are no credential.
+	provider("fcm-server-key", `AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{134}`, "APA91b"),
+	provider("pulumi-token", `pul-[a-f0-9]{40}`, "pul-"),
 	// JWT: base64url header and payload of JSON objects ("{\"" encodes as
 	// "eyJ") and a signature. Unsigned tokens carry no credential.
 	{name: "jwt", prio: prioJWT, keywords: []string{"eyJ"},
@@ -241,7 +260,9 @@ func scanSchemes(s *sink) {
 }
 
 // isBasicCredential reports whether b64 decodes to printable "user:pass"
-// with a non-empty password.
+// whose password is a literal credential, judged as in a URI's userinfo:
+// "admin:admin" and "svc:P@ssw0rd!" go, "user:password", "<user>:<pass>"
+// and "x:****" are documentation. RFC 7617's own example stays too.
 func isBasicCredential(b64 string) bool {
 	raw := strings.TrimRight(b64, "=")
 	dec, err := base64.RawStdEncoding.DecodeString(raw)
@@ -249,7 +270,7 @@ func isBasicCredential(b64 string) bool {
 		return false
 	}
 	c := strings.IndexByte(string(dec), ':')
-	if c < 0 || c == len(dec)-1 || isDocPassword(string(dec[c+1:])) {
+	if pw := string(dec[c+1:]); c < 0 || !literalCredential(pw) || hasKeyPlaceholder(pw) || string(dec) == "Aladdin:open sesame" {
 		return false
 	}
 	for _, ch := range string(dec) {
@@ -303,12 +324,19 @@ func scanAuthHeaders(s *sink) {
 
 // scanCLICredentials redacts the password of "-u user:password" and
 // "--user user:password" (curl, httpie and friends), keeping the user.
+// The password is judged as in a URI: any literal of 4 or more bytes
+// goes ("admin", "P@ssw0rd!"), templates, masks, field names and
+// documentation words stay. Container runners take "-u user:group"
+// instead, and their lines are skipped.
 func scanCLICredentials(s *sink) {
 	text := s.text
 	for _, flag := range [...]string{"-u", "--user"} {
 		for k := range indexAll(text, flag) {
 			off := k + len(flag)
 			if k > 0 && !isSpace(text[k-1]) || off >= len(text) || text[off] != ' ' && text[off] != '=' {
+				continue
+			}
+			if runsContainer(text, k) {
 				continue
 			}
 			p := skipBlank(text, off+1)
@@ -328,12 +356,40 @@ func scanCLICredentials(s *sink) {
 			}
 			pw := text[u+1 : e]
 			// "-u http://…" is a URL (ragel, not curl), not user:password.
-			if len(pw) < 4 || allDigits(pw) || isPlaceholder(pw) || isDocPassword(pw) || strings.HasPrefix(pw, "//") {
+			if len(pw) < minPassword || allDigits(pw) || strings.HasPrefix(pw, "//") || !literalCredential(pw) ||
+				hasKeyPlaceholder(pw) {
 				continue
 			}
 			s.add("cli-credentials", prioCLI, u+1, e)
 		}
 	}
+}
+
+// containerCommands take "-u user:group" or "--user uid:gid".
+var containerCommands = []string{"docker", "podman", "nerdctl", "buildah", "kubectl", "chroot", "gosu", "su-exec"}
+
+// runsContainer reports whether the command line that holds the flag at
+// k runs one of containerCommands before it.
+func runsContainer(text string, k int) bool {
+	lo := max(0, k-maxAuthority)
+	if i := strings.LastIndexByte(text[lo:k], '\n'); i >= 0 {
+		lo += i + 1
+	}
+	line := text[lo:k]
+	for _, c := range containerCommands {
+		for off := 0; ; {
+			i := strings.Index(line[off:], c)
+			if i < 0 {
+				break
+			}
+			i += off
+			off = i + len(c)
+			if (i == 0 || !isWord(line[i-1]) && line[i-1] != '-') && (off == len(line) || isSpace(line[off])) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // awsPairWindow is how far from an access key id scanAWSPairs looks for

@@ -38,7 +38,7 @@ type sampleCategory struct {
 	minWordRecall float64
 }
 
-var allClasses = []string{"plain", "hash", "bang", "at", "pct", "slash", "colon", "mixed", "word"}
+var allClasses = []string{"plain", "hash", "bang", "at", "pct", "slash", "colon", "mixed", "word", "common"}
 
 var sampleCategories = []sampleCategory{
 	{
@@ -72,6 +72,8 @@ var sampleCategories = []sampleCategory{
 			`git remote set-url origin https://ci-bot:PW@gitlab.example.com/acme/orders.git`,
 			`const conn = ` + "`postgres://report:PW@warehouse.internal:5432/bi`" + `;`,
 			`spring.data.mongodb.uri=mongodb://app:PW@mongo:27017/app?authSource=admin`,
+			// JSON written by an encoder that escapes '/' (PHP, some loggers).
+			`{"dsn":"postgres:\/\/svc:PW@db.internal:5432\/orders","pool":10}`,
 		},
 		fps: []string{
 			// detect-secrets' basic-auth false-positive kinds.
@@ -116,6 +118,11 @@ var sampleCategories = []sampleCategory{
 			`http://[::1]:8080/healthz`,
 			`See https://example.com/docs (section 2) or email support@example.com.`,
 			`xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"`,
+			`{"homepage":"https:\/\/registry.npmjs.org\/@types\/node"}`,
+			`{"dsn":"postgres:\/\/svc:<password>@db.internal:5432\/orders"}`,
+			// Names before the '@', not tokens.
+			`https://jenkins-deployer-2024@ci.example.com/job/build`,
+			`git clone https://john.smith.contractor2024@git.example.com/acme/app.git`,
 		},
 		minRecall: 1, minExact: 1, maxFP: 0,
 	},
@@ -123,7 +130,7 @@ var sampleCategories = []sampleCategory{
 		name: "query-and-params",
 		// A query value ends at '&', a JDBC parameter at ';': users escape
 		// those, so the mixed class (which has '&') is left out.
-		classes: []string{"plain", "hash", "bang", "at", "pct", "slash", "colon", "word"},
+		classes: []string{"plain", "hash", "bang", "at", "pct", "slash", "colon", "word", "common"},
 		tps: []string{
 			`jdbc:postgresql://db:5432/app?user=app&password=PW`,
 			`spring.datasource.url=jdbc:postgresql://db.internal:5432/orders?user=orders&password=PW&ssl=true`,
@@ -153,7 +160,7 @@ var sampleCategories = []sampleCategory{
 	},
 	{
 		name:    "connection-strings",
-		classes: []string{"plain", "hash", "bang", "at", "pct", "slash", "colon", "word"},
+		classes: []string{"plain", "hash", "bang", "at", "pct", "slash", "colon", "word", "common"},
 		tps: []string{
 			`"Default": "Server=sql01;Database=Orders;User Id=orders_app;Password=PW;TrustServerCertificate=True"`,
 			`var conn = new SqlConnection("Server=tcp:orders.database.windows.net,1433;Initial Catalog=orders;User ID=orders;Password=PW;Encrypt=True;");`,
@@ -177,6 +184,49 @@ var sampleCategories = []sampleCategory{
 			`Server=db01;User Id=shop;Password=<your-password>;`,
 			`Server=db01;User Id=shop;Pwd={password};`,
 			`password=hunter is documented in the admin guide`,
+		},
+		minRecall: 1, minExact: 1, maxFP: 0,
+	},
+	{
+		// gitleaks' curl-auth-user and curl-auth-header rules and
+		// detect-secrets' basic-auth detector: credentials given to HTTP
+		// clients. BPW is base64 of "svc:" and the password. The shell
+		// would take the mixed class's '&', '(' and ')'.
+		name:    "basic-and-cli",
+		classes: []string{"plain", "hash", "bang", "at", "pct", "slash", "colon", "word", "common"},
+		tps: []string{
+			`Authorization: Basic BPW`,
+			`curl -H "Authorization: Basic BPW" https://api.example.com/v1/orders`,
+			`headers = {"Authorization": "Basic BPW", "Accept": "application/json"}`,
+			`req.Header.Set("Authorization", "Basic BPW")`,
+			`curl -u deploy:PW https://registry.example.com/v2/_catalog`,
+			`curl --user ci:PW -X POST https://jenkins.example.com/job/build/build`,
+			`curl -fsSL --user "admin:PW" https://nexus.internal/service/rest/v1/status`,
+			`wget --user=ci --password=PW https://files.example.com/nightly.tar.gz`,
+			`wget --http-password=PW --http-user=deploy https://files.example.com/`,
+			`./app --password=PW --port 5432`,
+			`java -Dspring.datasource.password=PW -jar app.jar`,
+			`git clone https://deploy:PW@git.example.com/acme/app.git`,
+		},
+		fps: []string{
+			`Authorization: Basic dXNlcjpwYXNzd29yZA==`,
+			`Authorization: Basic PHVzZXI+OjxwYXNzd29yZD4=`,
+			`Authorization: Basic YWRtaW46KioqKg==`,
+			`Authorization: Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==`,
+			`Basic authentication is enabled by default`,
+			`curl -u user:password https://api.example.com`,
+			`curl -u "$API_USER:$API_PASS" https://api.example.com`,
+			`curl -u ${USER}:${TOKEN} https://api.example.com`,
+			`curl -u admin:<password> https://api.example.com`,
+			`curl -u demo:your-api-key https://api.example.com`,
+			`docker run -u 1000:1000 alpine id`,
+			`docker run --rm --user www-data:www-data nginx ls`,
+			`git push -u origin main`,
+			`sort -u names.txt`,
+			`wget --password=$WGET_PASSWORD https://files.example.com/`,
+			`wget --ask-password --user=ci https://files.example.com/`,
+			`./app --password=<password> --port 5432`,
+			`./app --password="${DB_PASSWORD}" --port 5432`,
 		},
 		minRecall: 1, minExact: 1, maxFP: 0,
 	},
@@ -339,6 +389,7 @@ func leaked(out, secret string) bool {
 
 // expandSample puts a generated password of the class into the sample.
 func expandSample(tpl, class string, seed int) (string, []string) {
+	tpl = strings.ReplaceAll(tpl, "BPW", "{{basic-upw:"+class+"}}")
 	kind := "{{upw:" + class + "}}"
 	switch class {
 	case "scan":

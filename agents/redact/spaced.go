@@ -45,7 +45,11 @@ func (r *Redactor) scanDockerEnv(s *sink) {
 			vs, ve, quoted = vs+1, ve-1, true
 		}
 		v := s.text[vs:ve]
-		if r.addValue(s, v, vs, ve, quoted, aws) || !pw {
+		form := formConfig
+		if quoted {
+			form = formQuoted
+		}
+		if r.addValue(s, v, vs, ve, form, aws) || !pw {
 			continue
 		}
 		// The whole rest of the line is the value: a literal whatever its

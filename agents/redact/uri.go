@@ -28,41 +28,115 @@ func isURLStop(c byte) bool {
 	return isSpace(c) || c == '"' || c == '\'' || c == '`' || c == '<' || c == '>' || c == '\\'
 }
 
+// urlSeparators are "://" and its JSON-escaped form, ":\/\/", as a URI
+// reads inside a JSON string written by an encoder that escapes '/'.
+var urlSeparators = [...]string{"://", `:\/\/`}
+
 // scanURLPasswords redacts the password of "scheme://user:password@host…"
 // (postgres, mysql, mongodb+srv, redis, amqp, http basic auth…), keeping
-// scheme, user, host, port, path and query.
+// scheme, user, host, port, path and query. A token used as the user
+// name ("https://<token>@dev.azure.com/…", "https://<token>:x-oauth-basic@
+// github.com/…") goes too: see tokenUser.
 func scanURLPasswords(s *sink) {
 	text := s.text
-	for k := range indexAll(text, "://") {
-		if k == 0 || !isAlpha(text[k-1]) {
-			continue
-		}
-		a := k + 3
-		if strings.IndexByte(text[a:min(len(text), a+maxAuthority)], '@') < 0 {
-			continue
-		}
-		end := a
-		for end < len(text) && end-a < maxAuthority && !isURLStop(text[end]) {
-			end++
-		}
-		at := userinfoEnd(text, a, end)
-		if at < 0 {
-			continue
-		}
-		c := strings.IndexByte(text[a:at], ':')
-		if c < 0 {
-			continue
-		}
-		c += a
-		// A user name has no '/', '?' or '#': with one, the ':' is that of
-		// a port or of a path ("host:8080/maps/@40.7,-74.0").
-		if strings.ContainsAny(text[a:c], "/?#") || isPortAndPath(text[c+1:at]) {
-			continue
-		}
-		if literalCredential(text[c+1 : at]) {
-			s.add("url-password", prioURLPassword, c+1, at)
+	for _, sep := range urlSeparators {
+		escaped := sep != "://"
+		for k := range indexAll(text, sep) {
+			if k == 0 || !isAlpha(text[k-1]) {
+				continue
+			}
+			a := k + len(sep)
+			if strings.IndexByte(text[a:min(len(text), a+maxAuthority)], '@') < 0 {
+				continue
+			}
+			end := a
+			for end < len(text) && end-a < maxAuthority {
+				if escaped && text[end] == '\\' && byteAt(text, end+1) == '/' {
+					end += 2 // an escaped '/' in a JSON string
+					continue
+				}
+				if isURLStop(text[end]) {
+					break
+				}
+				end++
+			}
+			urlUserinfo(s, a, end)
 		}
 	}
+}
+
+// urlUserinfo redacts the credentials of the URI whose authority is
+// [a, end).
+func urlUserinfo(s *sink, a, end int) {
+	text := s.text
+	at := userinfoEnd(text, a, end)
+	if at < 0 {
+		return
+	}
+	c := strings.IndexByte(text[a:at], ':')
+	if c < 0 {
+		if tokenUser(text[a:at]) {
+			s.add("url-password", prioURLPassword, a, at)
+		}
+		return
+	}
+	c += a
+	// A user name has no '/', '?' or '#': with one, the ':' is that of
+	// a port or of a path ("host:8080/maps/@40.7,-74.0").
+	if strings.ContainsAny(text[a:c], "/?#") || isPortAndPath(text[c+1:at]) {
+		return
+	}
+	pw := text[c+1 : at]
+	if tokenPassword(pw) || !literalCredential(pw) {
+		// "<token>:x-oauth-basic@", "<token>:@": the user is the secret.
+		if tokenUser(text[a:c]) {
+			s.add("url-password", prioURLPassword, a, c)
+		}
+		return
+	}
+	s.add("url-password", prioURLPassword, c+1, at)
+}
+
+// tokenPasswords are the fixed passwords that hosts accept beside a token
+// given as the user name.
+var tokenPasswords = []string{"x-oauth-basic", "x-access-token", "x-token-auth", "x-oauth-token"}
+
+func tokenPassword(pw string) bool {
+	for _, w := range tokenPasswords {
+		if strings.EqualFold(pw, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// tokenUser reports whether a URI's user name is a token (a personal
+// access token used as the user, as Azure DevOps and GitHub accept)
+// rather than a person's or service's name: 20 or more letters and
+// digits (and '-', '_'), random-looking, with short words or, from 32
+// bytes on, few vowels; or the shape of an Azure DevOps token, 52
+// lower-case base32 characters, whose long runs of letters read as words
+// otherwise. "admin", "git", "deploy", "ci-bot" and "john.smith2024" are
+// names.
+func tokenUser(u string) bool {
+	if len(u) < 20 || !onlyBytes(u, "-_") || isPlaceholder(u) {
+		return false
+	}
+	if len(u) == 52 && isBase32Lower(u) && hasDigit(u) && notFiller(u) {
+		return true
+	}
+	return (meanWordLen(u) < 4 || len(u) >= 32 && vowelRatio(u) < 0.3) && looksRandom(u, DefaultEntropyThreshold)
+}
+
+// isBase32Lower reports whether s is made of RFC 4648 base32 characters
+// in lower case (a-z, 2-7).
+func isBase32Lower(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
 }
 
 // userinfoEnd returns the offset of the '@' that ends the userinfo of the
