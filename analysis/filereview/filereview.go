@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -171,8 +172,33 @@ func (r *Reviewer) Review(ctx context.Context, in Input) (Result, error) {
 		s.RelevantLinesStart, s.RelevantLinesEnd = span.StartLine+1, span.EndLine+1
 		res.Findings = append(res.Findings, Finding{Suggestion: s, Span: span, Method: method})
 	}
-	sort.SliceStable(res.Findings, func(i, j int) bool { return res.Findings[i].Span.Start < res.Findings[j].Span.Start })
+	res.Findings = places(res.Findings)
 	return res, err
+}
+
+// places sorts findings by position and gives each place of a suggestion
+// id its own id: the first place keeps it, the n-th in file order gets
+// review.OccurrenceID(id, n). The numbering runs over every finding of
+// the file, cached hunks' included, so that a place keeps its id from one
+// review to the next. A copy anchored at the same span as an earlier one
+// is dropped.
+func places(fs []Finding) []Finding {
+	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Span.Start < fs[j].Span.Start })
+	type place struct{ start, end int }
+	seen := map[string][]place{}
+	out := fs[:0]
+	for _, f := range fs {
+		id, at := f.ID, place{f.Span.Start, f.Span.End}
+		if slices.Contains(seen[id], at) {
+			continue
+		}
+		seen[id] = append(seen[id], at)
+		if n := len(seen[id]); n > 1 && id != "" {
+			f.ID = review.OccurrenceID(id, n)
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // reviewHunks runs the pipeline on the hunks not in the cache and stores
@@ -468,6 +494,9 @@ func (r *Reviewer) checkPullRequest(ctx context.Context, inputs []Input, all []*
 		s.RelevantLinesStart, s.RelevantLinesEnd = span.StartLine+1, span.EndLine+1
 		out[s.RelevantFile] = append(out[s.RelevantFile], Finding{Suggestion: s, Span: span, Method: method})
 	}
+	for path, fs := range out {
+		out[path] = places(fs)
+	}
 	return out, nil
 }
 
@@ -504,5 +533,5 @@ func (r *Reviewer) CheckRule(ctx context.Context, rule *rules.Rule, in Input) ([
 		s.RelevantLinesStart, s.RelevantLinesEnd = span.StartLine+1, span.EndLine+1
 		out = append(out, Finding{Suggestion: s, Span: span, Method: method})
 	}
-	return out, nil
+	return places(out), nil
 }

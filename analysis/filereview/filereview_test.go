@@ -211,3 +211,54 @@ func TestBrokenKodusConfigReportedOnce(t *testing.T) {
 		t.Fatalf("problems: %q", problems)
 	}
 }
+
+// TestPlacesKeepTheirIDsAcrossCachedHunks: the same suggestion at two
+// places of a file is two findings with ids of their own, and each place
+// keeps its id when only the other's hunk is reviewed again (its own comes
+// from the cache); the model naming one place twice, a line off, is still
+// one finding.
+func TestPlacesKeepTheirIDsAcrossCachedHunks(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	at := func(line int) reviewtest.Suggestion {
+		s := nilDeref
+		s.RelevantLinesStart, s.RelevantLinesEnd = line, line
+		return s
+	}
+	// f3's body is line 16 and f25's line 104; the model is shown the
+	// hunks that changed and names the places in them.
+	fake.On(llmtest.All(llmtest.SchemaName(review.SchemaAnalyze), llmtest.PromptContains("f3(x *T)"), llmtest.PromptContains("f25(x *T)")),
+		llmtest.JSON(map[string]any{"codeSuggestions": []reviewtest.Suggestion{at(16), at(104), at(17)}}))
+	fake.On(llmtest.All(llmtest.SchemaName(review.SchemaAnalyze), llmtest.PromptContains("f25(x *T)")),
+		llmtest.JSON(map[string]any{"codeSuggestions": []reviewtest.Suggestion{at(104)}}))
+	reviewtest.Script(fake, nil)
+	r := newReviewer(t, fake)
+	ctx := context.Background()
+	base := fileText(30)
+	cur := strings.Replace(base, "func f3() int {\n\treturn 3\n", "func f3(x *T) int {\n\treturn x.Value\n", 1)
+	cur = strings.Replace(cur, "func f25() int {\n\treturn 25\n", "func f25(x *T) int {\n\treturn x.Value\n", 1)
+	ids := func(text string) map[int]string {
+		t.Helper()
+		res, err := r.Review(ctx, Input{Path: "demo.go", Language: "go", Base: base, Current: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[int]string{}
+		for _, f := range res.Findings {
+			if _, dup := out[f.Span.StartLine+1]; dup {
+				t.Fatalf("two findings on line %d: %+v", f.Span.StartLine+1, res.Findings)
+			}
+			out[f.Span.StartLine+1] = f.ID
+		}
+		return out
+	}
+	first := ids(cur)
+	if len(first) != 2 || first[16] == "" || first[104] == "" || first[16] == first[104] {
+		t.Fatalf("first review: %v, want lines 16 and 104 with ids of their own", first)
+	}
+	// Only f25's hunk changes; f3's comes from the cache.
+	second := ids(strings.Replace(cur, "func f25(x *T) int {", "func f25(x *T) int { // checked", 1))
+	if second[16] != first[16] || second[104] != first[104] || len(second) != 2 {
+		t.Fatalf("after editing f25's hunk: %v, want the ids of the first review %v", second, first)
+	}
+}

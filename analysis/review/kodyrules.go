@@ -102,7 +102,6 @@ func (k kodyRules) Check(ctx context.Context, in FileInput, ss []Suggestion) ([]
 		}
 		found = append(found, vs...)
 	}
-	occurrenceIDs(found)
 	return append(kept, found...), nil
 }
 
@@ -336,7 +335,6 @@ func (p *Pipeline) CheckPullRequest(ctx context.Context, files []ChangedFile, ru
 			out = append(out, ruleSuggestion(f.Path, f.Language, r, v.ruleViolation))
 		}
 	}
-	occurrenceIDs(out)
 	return out, nil
 }
 

@@ -318,22 +318,29 @@ func (p *Pipeline) analyze(ctx context.Context, r *run) ([]Suggestion, error) {
 		s.ID = suggestionID(s.RelevantFile, s.ExistingCode, s.OneSentenceSummary)
 		all = append(all, s)
 	}
-	occurrenceIDs(all)
+	// The same suggestion on other lines is another place of it (the
+	// reviewer numbers the places once they are anchored); on the same
+	// lines it is a repeat.
 	out := make([]Suggestion, 0, len(all))
 	seen := map[string]bool{}
 	for _, s := range all {
-		if seen[s.ID] {
-			r.discard(s, StageAnalyze, "the analysis reported the same suggestion twice")
-			continue
-		}
-		seen[s.ID] = true
 		if reason := r.fixLines(&s); reason != "" {
 			r.discard(s, StageAnalyze, reason)
 			continue
 		}
+		if seen[placeKey(s)] {
+			r.discard(s, StageAnalyze, "the analysis reported the same suggestion twice")
+			continue
+		}
+		seen[placeKey(s)] = true
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// placeKey is a suggestion at its lines: a repeat has the same.
+func placeKey(s Suggestion) string {
+	return fmt.Sprintf("%s@%d", s.ID, s.RelevantLinesStart)
 }
 
 func cmpOr(a, b string) string {
@@ -626,10 +633,10 @@ func (r *run) merge(ss []Suggestion, sev map[string]string, safe map[string]verd
 
 	seen := map[string]bool{}
 	for _, s := range ss {
-		seen[s.ID] = true
+		seen[placeKey(s)] = true
 	}
 	for _, s := range rules.val {
-		if seen[s.ID] && s.ID != "" {
+		if seen[placeKey(s)] && s.ID != "" {
 			continue // a standard suggestion the hook kept
 		}
 		s.RelevantFile = cmpOr(s.RelevantFile, r.in.Path)
@@ -639,14 +646,14 @@ func (r *run) merge(ss []Suggestion, sev map[string]string, safe map[string]verd
 		if s.ID == "" {
 			s.ID = suggestionID(s.RelevantFile, s.ExistingCode, s.OneSentenceSummary)
 		}
-		if seen[s.ID] {
-			continue
-		}
-		seen[s.ID] = true
 		if reason := r.fixLines(&s); reason != "" {
 			r.discard(s, StageRules, reason)
 			continue
 		}
+		if seen[placeKey(s)] {
+			continue
+		}
+		seen[placeKey(s)] = true
 		r.ruleIDs[s.ID] = true
 		out = append(out, s)
 	}

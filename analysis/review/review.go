@@ -27,14 +27,12 @@
 package review
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -245,34 +243,13 @@ func suggestionID(file, existingCode, summary string) string {
 	return "kody-" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// occurrenceIDs gives each suggestion of ss that repeats another's id on
-// other lines an id of its own, numbered by line: the same code can break
-// the same rule, or hold the same defect, twice in a file, and each is a
-// finding to show and to dismiss. Copies on the same lines keep the id;
-// the callers drop them as repeats.
-func occurrenceIDs(ss []Suggestion) {
-	byID := map[string][]int{}
-	for i, s := range ss {
-		byID[s.ID] = append(byID[s.ID], i)
-	}
-	for id, idx := range byID {
-		if len(idx) < 2 {
-			continue
-		}
-		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ss[a].RelevantLinesStart, ss[b].RelevantLinesStart) })
-		ids := map[int]string{} // first line → id
-		for _, i := range idx {
-			s := &ss[i]
-			if prev, ok := ids[s.RelevantLinesStart]; ok {
-				s.ID = prev
-				continue
-			}
-			if n := len(ids); n > 0 {
-				s.ID = suggestionID(s.RelevantFile, s.ExistingCode, id+"#"+strconv.Itoa(n+1))
-			}
-			ids[s.RelevantLinesStart] = s.ID
-		}
-	}
+// OccurrenceID is the id of the n-th place (n ≥ 2, in file order) where
+// the suggestion id recurs: the same code can break the same rule, or hold
+// the same defect, twice in a file, and each place is a finding to show
+// and to dismiss. The first place keeps id.
+func OccurrenceID(id string, n int) string {
+	h := sha256.Sum256([]byte(id + "#" + strconv.Itoa(n)))
+	return "kody-" + hex.EncodeToString(h[:])[:16]
 }
 
 // collapse replaces every run of white space with one space.
