@@ -176,3 +176,32 @@ func TestClaudeImportThroughSymlinkOutsideIsRefused(t *testing.T) {
 		t.Errorf("warnings:\n%s", w)
 	}
 }
+
+// TestLinkToASecretIsNoRule: an import of a link to .env, and a rule file
+// that is itself such a link, read nothing of the secret file.
+func TestLinkToASecretIsNoRule(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, ".env", "- TOKEN=hunter2xyz\n- PASSWORD=hunter3xyz\n")
+	if err := os.Symlink(".env", filepath.Join(root, "notes.md")); err != nil {
+		t.Skip("symbolic links unavailable:", err)
+	}
+	if err := os.Symlink(".env", filepath.Join(root, "AGENTS.md")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, root, "CLAUDE.md", "- Wrap errors.\n- Read @notes.md too.\n")
+	rep := NewRegistry(ClaudeMD(), AgentsMD()).LoadReport(context.Background(), root)
+	for _, r := range rep.Rules {
+		if strings.Contains(r.Body+r.Instructions+r.Title, "hunter") {
+			t.Errorf("a rule holds the secret file's text: %+v", r)
+		}
+	}
+	all := warningsText(rep)
+	for _, e := range rep.Errors {
+		all += e.Error() + "\n"
+	}
+	for _, want := range []string{"notes.md", "AGENTS.md"} {
+		if !strings.Contains(all, want) || !strings.Contains(all, "may hold secrets") {
+			t.Errorf("no problem names %s as leading to a secret file:\n%s", want, all)
+		}
+	}
+}

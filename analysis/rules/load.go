@@ -140,6 +140,11 @@ func walkRuleFiles(ctx context.Context, fsys fs.FS, dir string, recursive bool, 
 // are not rule files after all, such as a symbolic link to a directory; d
 // may be nil for a file found by name rather than by walking.
 func readRuleFile(fsys fs.FS, p string, d fs.DirEntry) ([]byte, *LoadError) {
+	// Rule text goes into review prompts: a link to a file that may hold
+	// secrets (CLAUDE.md → .env, an import of notes.md → .env) is that file.
+	if real, ok := followLinks(fsys, p); ok && real != p && secretFiles != nil && secretFiles.Match(real) {
+		return nil, &LoadError{File: p, Msg: fmt.Sprintf("leads to %s, which may hold secrets, so it is never read as a rule", real)}
+	}
 	var mode fs.FileMode
 	if d != nil {
 		mode = d.Type()
