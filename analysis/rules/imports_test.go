@@ -188,7 +188,7 @@ func TestLinkToASecretIsNoRule(t *testing.T) {
 	if err := os.Symlink(".env", filepath.Join(root, "AGENTS.md")); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, root, "CLAUDE.md", "- Wrap errors.\n- Read @notes.md too.\n")
+	writeFile(t, root, "CLAUDE.md", "- Wrap errors.\n\n@notes.md\n")
 	rep := NewRegistry(ClaudeMD(), AgentsMD()).LoadReport(context.Background(), root)
 	for _, r := range rep.Rules {
 		if strings.Contains(r.Body+r.Instructions+r.Title, "hunter") {
