@@ -69,6 +69,8 @@ func (s *Server) fixError(ctx context.Context, arg []byte, token protocol.Progre
 	}
 	out.Markdown = fixMarkdown(res)
 	if !res.Found() {
+		// Edits of a plan that failed are no fix: nothing to offer.
+		out.Edits, out.Files = []contract.FixEdit{}, []string{}
 		prog.End("no fix found")
 		return out, nil
 	}

@@ -277,6 +277,8 @@ func (f *Fixer) result(st planmode.State, req Request, guard *buildGuard) *Resul
 		}
 	case p.Status == planmode.PlanFailed && req.Build != "":
 		res.Note = fmt.Sprintf("the build still fails with the last edits after %d rounds: %s", res.Rounds, p.Reason)
+	case p.Status != planmode.PlanCompleted:
+		res.Note = strings.TrimSpace(fmt.Sprintf("the plan did not complete (%s), so its edits are not offered as a fix: %s", p.Status, p.Reason))
 	}
 	if res.Refused == nil {
 		res.Refused = []RefusedEdit{}

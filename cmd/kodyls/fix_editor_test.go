@@ -80,6 +80,25 @@ func TestFixThisErrorInTheEditor(t *testing.T) {
 	s.Shutdown()
 }
 
+// TestFailedFixOffersNoEdit: a fix whose plan failed (here the build
+// still fails, though the reflection calls it complete) comes back with
+// no edit for the editor to offer, and nothing is sent to apply.
+func TestFailedFixOffersNoEdit(t *testing.T) {
+	s, action := fixSessionWith(t, lsptest.InitOptions{ChangeAnnotations: true},
+		editPlan("\treturn 42\n", "\treturn 42.5\n"), `{"assessment":"complete","reasoning":"the type is right now","adjustments":[]}`)
+	var res contract.FixResult
+	if err := s.ExecuteCommand(action.Command.Command, json.RawMessage(action.Command.Arguments[0]), &res); err != nil {
+		t.Fatalf("kodyls.fixError: %v", err)
+	}
+	if res.Verified || res.Applied || len(res.Edits) != 0 || len(res.Files) != 0 || res.Note == "" {
+		t.Fatalf("a failed fix offers %+v", res)
+	}
+	if edits := s.AppliedEdits(); len(edits) != 0 {
+		t.Fatalf("applyEdit sent for a failed fix: %+v", edits)
+	}
+	s.Shutdown()
+}
+
 // TestFixIsConfirmedInEditorsWithoutPreview: an editor that would apply a
 // workspace edit as it comes (no changeAnnotationSupport: Neovim, Helix,
 // eglot) is asked first, with the fix's diff; a discarded fix is not sent,
@@ -145,11 +164,17 @@ func TestFixIsConfirmedInEditorsWithoutPreview(t *testing.T) {
 // error, and returns the session and the error's "Fix this error" action.
 func fixSession(t *testing.T, o lsptest.InitOptions) (*lsptest.Session, *protocol.CodeAction) {
 	t.Helper()
+	return fixSessionWith(t, o, editPlan("\treturn 42\n", "\treturn \"42\"\n"), `{"assessment":"failed","reasoning":"unexpected","adjustments":[]}`)
+}
+
+// fixSessionWith is fixSession with the model's plan and reflection.
+func fixSessionWith(t *testing.T, o lsptest.InitOptions, plan, reflection string) (*lsptest.Session, *protocol.CodeAction) {
+	t.Helper()
 	repo := typeErrorRepo(t)
 	fake := llmtest.NewServer()
 	t.Cleanup(fake.Close)
-	fake.On(llmtest.SchemaName("plan"), llmtest.Text(editPlan("\treturn 42\n", "\treturn \"42\"\n")))
-	fake.On(llmtest.SchemaName("reflection"), llmtest.Text(`{"assessment":"failed","reasoning":"unexpected","adjustments":[]}`))
+	fake.On(llmtest.SchemaName("plan"), llmtest.Text(plan))
+	fake.On(llmtest.SchemaName("reflection"), llmtest.Text(reflection))
 	s := lsptest.StartBinary(t, lsptest.BuildBinary(t), repo.Dir, fakeEnv(t, fake))
 	o.InitializationOptions = map[string]any{
 		"build":  map[string]any{"onSave": "go build ./..."},
