@@ -9,15 +9,19 @@ import (
 // with blanks alone, where the assignment rule finds no separator.
 //
 //   - .netrc and _netrc entries, on one line or several: "machine
-//     api.example.com login deploy password hunter22". The entry starts
-//     with "machine NAME"; "login" and "account" may come before the
-//     password. Prose ("the machine's password reset") has no such entry.
+//     api.example.com login deploy password hunter22". The entry starts a
+//     line with "machine NAME", then "login" (and maybe
+//     "account") come before the password, which may be quoted. Prose
+//     ("the machine's password reset") and code that declares fields of
+//     those names ("machine string", "password varchar(255),") are no
+//     such entry: the login is required and a value that reads as code
+//     (a dotted name, brackets, a trailing comma) is left.
 //   - Dockerfile's legacy ENV form, "ENV DB_PASSWORD hunter22": one
 //     variable, its value the rest of the line. The name decides, as for
 //     an assignment.
 
 var (
-	netrcRE     = regexp.MustCompile(`(?:^|\s)machine\s+\S+(?:\s+(?:login|account)\s+\S+)*\s+password\s+(\S+)`)
+	netrcRE     = regexp.MustCompile(`(?m)^[ \t]*machine[ \t]+\S+(?:\s+(?:login|account)\s+\S+)+\s+password\s+("[^"\n]*"|'[^'\n]*'|\S+)`)
 	dockerEnvRE = regexp.MustCompile(`(?m)^[ \t]*ENV[ \t]+([A-Za-z_][A-Za-z0-9_.-]*)[ \t]+(\S[^\r\n]*?)[ \t]*\r?$`)
 )
 
@@ -25,7 +29,14 @@ var (
 func scanNetrc(s *sink) {
 	for _, m := range netrcRE.FindAllStringSubmatchIndex(s.text, -1) {
 		vs, ve := m[2], m[3]
-		if literalPassword(s.text[vs:ve]) {
+		if v := s.text[vs:ve]; len(v) >= 2 && (v[0] == '"' || v[0] == '\'') {
+			// A quoted password may hold blanks; the quotes stay.
+			if inner := v[1 : len(v)-1]; len(inner) >= minPassword && literalCredential(inner) && !isTemplate(inner) {
+				s.add("password", prioPassword, vs+1, ve-1)
+			}
+			continue
+		}
+		if v := s.text[vs:ve]; literalPassword(v) && !(strings.Contains(v, ".") && isReference(v, false)) && !strings.ContainsAny(v, "(),;{}[]") {
 			s.add("password", prioPassword, vs, ve)
 		}
 	}

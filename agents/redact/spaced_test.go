@@ -10,6 +10,7 @@ func TestSpacedPasswords(t *testing.T) {
 	runCases(t, Default(), []redactCase{
 		{"netrc one line", "machine api.example.com login deploy password " + w1, "machine api.example.com login deploy password " + p},
 		{"netrc entry over lines", "machine git.example.com\n  login deploy\n  password " + w2 + "\n", "machine git.example.com\n  login deploy\n  password " + p + "\n"},
+		{"netrc quoted with a blank", "machine api.example.com login deploy password 'hunter 22'", "machine api.example.com login deploy password '" + p + "'"},
 		{"netrc in a heredoc", "cat > ~/.netrc <<EOF\nmachine ci.example.com login bot password " + w1 + "\nEOF", "cat > ~/.netrc <<EOF\nmachine ci.example.com login bot password " + p + "\nEOF"},
 		{"dockerfile env", "ENV DB_PASSWORD " + w1, "ENV DB_PASSWORD " + p},
 		{"dockerfile env quoted", `ENV POSTGRES_PASSWORD "` + w2 + `"`, `ENV POSTGRES_PASSWORD "` + p + `"`},
@@ -17,6 +18,9 @@ func TestSpacedPasswords(t *testing.T) {
 
 		// Not passwords.
 		{"prose about a machine", "Reset the machine password in the admin panel.", ""},
+		{"go struct fields", "type Host struct {\n\tmachine  string\n\tlogin    string\n\tpassword sql.NullString\n}", ""},
+		{"sql columns", "CREATE TABLE hosts (\n  machine varchar(64),\n  login varchar(64),\n  password varchar(255),\n);", ""},
+		{"fields without a login", "machine string\npassword hunter99", ""},
 		{"netrc template", "machine ${HOST} login ${USER} password ${PASS}", ""},
 		{"dockerfile env reference", "ENV DB_PASSWORD $DB_PASSWORD_FROM_BUILD", ""},
 		{"dockerfile env length", "ENV PASSWORD_MIN_LENGTH 12", ""},
