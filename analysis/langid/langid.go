@@ -53,7 +53,7 @@ var byExt = map[string]string{
 	".php": "php", ".phtml": "php",
 	".cs": "csharp", ".csx": "csharp", ".fs": "fsharp", ".fsx": "fsharp", ".vb": "vb",
 	".kt": "kotlin", ".kts": "kotlin", ".scala": "scala", ".sc": "scala", ".groovy": "groovy", ".gradle": "groovy", ".clj": "clojure", ".cljs": "clojure", ".cljc": "clojure",
-	".swift": "swift", ".m": "objective-c", ".mm": "objective-cpp",
+	".swift": "swift", ".mm": "objective-cpp", // .m is Objective-C or MATLAB: the editor says which
 	".dart": "dart", ".ex": "elixir", ".exs": "elixir", ".erl": "erlang", ".hrl": "erlang",
 	".hs": "haskell", ".ml": "ocaml", ".mli": "ocaml", ".elm": "elm", ".zig": "zig", ".nim": "nim", ".jl": "julia", ".r": "r",
 	".lua": "lua", ".pl": "perl", ".pm": "perl",
@@ -63,4 +63,31 @@ var byExt = map[string]string{
 	".json": "json", ".jsonc": "jsonc", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".xml": "xml", ".ini": "ini",
 	".md": "markdown", ".mdx": "mdx", ".rst": "restructuredtext", ".tex": "latex",
 	".tf": "terraform", ".hcl": "hcl", ".cmake": "cmake", ".mk": "makefile", ".nix": "nix", ".sol": "solidity",
+}
+
+// aliases map the other names of a language (Neovim's filetypes, short
+// forms rule authors write) to the id Of gives.
+var aliases = map[string]string{
+	"sh": "shellscript", "bash": "shellscript", "zsh": "shellscript", "shell": "shellscript",
+	"cs": "csharp", "c#": "csharp", "fs": "fsharp", "f#": "fsharp",
+	"make": "makefile", "objc": "objective-c", "objcpp": "objective-cpp",
+	"typescriptreact": "typescript", "tsx": "typescript", "ts": "typescript",
+	"javascriptreact": "javascript", "jsx": "javascript", "js": "javascript",
+	"golang": "go", "py": "python", "python3": "python", "rb": "ruby", "rs": "rust",
+	"c++": "cpp", "kt": "kotlin", "yml": "yaml", "md": "markdown", "ps1": "powershell",
+	"tf": "terraform", "proto": "proto3", "docker": "dockerfile",
+}
+
+// Same reports whether a and b name the same language: equal ignoring
+// case, or one an alias of the other ("sh" and "shellscript").
+func Same(a, b string) bool {
+	return strings.EqualFold(a, b) || a != "" && b != "" && canonical(a) == canonical(b)
+}
+
+func canonical(id string) string {
+	id = strings.ToLower(id)
+	if c, ok := aliases[id]; ok {
+		return c
+	}
+	return id
 }

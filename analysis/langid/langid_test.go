@@ -23,3 +23,17 @@ func TestOf(t *testing.T) {
 		}
 	}
 }
+
+func TestSame(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"sh", "shellscript", true}, {"Bash", "shellscript", true}, {"cs", "csharp", true}, {"make", "makefile", true},
+		{"typescriptreact", "typescript", true}, {"go", "Go", true}, {"ruby", "python", false}, {"", "go", false},
+	} {
+		if got := Same(c.a, c.b); got != c.want {
+			t.Errorf("Same(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}

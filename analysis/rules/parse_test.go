@@ -208,6 +208,12 @@ func TestParseValueForms(t *testing.T) {
 				t.Errorf("Languages = %q", r.Languages)
 			}
 		}},
+		{"languages by another name", "languages: [sh, cs]", func(t *testing.T, r *Rule) {
+			// Neovim's filetypes and VS Code's ids name the same languages.
+			if !r.AppliesToLanguage("shellscript") || !r.AppliesToLanguage("csharp") || !r.AppliesToLanguage("sh") || r.AppliesToLanguage("go") {
+				t.Errorf("Languages = %q", r.Languages)
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

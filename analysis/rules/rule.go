@@ -26,6 +26,8 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/kodustech/kodyls/analysis/langid"
 )
 
 // Severity says how serious a violation of a rule is.
@@ -186,8 +188,9 @@ func (r *Rule) AppliesTo(relPath string) bool {
 }
 
 // AppliesToLanguage reports whether the rule is meant for documents of the
-// given language identifier (as an editor names it, such as "go"). A rule
-// that lists no languages applies to all of them.
+// given language identifier (as an editor names it, such as "go"; other
+// names of a language count, as "sh" for "shellscript", see langid.Same).
+// A rule that lists no languages applies to all of them.
 func (r *Rule) AppliesToLanguage(languageID string) bool {
 	if r == nil {
 		return false
@@ -196,7 +199,7 @@ func (r *Rule) AppliesToLanguage(languageID string) bool {
 		return true
 	}
 	for _, l := range r.Languages {
-		if strings.EqualFold(l, languageID) {
+		if langid.Same(l, languageID) {
 			return true
 		}
 	}
