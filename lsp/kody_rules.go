@@ -241,12 +241,18 @@ func (s *Server) splitRules(f *workspace.Folder) {
 // empty file) of a file that still loads.
 func (s *Server) publishRuleFileErrors(ctx context.Context, od *openDoc) {
 	var diags []protocol.Diagnostic
+	doc, _ := s.docs.Get(string(od.uri))
 	add := func(le *rules.LoadError, severity protocol.DiagnosticSeverity, msg string) {
 		if filepath.Join(od.folder.Root, filepath.FromSlash(le.File)) != od.path {
 			return
 		}
 		line := uint32(max(le.Line, 1) - 1)
 		col := uint32(max(le.Column, 1) - 1)
+		// The column counts bytes; the editor counts in the position
+		// encoding.
+		if doc != nil && int(line) < doc.LineCount() && int(col) <= len(doc.Line(int(line))) {
+			col = doc.PositionAt(doc.LineStart(int(line))+int(col), s.encoding).Character
+		}
 		diags = append(diags, protocol.Diagnostic{
 			Range:    protocol.Range{Start: protocol.Position{Line: line, Character: col}, End: protocol.Position{Line: line + 1}},
 			Severity: severity,

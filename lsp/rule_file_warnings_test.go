@@ -70,7 +70,7 @@ func TestImportedFileWarningsShowInTheEditor(t *testing.T) {
 	repo := newWorkspace(t)
 	repo.Write(map[string]string{
 		"CLAUDE.md":    "@docs/more.md\n",
-		"docs/more.md": "- Follow the style guide: @file:docs/style.md\n- Errors are wrapped.\n",
+		"docs/more.md": "- Follow the style guide — é: @file:docs/style.md\n- Errors are wrapped.\n",
 	})
 	s := start(t, repo.Dir, lsp.Options{})
 	s.Initialize(lsptest.InitOptions{})
@@ -78,8 +78,9 @@ func TestImportedFileWarningsShowInTheEditor(t *testing.T) {
 	s.OpenFile("docs/more.md")
 	ds := s.AwaitDiagnostics("docs/more.md", lsptest.Count(1))
 	if d := ds[0]; d.Severity != protocol.DiagnosticSeverityWarning || lsptest.Code(d) != "rule-file" || d.Range.Start.Line != 0 ||
-		d.Range.Start.Character != 26 || !strings.Contains(lsptest.Message(d), "docs/style.md") {
-		t.Fatalf("want the missing reference's warning at line 1, column 27: %s", lsptest.Describe(ds))
+		d.Range.Start.Character != 30 || !strings.Contains(lsptest.Message(d), "docs/style.md") {
+		// 30 UTF-16 units before the reference ("—" and "é" are one each).
+		t.Fatalf("want the missing reference's warning at line 1, character 30: %s", lsptest.Describe(ds))
 	}
 	repo.Write(map[string]string{"docs/style.md": "Use gofmt.\n"})
 	if err := s.ExecuteCommand(contract.CommandReloadRules, nil, nil); err != nil {
