@@ -169,6 +169,14 @@ func TestIgnoredThroughALink(t *testing.T) {
 	if out, _ = call(t, w.ListFiles(), map[string]any{}); out != "a.go\n" {
 		t.Errorf("list = %q, want only a.go", out)
 	}
+	// A directory link to the root lists the root's files under its name:
+	// not the private ones.
+	if err := os.Symlink(".", filepath.Join(w.Root, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	if out, err = call(t, w.ListFiles(), map[string]any{"dir": "alias"}); err != nil || strings.Contains(out, "env") || strings.Contains(out, "db.txt") {
+		t.Errorf("list alias = %q, %v; want no private file", out, err)
+	}
 }
 
 func TestSearchLiteralAndRegex(t *testing.T) {

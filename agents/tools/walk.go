@@ -80,6 +80,23 @@ func (g gitignore) match(rel string, dir bool) bool {
 func (w Workspace) walk(root *os.Root, start string, f func(rel string) bool) error {
 	ign := loadGitignore(root)
 	stop := false
+	// A start reached through a link ("alias" → ".") walks the files of
+	// its target: the privacy list applies to their real paths too.
+	realStart := start
+	if start != "." {
+		if r, ok := w.resolve(start); ok {
+			realStart = r
+		}
+	}
+	private := func(rel string, d fs.DirEntry) bool {
+		if w.ignoredEntry(rel, d) {
+			return true
+		}
+		if realStart == start || w.Ignore == nil {
+			return false
+		}
+		return w.Ignore(path.Join(realStart, strings.TrimPrefix(strings.TrimPrefix(rel, start), "/")))
+	}
 	return fs.WalkDir(root.FS(), start, func(rel string, d fs.DirEntry, err error) error {
 		if stop {
 			return fs.SkipAll
@@ -90,7 +107,7 @@ func (w Workspace) walk(root *os.Root, start string, f func(rel string) bool) er
 			}
 			return nil
 		}
-		if rel != "." && rel != start && (w.ignoredEntry(rel, d) || ign.match(rel, d.IsDir()) || d.IsDir() && skipDirs[d.Name()]) {
+		if rel != "." && rel != start && (private(rel, d) || ign.match(rel, d.IsDir()) || d.IsDir() && skipDirs[d.Name()]) {
 			if d.IsDir() {
 				return fs.SkipDir
 			}
