@@ -339,7 +339,14 @@ func (s *Server) notification(ctx context.Context, method string, params []byte)
 		if err := decode(params, &p); err != nil {
 			return err
 		}
-		return s.didChange(&p)
+		if err := checkChangeRanges(params); err != nil {
+			s.editRejected(p.TextDocument.URI, err)
+			return err
+		}
+		if err := s.didChange(&p); err != nil {
+			s.editRejected(p.TextDocument.URI, err)
+			return err
+		}
 	case protocol.MethodTextDocumentDidClose:
 		var p protocol.DidCloseTextDocumentParams
 		if err := decode(params, &p); err != nil {

@@ -292,6 +292,13 @@ func TestOutOfRangeEditKeepsLastGoodText(t *testing.T) {
 		TextDocument:   protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u}, Version: 0},
 		ContentChanges: []protocol.TextDocumentContentChangeEvent{&protocol.TextDocumentContentChangeWholeDocument{Text: "garbage"}},
 	})
+	// Ranges that are no positions: the protocol's union type would read
+	// each as the whole new text.
+	for _, rng := range []string{`{"start":{"line":-1,"character":-3},"end":{"line":0,"character":0}}`,
+		`{"start":{"line":"x","character":0},"end":{"line":0,"character":0}}`,
+		`{"start":{"line":4294967296,"character":0},"end":{"line":0,"character":0}}`, `{"start":{"line":0}}`} {
+		s.Notify(protocol.MethodTextDocumentDidChange, json.RawMessage(`{"textDocument":{"uri":"`+string(u)+`","version":3},"contentChanges":[{"range":`+rng+`,"text":"Z"}]}`))
+	}
 	var v contract.RuleViolations
 	if err := s.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
 		t.Fatal(err)
@@ -299,6 +306,16 @@ func TestOutOfRangeEditKeepsLastGoodText(t *testing.T) {
 	text, ver, _ := s.Server.Document(string(u))
 	if text != mainGo || ver != 1 {
 		t.Fatalf("after rejected edits: version %d text %q; want version 1 and the original text", ver, text)
+	}
+	s.AwaitIdle("")
+	told := 0
+	for _, m := range s.Messages() {
+		if strings.Contains(m, "could not be applied") {
+			told++
+		}
+	}
+	if told != 1 {
+		t.Errorf("the editor was told %d times that edits could not be applied, want once: %q", told, s.Messages())
 	}
 	// The session goes on: a valid edit applies.
 	s.Insert("main.go", protocol.Position{Line: 0, Character: 0}, "// ok\n")

@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -32,6 +33,7 @@ type openDoc struct {
 	idle          *time.Timer // the idle trigger's timer, when armed
 	idleDone      func()      // releases the idle timer's pending work
 	idleVersion   int32       // the version the idle timer was armed for
+	toldRejected  bool        // the editor was told an edit could not be applied
 }
 
 // The text synchronization handlers run on the read loop, in wire order.
@@ -115,6 +117,60 @@ func (s *Server) didChange(p *protocol.DidChangeTextDocumentParams) error {
 	}
 	s.checks.Trigger(key)
 	return nil
+}
+
+// checkChangeRanges rejects a didChange whose change has a range that is
+// not two positions of unsigned line and character numbers. The
+// protocol's union type would read such a change as the whole new text
+// and replace the document with its fragment.
+func checkChangeRanges(params []byte) error {
+	var p struct {
+		ContentChanges []map[string]json.RawMessage `json:"contentChanges"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return fmt.Errorf("edit rejected, keeping the last good text: %w", err)
+	}
+	for i, c := range p.ContentChanges {
+		raw, ok := c["range"]
+		if !ok {
+			continue
+		}
+		var r struct {
+			Start, End *struct{ Line, Character *uint32 }
+		}
+		if err := json.Unmarshal(raw, &r); err != nil || r.Start == nil || r.End == nil ||
+			r.Start.Line == nil || r.Start.Character == nil || r.End.Line == nil || r.End.Character == nil {
+			return fmt.Errorf("edit rejected, keeping the last good text: change %d has a malformed range %s", i+1, raw)
+		}
+	}
+	return nil
+}
+
+// editRejected tells the editor, once per opening of the document, that
+// an edit could not be applied: the server's text and the editor's differ
+// until the document is reopened.
+func (s *Server) editRejected(u uri.URI, err error) {
+	od := s.openDoc(string(u))
+	if od == nil || s.conn == nil {
+		return
+	}
+	od.mu.Lock()
+	told := od.toldRejected
+	od.toldRejected = true
+	od.mu.Unlock()
+	if told {
+		return
+	}
+	msg := fmt.Sprintf("kodyls: an edit of %s could not be applied (%v). Findings follow the last good text until the file is closed and opened again.", u, err)
+	// Off the read loop: a write that waits on an editor busy writing to
+	// the server must not stop the server from reading.
+	done := s.work.add("")
+	s.goBackground(func(ctx context.Context) {
+		defer done()
+		if nerr := s.conn.Notify(context.WithoutCancel(ctx), protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: msg}); nerr != nil {
+			s.log.Debug("showMessage failed", "error", nerr)
+		}
+	})
 }
 
 func (s *Server) didClose(ctx context.Context, p *protocol.DidCloseTextDocumentParams) {
