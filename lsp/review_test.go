@@ -117,6 +117,34 @@ func hasReviewOnLine(line uint32) func([]protocol.Diagnostic) bool {
 	}
 }
 
+// TestFailedReviewKeepsTheFindingsShown: a save whose review the model
+// fails (HTTP 500 on the analysis) does not take away the findings shown
+// for code the user did not edit; they stay, moved with the edits, until a
+// review succeeds.
+func TestFailedReviewKeepsTheFindingsShown(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	scripts := reviewtest.Script(fake, nil, llmtest.JSON(map[string]any{"codeSuggestions": []reviewtest.Suggestion{rangeLoop}}), llmtest.ServerError())
+	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "save")
+	e.OpenFile("main.go")
+	typeBug(e)
+	e.Save("main.go")
+	e.AwaitDiagnostics("main.go", hasReviewOnLine(6))
+
+	// A line typed below the finding joins its hunk; the next review of
+	// that hunk fails.
+	e.Insert("main.go", protocol.Position{Line: 7, Character: 0}, "\t\t// counted below\n")
+	e.Save("main.go")
+	e.AwaitIdle("main.go")
+	if scripts.Analyze.Times() != 2 {
+		t.Fatalf("analyze calls %d, want 2", scripts.Analyze.Times())
+	}
+	if ds := e.Diagnostics("main.go"); !hasReviewOnLine(6)(ds) {
+		t.Fatalf("the finding went with the failed review: %s", lsptest.Describe(ds))
+	}
+	e.Shutdown()
+}
+
 func TestReviewOnSaveShowsFindingAndFixApplies(t *testing.T) {
 	fake := llmtest.NewServer()
 	defer fake.Close()

@@ -3,10 +3,13 @@ package workspace
 import (
 	"context"
 	"errors"
+	"sort"
+	"strings"
 	"sync"
 
 	"github.com/kodustech/kodyls/analysis/anchor"
 	"github.com/kodustech/kodyls/analysis/filereview"
+	"github.com/kodustech/kodyls/analysis/review"
 )
 
 // ErrStale is returned by [Reviews.Run] when the document changed while it
@@ -85,8 +88,41 @@ func (r *Reviews) Run(ctx context.Context, snap *Snapshot) (filereview.Result, e
 	if !current || rctx.Err() != nil {
 		return res, ErrStale
 	}
+	if analysisFailed(res.Degraded) && d.version == snap.Version {
+		// The model could not review the changed hunks (an error, a
+		// 429, garbage): what was shown there stays, moved with the
+		// edits, until a review succeeds.
+		res.Findings = keepShown(res.Findings, d.findings)
+	}
 	d.findings, d.version = res.Findings, snap.Version
 	return res, err
+}
+
+// analysisFailed reports whether a review lost its analysis stage: the
+// hunks it sent found nothing because the model did not answer.
+func analysisFailed(degraded []string) bool {
+	for _, d := range degraded {
+		if strings.HasPrefix(d, review.StageAnalyze+":") {
+			return true
+		}
+	}
+	return false
+}
+
+// keepShown adds to found the findings of shown it does not have.
+func keepShown(found, shown []filereview.Finding) []filereview.Finding {
+	have := make(map[string]bool, len(found))
+	for _, f := range found {
+		have[f.ID] = true
+	}
+	out := append([]filereview.Finding(nil), found...)
+	for _, f := range shown {
+		if !have[f.ID] {
+			out = append(out, f)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Span.Start < out[j].Span.Start })
+	return out
 }
 
 // Follow moves the findings of a document to version, given the edits made
