@@ -1,11 +1,16 @@
 package lsp
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync"
 
 	"go.lsp.dev/jsonrpc2"
@@ -35,10 +40,98 @@ func (codec) Unmarshal(data []byte, v any) error {
 	return protocol.Unmarshal(data, v)
 }
 
-// frameReader is implemented by the jsonrpc2 header stream: it returns the
-// raw body of the next frame without decoding it.
+// frameReader returns the raw body of the next frame without decoding it.
 type frameReader interface {
 	ReadFrame(ctx context.Context) ([]byte, int64, error)
+}
+
+// maxFrame bounds the body a Content-Length header may announce.
+const maxFrame = 1 << 30
+
+// headerError is a frame whose header could not be read. body is the
+// frame's body when the header still gave its length (garbage before a
+// valid Content-Length), else nil: the frame is skipped.
+type headerError struct {
+	msg  string
+	body []byte
+}
+
+func (e *headerError) Error() string { return e.msg }
+
+// headerReader reads frames "Content-Length: N\r\n…\r\n\r\n<N bytes>". A
+// header it cannot read is reported and skipped rather than ending the
+// session: it reads on to the end of that header, and a line that holds
+// "Content-Length:" after other bytes (a body longer than its announced
+// length) starts the next frame there.
+type headerReader struct {
+	r *bufio.Reader
+}
+
+func (h *headerReader) ReadFrame(ctx context.Context) ([]byte, int64, error) {
+	var (
+		n      int64
+		length = -1
+		bad    string
+		seen   bool // a header line was read
+	)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, n, err
+		}
+		line, err := h.r.ReadString('\n')
+		n += int64(len(line))
+		if err != nil {
+			if err == io.EOF && !seen && strings.TrimSpace(line) == "" {
+				return nil, n, io.EOF
+			}
+			return nil, n, err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			if !seen {
+				continue // a blank line between frames
+			}
+			break
+		}
+		seen = true
+		if i := strings.Index(strings.ToLower(line), "content-length:"); i > 0 {
+			bad = fmt.Sprintf("%d bytes before a header: %q", i, prefix([]byte(line[:i]), 40))
+			line = line[i:]
+		}
+		name, value, ok := strings.Cut(line, ":")
+		if !ok {
+			bad = fmt.Sprintf("malformed header line %q", prefix([]byte(line), 40))
+			continue
+		}
+		if !strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
+			continue // Content-Type and others
+		}
+		v, perr := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+		if perr != nil || v < 0 || v > maxFrame {
+			bad = fmt.Sprintf("bad Content-Length %q", prefix([]byte(strings.TrimSpace(value)), 40))
+			length = -1
+			continue
+		}
+		length = int(v)
+	}
+	if length < 0 {
+		if bad == "" {
+			bad = "no Content-Length header"
+		}
+		return nil, n, &headerError{msg: bad}
+	}
+	body := make([]byte, length)
+	if _, err := io.ReadFull(h.r, body); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, n, err
+	}
+	n += int64(length)
+	if bad != "" {
+		return body, n, &headerError{msg: bad, body: body}
+	}
+	return body, n, nil
 }
 
 // tolerantStream answers a frame that is not a valid JSON-RPC message with an
@@ -55,17 +148,25 @@ type tolerantStream struct {
 }
 
 func newStream(rwc io.ReadWriteCloser, log *slog.Logger) jsonrpc2.Stream {
-	inner := jsonrpc2.NewHeaderStream(rwc)
-	fr, ok := inner.(frameReader)
-	if !ok {
-		return inner
-	}
-	return &tolerantStream{Stream: inner, frames: fr, log: log}
+	// The library's stream writes the frames; headerReader reads them.
+	return &tolerantStream{Stream: jsonrpc2.NewHeaderStream(rwc), frames: &headerReader{r: bufio.NewReader(rwc)}, log: log}
 }
 
 func (s *tolerantStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 	for {
 		body, n, err := s.frames.ReadFrame(ctx)
+		var herr *headerError
+		if errors.As(err, &herr) {
+			s.log.Warn("rejected malformed JSON-RPC frame header", "error", herr.msg)
+			resp := jsonrpc2.NewResponse(jsonrpc2.ID{}, nil, jsonrpc2.NewError(jsonrpc2.ParseError, "parse error: malformed frame header: "+herr.msg))
+			if _, werr := s.Write(ctx, resp); werr != nil {
+				return nil, 0, werr
+			}
+			if herr.body == nil {
+				continue
+			}
+			err = nil
+		}
 		if err != nil {
 			return nil, 0, err
 		}

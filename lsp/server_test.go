@@ -3,6 +3,7 @@ package lsp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand"
 	"net"
 	"strings"
@@ -151,6 +152,32 @@ func TestMalformedInputKeepsServing(t *testing.T) {
 	raw.Send(`{"jsonrpc":"2.0","id":5,"method":"workspace/executeCommand","params":{"command":42}}`)
 	if m := raw.Response("5"); m.Error == nil || m.Error.Code != -32602 {
 		t.Fatalf("wrong param type: %+v, want -32602", m.Error)
+	}
+	// Frames whose header is broken: each is answered with -32700 and
+	// skipped, and the frame after it is served.
+	parseErr := func(what string) {
+		t.Helper()
+		if m := raw.Response("null"); m.Error == nil || m.Error.Code != -32700 {
+			t.Fatalf("%s: %+v, want -32700", what, m.Error)
+		}
+	}
+	raw.Write("Content-Length: abc\r\n\r\n")
+	parseErr("Content-Length: abc")
+	raw.Write("Content-Length: -5\r\n\r\n")
+	parseErr("a negative Content-Length")
+	raw.Write("hello world\r\n\r\n")
+	parseErr("a header line without a colon")
+	raw.Write("Content-Type: application/vscode-jsonrpc\r\n\r\n")
+	parseErr("no Content-Length")
+	// A Content-Length 5 bytes short: the body is cut (-32700), its last
+	// bytes run into the next frame's header, which is still read.
+	body := `{"jsonrpc":"2.0","id":7,"method":"textDocument/unknownThing","params":{}}`
+	raw.Write(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body)-5, body))
+	parseErr("a body longer than its Content-Length")
+	raw.Request(8, "textDocument/unknownThing", map[string]any{})
+	parseErr("bytes before the next header")
+	if m := raw.Response("8"); m.Error == nil || m.Error.Code != -32601 {
+		t.Fatalf("the frame after the broken ones: %+v, want -32601", m.Error)
 	}
 	// A notification with wrong types has no reply and must not end the session.
 	raw.Send(`{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":"nope","contentChanges":7}}`)

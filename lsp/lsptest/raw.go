@@ -79,6 +79,15 @@ func (c *Raw) Send(body string) {
 	}
 }
 
+// Write writes bytes as they are, framed or not: a client that breaks
+// the framing.
+func (c *Raw) Write(b string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.w, b); err != nil {
+		c.t.Fatalf("write: %v", err)
+	}
+}
+
 // Request sends a call with a numeric id.
 func (c *Raw) Request(id int, method string, params any) {
 	c.t.Helper()
