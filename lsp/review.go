@@ -120,7 +120,7 @@ func (s *Server) reviewDoc(ctx context.Context, key string, token protocol.Progr
 		sum.Offline = true
 	case errors.Is(err, workspace.ErrStale):
 		prog.End("cancelled: the buffer changed")
-		return nil, err
+		return nil, jsonrpc2.NewError(protocol.CodeContentModified, err.Error())
 	case err != nil:
 		prog.End("cancelled")
 		if ctx.Err() != nil {

@@ -145,6 +145,40 @@ func TestFailedReviewKeepsTheFindingsShown(t *testing.T) {
 	e.Shutdown()
 }
 
+// TestReviewsOfOneVersionShareTheRun: a save, "review this file" and
+// "review the workspace" on the same text, one after the other while the
+// first review runs, all succeed with the same findings, and the model is
+// asked once.
+func TestReviewsOfOneVersionShareTheRun(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	slow := llmtest.JSON(map[string]any{"codeSuggestions": []reviewtest.Suggestion{rangeLoop}})
+	slow.Latency = 300 * time.Millisecond
+	scripts := reviewtest.Script(fake, nil, slow)
+	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "save")
+	e.OpenFile("main.go")
+	typeBug(e)
+	e.Save("main.go")
+	var file contract.ReviewSummary
+	var all []contract.ReviewSummary
+	errs := make(chan error, 2)
+	go func() { errs <- e.ExecuteCommand(contract.CommandReviewFile, contract.ReviewFileArgs{URI: e.URI("main.go")}, &file) }()
+	go func() { errs <- e.ExecuteCommand(contract.CommandReviewWorkspace, nil, &all) }()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("a review of the same text failed: %v", err)
+		}
+	}
+	if file.Findings != 1 || len(all) != 1 || all[0].Findings != 1 {
+		t.Fatalf("reviewFile %+v, reviewWorkspace %+v; want the finding in both", file, all)
+	}
+	e.AwaitIdle("")
+	if n := scripts.Analyze.Times(); n != 1 {
+		t.Errorf("the model analysed the same text %d times, want once", n)
+	}
+	e.Shutdown()
+}
+
 func TestReviewOnSaveShowsFindingAndFixApplies(t *testing.T) {
 	fake := llmtest.NewServer()
 	defer fake.Close()

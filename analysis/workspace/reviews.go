@@ -30,6 +30,7 @@ type docReview struct {
 	cancel   context.CancelFunc // the running review; nil when none
 	seq      uint64             // identifies the running review
 	runningV int32              // the version the running review is for
+	call     *reviewCall        // the running review, for others of its version to join
 	findings []filereview.Finding
 	version  int32 // the version the findings' spans refer to
 }
@@ -55,18 +56,34 @@ func (r *Reviews) Running() int {
 
 // Run reviews a snapshot, cancelling an older review of the same document,
 // and keeps the findings unless a newer review started or [Reviews.Follow]
-// saw a newer version meanwhile (then the error is ErrStale).
+// saw a newer version meanwhile (then the error is ErrStale). A review of
+// the version already being reviewed joins the running one (a save, then
+// "review this file", then "review the workspace" cost one review).
 func (r *Reviews) Run(ctx context.Context, snap *Snapshot) (filereview.Result, error) {
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	r.mu.Lock()
 	d := r.doc(snap.URI)
+	if c := d.call; c != nil && c.version == snap.Version {
+		r.mu.Unlock()
+		select {
+		case <-c.done:
+			if errors.Is(c.err, context.Canceled) && ctx.Err() == nil {
+				// Its caller gave up on it, this one did not.
+				return r.Run(ctx, snap)
+			}
+			return c.res, c.err
+		case <-ctx.Done():
+			return filereview.Result{}, ctx.Err()
+		}
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	if d.cancel != nil {
 		d.cancel()
 	}
 	d.seq++
 	seq := d.seq
-	d.cancel, d.runningV = cancel, snap.Version
+	c := &reviewCall{version: snap.Version, done: make(chan struct{})}
+	d.cancel, d.runningV, d.call = cancel, snap.Version, c
 	r.running++
 	r.mu.Unlock()
 
@@ -75,6 +92,26 @@ func (r *Reviews) Run(ctx context.Context, snap *Snapshot) (filereview.Result, e
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.running--
+	res, err = r.keep(ctx, rctx, d, seq, snap, res, err)
+	if d.call == c {
+		d.call = nil
+	}
+	c.res, c.err = res, err
+	close(c.done)
+	return res, err
+}
+
+// reviewCall is a running review that others of the same version join.
+type reviewCall struct {
+	version int32
+	done    chan struct{}
+	res     filereview.Result
+	err     error
+}
+
+// keep records the result of the review seq of d when it is still the
+// current one, and returns what its callers get. r.mu is held.
+func (r *Reviews) keep(ctx, rctx context.Context, d *docReview, seq uint64, snap *Snapshot, res filereview.Result, err error) (filereview.Result, error) {
 	current := d.seq == seq && r.docs[snap.URI] == d
 	if current {
 		d.cancel = nil
