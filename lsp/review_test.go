@@ -162,7 +162,9 @@ func TestReviewsOfOneVersionShareTheRun(t *testing.T) {
 	var file contract.ReviewSummary
 	var all []contract.ReviewSummary
 	errs := make(chan error, 2)
-	go func() { errs <- e.ExecuteCommand(contract.CommandReviewFile, contract.ReviewFileArgs{URI: e.URI("main.go")}, &file) }()
+	go func() {
+		errs <- e.ExecuteCommand(contract.CommandReviewFile, contract.ReviewFileArgs{URI: e.URI("main.go")}, &file)
+	}()
 	go func() { errs <- e.ExecuteCommand(contract.CommandReviewWorkspace, nil, &all) }()
 	for range 2 {
 		if err := <-errs; err != nil {
