@@ -316,7 +316,7 @@ func TestNestedFolderViolationListedOnce(t *testing.T) {
 	}}}))
 	nestedRule := strings.Replace(handlerTestsRule, `path: "api/handlers/**"`, `path: "handlers/**"`, 1)
 	repo := ordersRepo(t, map[string]string{"api/.kody/rules/handler-tests.md": nestedRule}, ordersOnDisk)
-	e := startReviewingIn(t, repo, fake, t.TempDir(), "manual", nil, []string{"api"})
+	e := startReviewingIn(t, repo, fake, t.TempDir(), "manual", nil, func(o *lsptest.InitOptions) { o.Folders = []string{"api"} })
 	e.AwaitIdle("")
 	var sums []contract.ReviewSummary
 	if err := e.ExecuteCommand(contract.CommandReviewWorkspace, nil, &sums); err != nil {

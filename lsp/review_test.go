@@ -69,9 +69,9 @@ func startReviewingWith(t *testing.T, repo *lsptest.Repo, fake *llmtest.Server, 
 	return startReviewingIn(t, repo, fake, dataDir, trigger, beforeInit, nil)
 }
 
-// startReviewingIn is startReviewingWith with more workspace folders (see
-// lsptest.InitOptions.Folders).
-func startReviewingIn(t *testing.T, repo *lsptest.Repo, fake *llmtest.Server, dataDir string, trigger string, beforeInit func(*lsptest.Session), folders []string) *reviewEnv {
+// startReviewingIn is startReviewingWith with the initialize options
+// adjusted by init (more workspace folders, a generic client…).
+func startReviewingIn(t *testing.T, repo *lsptest.Repo, fake *llmtest.Server, dataDir string, trigger string, beforeInit func(*lsptest.Session), init func(*lsptest.InitOptions)) *reviewEnv {
 	t.Helper()
 	st, err := index.OpenStore(context.Background(), dataDir)
 	if err != nil {
@@ -90,10 +90,14 @@ func startReviewingIn(t *testing.T, repo *lsptest.Repo, fake *llmtest.Server, da
 	if beforeInit != nil {
 		beforeInit(s)
 	}
-	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{
+	o := lsptest.InitOptions{InitializationOptions: map[string]any{
 		"llm":    map[string]any{"baseUrl": fake.URL, "model": "fake-model"},
 		"review": map[string]any{"trigger": trigger},
-	}, Folders: folders})
+	}}
+	if init != nil {
+		init(&o)
+	}
+	s.Initialize(o)
 	return &reviewEnv{Session: s, fake: fake, store: st, repo: repo}
 }
 

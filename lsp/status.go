@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"strings"
 	"sync"
 
 	"go.lsp.dev/protocol"
@@ -16,7 +17,8 @@ import (
 type statusState struct {
 	mu        sync.Mutex
 	reviewing int
-	degraded  bool // the last finished review lost stages
+	degraded  string          // why the last finished review lost stages; "" when none did
+	told      map[string]bool // the causes shown to an editor without the status item
 	down      string
 	sent      *contract.StatusParams
 }
@@ -45,9 +47,42 @@ func (s *Server) reviewDegraded(degraded []string, err error) {
 	if err != nil {
 		return
 	}
+	cause := ""
+	if len(degraded) > 0 {
+		cause = degradedCause(degraded[0])
+	}
 	s.status.mu.Lock()
-	s.status.degraded = len(degraded) > 0
+	s.status.degraded = cause
+	tell := cause != "" && !s.clientCap.commandResults && !s.status.told[cause]
+	if tell {
+		if s.status.told == nil {
+			s.status.told = map[string]bool{}
+		}
+		s.status.told[cause] = true
+	}
 	s.status.mu.Unlock()
+	// An editor without the kodyls plugin shows no status item: it is
+	// told once per cause.
+	if tell && s.conn != nil {
+		msg := "kodyls: the last review lost stages to the model's answers: " + cause
+		if nerr := s.conn.Notify(context.WithoutCancel(s.ctx), protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: msg}); nerr != nil {
+			s.log.Debug("showMessage failed", "error", nerr)
+		}
+	}
+}
+
+// degradedCause is a review's degraded-stage message ("analyze: llm: HTTP
+// 500 …; no suggestions") as a short cause: the stage and the error's
+// first line, at most 160 bytes.
+func degradedCause(msg string) string {
+	msg, _, _ = strings.Cut(msg, "\n")
+	if i := strings.LastIndex(msg, "; "); i > 0 {
+		msg = msg[:i] // the consequence
+	}
+	if len(msg) > 160 {
+		msg = msg[:157] + "..."
+	}
+	return msg
 }
 
 // llmStatusChanged tells the user once when the endpoint goes down or
@@ -98,8 +133,8 @@ func (s *Server) sendStatus() {
 		p.State, p.Message = contract.StateEndpointDown, s.status.down
 	case s.status.reviewing > 0:
 		p.State = contract.StateReviewing
-	case s.status.degraded:
-		p.State, p.Message = contract.StateDegraded, "the last review lost stages to bad or missing model answers"
+	case s.status.degraded != "":
+		p.State, p.Message = contract.StateDegraded, "the last review lost stages to the model's answers: "+s.status.degraded
 	}
 	if s.status.sent != nil && *s.status.sent == p {
 		s.status.mu.Unlock()

@@ -221,8 +221,15 @@ func scriptGarbledAnalysis(fake *llmtest.Server) {
 // (with the off-by-one loop) loses its analysis to garbled model output.
 func degradedSession(t *testing.T, fake *llmtest.Server) *reviewEnv {
 	t.Helper()
+	return degradedSessionIn(t, fake, nil)
+}
+
+// degradedSessionIn is degradedSession with the initialize options
+// adjusted by init.
+func degradedSessionIn(t *testing.T, fake *llmtest.Server, init func(*lsptest.InitOptions)) *reviewEnv {
+	t.Helper()
 	scriptGarbledAnalysis(fake)
-	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "save")
+	e := startReviewingIn(t, reviewRepo(t), fake, t.TempDir(), "save", nil, init)
 	e.OpenFile("main.go")
 	typeBug(e)
 	e.Insert("main.go", protocol.Position{Line: 0, Character: 0}, garbledMarker+"\n")
@@ -240,8 +247,11 @@ func TestStatusDegradedUntilACleanReview(t *testing.T) {
 	}
 	st := e.Statuses()
 	last := st[len(st)-1]
-	if last.State != contract.StateDegraded || last.Message == "" || last.Reviewing != 0 {
-		t.Fatalf("status after a review that lost its analysis %+v, want degraded with a message and none running; all: %+v", last, st)
+	if last.State != contract.StateDegraded || !strings.Contains(last.Message, "analyze:") || last.Reviewing != 0 {
+		t.Fatalf("status after a review that lost its analysis %+v, want degraded with the cause and none running; all: %+v", last, st)
+	}
+	if msgs := e.Messages(); len(msgs) != 0 {
+		t.Errorf("the kodyls plugin shows the status item; no message was wanted: %q", msgs)
 	}
 	if !subsequence(st, stateIs(contract.StateReady), stateIs(contract.StateReviewing), stateIs(contract.StateDegraded)) {
 		t.Fatalf("statuses %+v, want ready, reviewing, degraded", st)
@@ -294,5 +304,27 @@ func TestStatusDegradedSurvivesACancelledReview(t *testing.T) {
 		t.Fatalf("status after a cancelled review that followed a degraded one %+v, want degraded; all: %+v", last, st)
 	}
 	checkNoRepeats(t, st)
+	e.Shutdown()
+}
+
+// TestDegradedReviewToldToAGenericClient: an editor without the kodyls
+// plugin (Helix, eglot) has no status item, so it is told the cause of a
+// degraded review once, not at every save.
+func TestDegradedReviewToldToAGenericClient(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	e := degradedSessionIn(t, fake, func(o *lsptest.InitOptions) { o.Generic = true })
+	e.Insert("main.go", protocol.Position{Line: 1, Character: 0}, "// again\n")
+	e.Save("main.go")
+	e.AwaitIdle("")
+	told := 0
+	for _, m := range e.Messages() {
+		if strings.Contains(m, "lost stages") && strings.Contains(m, "analyze:") {
+			told++
+		}
+	}
+	if told != 1 {
+		t.Fatalf("told %d times about the degraded reviews, want once with the cause: %q", told, e.Messages())
+	}
 	e.Shutdown()
 }
