@@ -228,8 +228,9 @@ func (x *Explainer) explain(ctx context.Context, errs []errparse.Error, primary 
 			return rep, ctx.Err()
 		}
 		// The model failed: still answer, and say so.
-		rep.RCA, rep.Note = x.offline(e, rep.Similar)
-		rep.Note = fmt.Sprintf("the model could not answer (%v); %s", err, rep.Note)
+		x.log().Warn("the model could not explain the error", "error", err)
+		rep.RCA, _ = x.offline(e, rep.Similar)
+		rep.Note = fmt.Sprintf("the configured model could not answer (%s); this is %s; try again later", shortCause(err), offlineSource(rep.RCA))
 		return rep, nil
 	}
 	rep.RCA = ans
@@ -244,6 +245,50 @@ func (x *Explainer) explain(ctx context.Context, errs []errparse.Error, primary 
 	}
 	return rep, nil
 }
+
+// cutShort reports whether a run stopped for want of time or of an
+// endpoint, not for what the model answered: such a run is continued from
+// its checkpoint the next time.
+func cutShort(err error) bool {
+	return errors.Is(err, agent.ErrStepTimeout) || errors.Is(err, agent.ErrTimeout) ||
+		errors.Is(err, llm.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// offlineSource says in words where an offline answer came from.
+func offlineSource(a *Answer) string {
+	switch {
+	case a.Source == SourceHistory:
+		return "the explanation given when the same error was seen before"
+	case a.Confidence >= 0.4:
+		return "built-in guidance for this kind of error"
+	}
+	return "what the error message says, with no guidance for it"
+}
+
+// shortCause says what went wrong in err without the layers that passed
+// it on ("router: react: agent: graph plan-execute: node answer: …"): the
+// gateway's own message when the endpoint failed (it says what to do),
+// else the message without those layers; at most 300 bytes.
+func shortCause(err error) string {
+	msg := ""
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if m := e.Error(); strings.HasPrefix(m, "llm ") || strings.Contains(m, " from llm endpoint ") {
+			msg = m
+			break
+		}
+	}
+	if msg == "" {
+		msg = layerPrefix.ReplaceAllString(err.Error(), "")
+	}
+	msg, _, _ = strings.Cut(msg, "\n")
+	if len(msg) > 300 {
+		msg = msg[:297] + "..."
+	}
+	return msg
+}
+
+// layerPrefix matches the labels the agent layers put before an error.
+var layerPrefix = regexp.MustCompile(`^(?:(?:router|react|rewoo|agent|plan-execute|planexec|graph [\w-]+|node [\w-]+): )+`)
 
 // offline answers without a model: a past explanation of the same error,
 // else built-in guidance, else what the parse alone says.
@@ -325,6 +370,14 @@ func (x *Explainer) agent(ctx context.Context, e errparse.Error, output, hash st
 	}
 	res, err := strategy.Run(ctx, task, ts, emit)
 	if err != nil {
+		if ctx.Err() == nil && task.Checkpoints != nil && !cutShort(err) {
+			// A run the model failed (garbage, a refusal, a loop), unlike
+			// one cut short, starts over the next time: its steps are not
+			// worth continuing.
+			if derr := task.Checkpoints.Delete(context.WithoutCancel(ctx), task.Thread); derr != nil {
+				x.log().Warn("cannot drop the failed run's checkpoint", "error", derr)
+			}
+		}
 		return nil, err
 	}
 	used := res.ToolsUsed

@@ -44,7 +44,7 @@ func TestExplanationResumesUntilTheCodeChanges(t *testing.T) {
 		Agent: agent.Budget{StepTimeout: 300 * time.Millisecond}}
 
 	rep, err := x.Explain(context.Background(), goOutput, false, nil)
-	if err != nil || !strings.Contains(rep.Note, "the model could not answer") {
+	if err != nil || !strings.Contains(rep.Note, "the configured model could not answer") {
 		t.Fatalf("interrupted explanation: %v, note %q", err, rep.Note)
 	}
 	fake.WaitDisconnects(1, 2*time.Second)
@@ -102,5 +102,33 @@ func TestRoutedStrategyEscalatesAnUnsureAnswer(t *testing.T) {
 	}
 	if !strings.Contains(planner.task.User, "maybe x") || !strings.Contains(rep.Markdown(), "path: react → fake (low confidence 0.20)") {
 		t.Errorf("the planner's task or the markdown lacks the hand-over:\n%s", planner.task.User)
+	}
+}
+
+// TestFailedExplanationStartsOverAndSaysWhy: a run the model fails (a
+// final answer it cannot fix) is not continued the next time, unlike one
+// cut short; and the note says the configured model failed, without
+// asking to configure one.
+func TestFailedExplanationStartsOverAndSaysWhy(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.ToolMessages(0), llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{"path":"main.go"}`}))
+	fake.On(llmtest.Any(), llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: `{"rootCause":`}))
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {\n\tx := 1\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cp := &graph.MemoryCheckpointer{}
+	x := &Explainer{Workspace: ws, Gateway: gateway(t, fake.URL), Prompts: prompts.Builtin(), Checkpoints: cp}
+	rep, err := x.Explain(context.Background(), goOutput, false, nil)
+	if err != nil || rep.RCA.Source != SourceOffline {
+		t.Fatalf("explanation %+v, %v; want the offline answer", rep.RCA, err)
+	}
+	if !strings.Contains(rep.Note, "the configured model could not answer") || strings.Contains(rep.Note, "KODYLS_LLM_BASE_URL") ||
+		strings.Contains(rep.Note, "router:") || strings.Contains(rep.Note, "graph ") {
+		t.Errorf("note %q", rep.Note)
+	}
+	if _, ok, _ := cp.Get(context.Background(), x.thread(rep.Errors[0], x.contentHash(rep.Errors[0]))); ok {
+		t.Error("the failed run left a checkpoint to resume")
 	}
 }

@@ -76,7 +76,7 @@ func TestEndpointFloodAndCutBody(t *testing.T) {
 	final := llmtest.Tools(llmtest.ToolCall{Name: "final_answer",
 		Arguments: `{"rootCause":"unused is assigned but never read in main","fixGuidelines":["Remove the variable."],"confidence":0.9}`})
 	baseline, out := explainAgainst(t, final)
-	if strings.Contains(out, "the model could not answer") {
+	if strings.Contains(out, "the configured model could not answer") {
 		t.Fatalf("the normal run failed, so it is no baseline:\n%s", out)
 	}
 	t.Logf("peak RSS with a normal answer: %d KB", baseline)
@@ -91,7 +91,7 @@ func TestEndpointFloodAndCutBody(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rss, out := explainAgainst(t, tc.reply)
 			t.Logf("peak RSS: %d KB", rss)
-			if !strings.Contains(out, "the model could not answer") || !strings.Contains(out, tc.want) {
+			if !strings.Contains(out, "the configured model could not answer") || !strings.Contains(out, tc.want) {
 				t.Errorf("note lacks %q:\n%s", tc.want, out)
 			}
 			if rss > baseline+headroomKB {
