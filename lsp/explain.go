@@ -26,7 +26,7 @@ import (
 func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.ProgressToken) (any, error) {
 	var a contract.ExplainArgs
 	if err := json.Unmarshal(arg, &a); err != nil || (a.Text == "" && (a.URI == "" || a.Message == "")) {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, `kodyls.explainError expects {"uri", "range", "message"} or {"text"}`)
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, `kodyls.explainError expects {"uri", "message", "range"?} or {"text"}`)
 	}
 	done := s.work.add(string(a.URI))
 	defer done()

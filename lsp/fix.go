@@ -20,6 +20,10 @@ import (
 	"github.com/kodustech/kodyls/lsp/textdoc"
 )
 
+// codeRequestFailed is LSP 3.17's RequestFailed: the request was valid
+// but the server cannot carry it out (here: no model is configured).
+const codeRequestFailed jsonrpc2.Code = -32803
+
 // fixAnnotation is the change annotation of a fix's edits: the editor asks
 // the user to confirm them, showing a preview.
 const fixAnnotation = "kodyls.fix"
@@ -30,14 +34,14 @@ const fixAnnotation = "kodyls.fix"
 func (s *Server) fixError(ctx context.Context, arg []byte, token protocol.ProgressToken) (any, error) {
 	var a contract.FixArgs
 	if err := json.Unmarshal(arg, &a); err != nil || a.URI == "" || a.Message == "" {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, `kodyls.fixError expects {"uri", "range", "message"}`)
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, `kodyls.fixError expects {"uri", "message", "range"?}`)
 	}
 	done := s.work.add(string(a.URI))
 	defer done()
 	root := s.rootFor(a.URI)
 	fx := s.svc.Fixer(root)
 	if fx.Gateway == nil {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fix.ErrNoModel.Error())
+		return nil, jsonrpc2.NewError(codeRequestFailed, fix.ErrNoModel.Error())
 	}
 	s.modelWorkStarted()
 	defer s.modelWorkEnded()

@@ -245,7 +245,7 @@ func (s *Server) dismissSuggestion(ctx context.Context, arg []byte) (any, error)
 		}
 	}
 	if !ok || od == nil || od.folder == nil {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("no current Kody suggestion %q in %s", a.ID, a.URI))
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("no current Kody suggestion %q in %s", prefix([]byte(a.ID), 80), prefix([]byte(a.URI), 200)))
 	}
 	rel, _ := od.folder.Rel(od.path)
 	d := index.Dismissal{Workspace: od.folder.Root, File: rel, Kind: index.DismissFinding, Key: f.ID}
