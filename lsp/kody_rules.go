@@ -164,6 +164,10 @@ func (s *Server) reloadRules(ctx context.Context, token protocol.ProgressToken) 
 		total += len(rs)
 		allErrs = append(allErrs, errs...)
 		for _, le := range errs {
+			if le.File == "." {
+				s.log.Warn("Kody Rules not loaded: the workspace folder cannot be read", "workspace", f.Root, "error", le.Msg)
+				continue
+			}
 			s.log.Warn("broken Kody Rule file", "workspace", f.Root, "error", le.Error())
 		}
 		for _, w := range f.Engine.Warnings() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -181,6 +182,22 @@ func (s *Server) initialized() {
 		if nerr := s.conn.Notify(context.WithoutCancel(s.ctx), protocol.MethodWindowShowMessage,
 			&protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: msg}); nerr != nil {
 			s.log.Debug("showMessage failed", "error", nerr)
+		}
+	}
+	var unreadable []string
+	for _, f := range s.allFolders() {
+		if st, err := os.Stat(f.Root); err != nil || !st.IsDir() {
+			unreadable = append(unreadable, f.Root)
+		}
+	}
+	if len(unreadable) > 0 {
+		msg := fmt.Sprintf("kodyls: the workspace folder %s is not a directory kodyls can read; Kody Rules and reviews are off there", strings.Join(unreadable, ", "))
+		s.log.Warn("workspace folder unreadable", "folders", unreadable)
+		if s.conn != nil {
+			if nerr := s.conn.Notify(context.WithoutCancel(s.ctx), protocol.MethodWindowShowMessage,
+				&protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: msg}); nerr != nil {
+				s.log.Debug("showMessage failed", "error", nerr)
+			}
 		}
 	}
 	done := s.work.add("")

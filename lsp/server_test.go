@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -661,5 +662,28 @@ func TestConfigurationNeverAnswered(t *testing.T) {
 	s.Initialize(lsptest.InitOptions{})
 	s.OpenText("n.go", "package main\nvar _ = fmt.Println(1)\n")
 	s.AwaitDiagnostics("n.go", lsptest.Count(1))
+	s.Shutdown()
+}
+
+// TestMissingWorkspaceFolderIsReported: a workspace folder that does not
+// exist is named to the user once, and the session serves on.
+func TestMissingWorkspaceFolderIsReported(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "gone")
+	s := start(t, missing, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.AwaitIdle("")
+	told := 0
+	for _, m := range s.Messages() {
+		if strings.Contains(m, missing) && strings.Contains(m, "not a directory kodyls can read") {
+			told++
+		}
+	}
+	if told != 1 {
+		t.Fatalf("told %d times about the missing folder, want once: %q", told, s.Messages())
+	}
+	var v contract.RuleViolations
+	if err := s.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
+		t.Fatalf("the session stopped serving: %v", err)
+	}
 	s.Shutdown()
 }
