@@ -27,7 +27,7 @@
 //	  {
 //	    "name": "review",                  // optional, shown in logs
 //	    "match": {                         // all given fields must fit; {} or no match = everything
-//	      "schema": "code_review",         // response_format.json_schema.name (or prompt mentions it, without a schema)
+//	      "schema": "code_review",         // response_format.json_schema.name; see below
 //	      "prompt": "explain",             // some message content contains this
 //	      "tool": "read_file",             // a tool with this function name is offered
 //	      "lastRole": "tool",              // role of the last message ("tool": tool results are being handed back)
@@ -54,6 +54,14 @@
 //	    ]
 //	  }
 //	]
+//
+// "schema" matches a request whose response_format asks for the JSON
+// schema of that name. A request that asks for no schema matches when it
+// offers no tools and a system message names the schema as a word: that is
+// how a client that fell back from structured outputs (kodyls against
+// -reject-json-schema) describes the reply it wants. A schema's name in a
+// user or tool message (code, error output, a file an agent read) does not
+// match.
 //
 // (Comments are for explanation only: the file is plain JSON.) Unknown
 // keys, wrong types and contradictory replies are reported at start-up with

@@ -333,3 +333,53 @@ func TestExampleScriptIsValid(t *testing.T) {
 		t.Errorf("example has %d entries", len(entries))
 	}
 }
+
+// TestSchemaMatchesTheRequestedSchemaOnly: "schema" matches the schema a
+// request asks for, in response_format or, after a fallback from
+// structured outputs, in the system message; never a request that merely
+// mentions the name, such as an agent's turn whose tool result is a file
+// that defines it.
+func TestSchemaMatchesTheRequestedSchemaOnly(t *testing.T) {
+	entries, err := parseScript("s.json", []byte(`[{"match":{"schema":"review_mode"},"replies":[{"content":"{}"}]}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	match := entries[0].match
+	schema := func(typ, name string) *llmtest.ResponseFormat {
+		rf := &llmtest.ResponseFormat{Type: typ}
+		if name != "" {
+			rf.JSONSchema = &llmtest.JSONSchema{Name: name}
+		}
+		return rf
+	}
+	tools := []llmtest.Tool{{Type: "function", Function: llmtest.Function{Name: "final_answer"}}}
+	fallback := "Reply with exactly one JSON object that conforms to the JSON Schema below (review_mode)."
+	for _, tc := range []struct {
+		name string
+		req  llmtest.ChatRequest
+		want bool
+	}{
+		{"json_schema of that name", llmtest.ChatRequest{ResponseFormat: schema("json_schema", "review_mode"),
+			Messages: []llmtest.Message{{Role: "user", Content: "diff"}}}, true},
+		{"json_schema of another name mentioning it", llmtest.ChatRequest{ResponseFormat: schema("json_schema", "review_suggestions"),
+			Messages: []llmtest.Message{{Role: "system", Content: fallback}}}, false},
+		{"json_object, name in the system message", llmtest.ChatRequest{ResponseFormat: schema("json_object", ""),
+			Messages: []llmtest.Message{{Role: "system", Content: "You review code.\n\n" + fallback}, {Role: "user", Content: "diff"}}}, true},
+		{"no response_format, name in the system message", llmtest.ChatRequest{
+			Messages: []llmtest.Message{{Role: "system", Content: fallback}, {Role: "user", Content: "diff"}}}, true},
+		{"name in a user message", llmtest.ChatRequest{
+			Messages: []llmtest.Message{{Role: "user", Content: `const SchemaMode = "review_mode"`}}}, false},
+		{"agent turn whose tool result names it", llmtest.ChatRequest{Tools: tools, Messages: []llmtest.Message{
+			{Role: "system", Content: "You explain errors."}, {Role: "user", Content: "Explain this error"},
+			{Role: "assistant", ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"review.go"}`}}},
+			{Role: "tool", ToolCallID: "c1", Content: `SchemaMode = "review_mode"`}}}, false},
+		{"agent turn with the name in its system message", llmtest.ChatRequest{Tools: tools,
+			Messages: []llmtest.Message{{Role: "system", Content: fallback}}}, false},
+		{"a longer name", llmtest.ChatRequest{
+			Messages: []llmtest.Message{{Role: "system", Content: "Schema (review_mode_select)."}}}, false},
+	} {
+		if got := match(&tc.req); got != tc.want {
+			t.Errorf("%s: match = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
