@@ -7,10 +7,21 @@
 //	fakellm -script script.json [-addr 127.0.0.1:8089] [-models a,b]
 //	        [-reject-json-schema] [-api-key KEY] [-no-validate] [-require-known-model]
 //
-// For example:
+// For example, from the repository's root:
 //
-//	go run ./agents/llmtest/fakellm -script agents/llmtest/fakellm/example.json > /tmp/fakellm.url &
-//	export KODYLS_LLM_BASE_URL=$(cat /tmp/fakellm.url) KODYLS_LLM_MODEL=fake-model
+//	go run ./agents/llmtest/fakellm -script agents/llmtest/fakellm/example.json
+//
+// and, in another terminal:
+//
+//	export KODYLS_LLM_BASE_URL=http://127.0.0.1:8089/v1 KODYLS_LLM_MODEL=fake-model
+//
+// example.json answers every request kodyls makes for the demo of the
+// README ("Try it without a model server"): the doctor's health check, each
+// stage of the review, the Kody Rules checks and the explain agent's tool
+// calls. kodyls names the JSON schema of every structured request
+// (health_check, review_mode, review_suggestions, kodyrules_violations...;
+// the Schema constants of analysis/review and agents), which is what
+// "schema" matches.
 //
 // Once listening it prints the base URL (http://127.0.0.1:8089/v1) alone on
 // stdout, so it can be captured and used as KODYLS_LLM_BASE_URL, and then
@@ -27,7 +38,7 @@
 //	  {
 //	    "name": "review",                  // optional, shown in logs
 //	    "match": {                         // all given fields must fit; {} or no match = everything
-//	      "schema": "code_review",         // response_format.json_schema.name (or prompt mentions it, without a schema)
+//	      "schema": "review_suggestions",  // response_format.json_schema.name; see below
 //	      "prompt": "explain",             // some message content contains this
 //	      "tool": "read_file",             // a tool with this function name is offered
 //	      "lastRole": "tool",              // role of the last message ("tool": tool results are being handed back)
@@ -54,6 +65,14 @@
 //	    ]
 //	  }
 //	]
+//
+// "schema" matches a request whose response_format asks for the JSON
+// schema of that name. A request that asks for no schema matches when it
+// offers no tools and a system message names the schema as a word: that is
+// how a client that fell back from structured outputs (kodyls against
+// -reject-json-schema) describes the reply it wants. A schema's name in a
+// user or tool message (code, error output, a file an agent read) does not
+// match.
 //
 // (Comments are for explanation only: the file is plain JSON.) Unknown
 // keys, wrong types and contradictory replies are reported at start-up with

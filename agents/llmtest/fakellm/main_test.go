@@ -110,27 +110,36 @@ func TestCommandServesExampleScriptUntilSIGINT(t *testing.T) {
 		Model:    "fake-model",
 		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "Review this diff in JSON."}},
 		ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
-			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "code_review", Schema: json.RawMessage(`{"type":"object"}`)}},
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "review_suggestions", Schema: json.RawMessage(`{"type":"object"}`)}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var review struct {
-		Findings []struct{ File, Message string }
+		CodeSuggestions []struct{ ExistingCode string }
 	}
-	if err := json.Unmarshal([]byte(resp.Choices[0].Message.Content), &review); err != nil || len(review.Findings) != 1 || review.Findings[0].File != "main.go" {
+	if err := json.Unmarshal([]byte(resp.Choices[0].Message.Content), &review); err != nil || len(review.CodeSuggestions) != 1 || review.CodeSuggestions[0].ExistingCode != "os.Remove(path)" {
 		t.Errorf("review content %q: %v", resp.Choices[0].Message.Content, err)
 	}
-	explain := openai.ChatCompletionRequest{Model: "fake-model",
-		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "Explain this error: x declared and not used"}}}
-	_, err = c.CreateChatCompletion(ctx, explain)
-	var apiErr *openai.APIError
-	if !errors.As(err, &apiErr) || apiErr.HTTPStatusCode != 429 {
-		t.Errorf("first explain: %v", err)
+	// The explain agent: a first turn reads a file, the turn after the
+	// tool's result gives the final answer.
+	tools := []openai.Tool{
+		{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "read_file", Parameters: json.RawMessage(`{"type":"object"}`)}},
+		{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "final_answer", Parameters: json.RawMessage(`{"type":"object"}`)}},
 	}
+	explain := openai.ChatCompletionRequest{Model: "fake-model", Tools: tools,
+		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "Explain this error: ./main.go:11:2: declared and not used: n"}}}
 	resp, err = c.CreateChatCompletion(ctx, explain)
-	if err != nil || !strings.Contains(resp.Choices[0].Message.Content, "never used") || resp.Usage.TotalTokens != 138 {
-		t.Errorf("second explain: %v %+v", err, resp)
+	if err != nil || len(resp.Choices[0].Message.ToolCalls) != 1 || resp.Choices[0].Message.ToolCalls[0].Function.Name != "read_file" {
+		t.Fatalf("first explain turn: %v %+v", err, resp)
+	}
+	call := resp.Choices[0].Message.ToolCalls[0]
+	explain.Messages = append(explain.Messages, resp.Choices[0].Message,
+		openai.ChatCompletionMessage{Role: "tool", ToolCallID: call.ID, Content: "package main\n"})
+	resp, err = c.CreateChatCompletion(ctx, explain)
+	if err != nil || len(resp.Choices[0].Message.ToolCalls) != 1 || resp.Choices[0].Message.ToolCalls[0].Function.Name != "final_answer" ||
+		!strings.Contains(resp.Choices[0].Message.ToolCalls[0].Function.Arguments, "never used") {
+		t.Errorf("second explain turn: %v %+v", err, resp)
 	}
 
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -150,8 +159,9 @@ func TestCommandServesExampleScriptUntilSIGINT(t *testing.T) {
 	log := stderr.String()
 	for _, want := range []string{
 		"GET /v1/models model=- script=- status=200",
-		"POST /v1/chat/completions model=fake-model script=code-review status=200",
-		"script=explain-rate-limited-once status=429",
+		"POST /v1/chat/completions model=fake-model script=review-analysis status=200",
+		"script=explain-reads-the-file status=200",
+		"script=explain-answers status=200",
 		"interrupt: shutting down",
 	} {
 		if !strings.Contains(log, want) {
@@ -331,5 +341,55 @@ func TestExampleScriptIsValid(t *testing.T) {
 	}
 	if len(entries) < 3 {
 		t.Errorf("example has %d entries", len(entries))
+	}
+}
+
+// TestSchemaMatchesTheRequestedSchemaOnly: "schema" matches the schema a
+// request asks for, in response_format or, after a fallback from
+// structured outputs, in the system message; never a request that merely
+// mentions the name, such as an agent's turn whose tool result is a file
+// that defines it.
+func TestSchemaMatchesTheRequestedSchemaOnly(t *testing.T) {
+	entries, err := parseScript("s.json", []byte(`[{"match":{"schema":"review_mode"},"replies":[{"content":"{}"}]}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	match := entries[0].match
+	schema := func(typ, name string) *llmtest.ResponseFormat {
+		rf := &llmtest.ResponseFormat{Type: typ}
+		if name != "" {
+			rf.JSONSchema = &llmtest.JSONSchema{Name: name}
+		}
+		return rf
+	}
+	tools := []llmtest.Tool{{Type: "function", Function: llmtest.Function{Name: "final_answer"}}}
+	fallback := "Reply with exactly one JSON object that conforms to the JSON Schema below (review_mode)."
+	for _, tc := range []struct {
+		name string
+		req  llmtest.ChatRequest
+		want bool
+	}{
+		{"json_schema of that name", llmtest.ChatRequest{ResponseFormat: schema("json_schema", "review_mode"),
+			Messages: []llmtest.Message{{Role: "user", Content: "diff"}}}, true},
+		{"json_schema of another name mentioning it", llmtest.ChatRequest{ResponseFormat: schema("json_schema", "review_suggestions"),
+			Messages: []llmtest.Message{{Role: "system", Content: fallback}}}, false},
+		{"json_object, name in the system message", llmtest.ChatRequest{ResponseFormat: schema("json_object", ""),
+			Messages: []llmtest.Message{{Role: "system", Content: "You review code.\n\n" + fallback}, {Role: "user", Content: "diff"}}}, true},
+		{"no response_format, name in the system message", llmtest.ChatRequest{
+			Messages: []llmtest.Message{{Role: "system", Content: fallback}, {Role: "user", Content: "diff"}}}, true},
+		{"name in a user message", llmtest.ChatRequest{
+			Messages: []llmtest.Message{{Role: "user", Content: `const SchemaMode = "review_mode"`}}}, false},
+		{"agent turn whose tool result names it", llmtest.ChatRequest{Tools: tools, Messages: []llmtest.Message{
+			{Role: "system", Content: "You explain errors."}, {Role: "user", Content: "Explain this error"},
+			{Role: "assistant", ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"review.go"}`}}},
+			{Role: "tool", ToolCallID: "c1", Content: `SchemaMode = "review_mode"`}}}, false},
+		{"agent turn with the name in its system message", llmtest.ChatRequest{Tools: tools,
+			Messages: []llmtest.Message{{Role: "system", Content: fallback}}}, false},
+		{"a longer name", llmtest.ChatRequest{
+			Messages: []llmtest.Message{{Role: "system", Content: "Schema (review_mode_select)."}}}, false},
+	} {
+		if got := match(&tc.req); got != tc.want {
+			t.Errorf("%s: match = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

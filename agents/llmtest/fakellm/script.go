@@ -168,7 +168,7 @@ func parseEntry(i int, raw []byte) (entry, error) {
 func (m matchSpec) matcher() llmtest.Matcher {
 	var ms []llmtest.Matcher
 	if m.Schema != "" {
-		ms = append(ms, llmtest.SchemaName(m.Schema))
+		ms = append(ms, schemaIs(m.Schema))
 	}
 	if m.Prompt != "" {
 		ms = append(ms, llmtest.PromptContains(m.Prompt))
@@ -183,6 +183,50 @@ func (m matchSpec) matcher() llmtest.Matcher {
 		ms = append(ms, llmtest.ModelIs(m.Model))
 	}
 	return llmtest.All(ms...)
+}
+
+// schemaIs matches requests for the JSON schema called name: by the name
+// in response_format json_schema or, for a request that asks for no schema
+// and offers no tools (a client that fell back from json_schema, as
+// -reject-json-schema makes kodyls do), by the name as a word in a system
+// message, where such clients describe the reply they want. A mention in a
+// user or tool message never counts: that is code, error output or a
+// file an agent read, which may well name a schema without asking for it.
+func schemaIs(name string) llmtest.Matcher {
+	return func(r *llmtest.ChatRequest) bool {
+		if rf := r.ResponseFormat; rf != nil && rf.Type == "json_schema" && rf.JSONSchema != nil {
+			return rf.JSONSchema.Name == name
+		}
+		if len(r.Tools) > 0 {
+			return false
+		}
+		for _, msg := range r.Messages {
+			if (msg.Role == "system" || msg.Role == "developer") && containsWord(msg.Content, name) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// containsWord reports whether word occurs in s with no identifier
+// character (letter, digit, _ or -) right before or after it, so that
+// review_mode is not found in review_mode_select.
+func containsWord(s, word string) bool {
+	isIdent := func(c byte) bool {
+		return c == '_' || c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+	}
+	for i := 0; ; {
+		j := strings.Index(s[i:], word)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(word)
+		if (start == 0 || !isIdent(s[start-1])) && (end == len(s) || !isIdent(s[end])) {
+			return true
+		}
+		i = start + 1
+	}
 }
 
 // describe summarises the match for the default entry name in logs.

@@ -79,9 +79,10 @@ for on the terminal."
   ;; does not offer, and waits for the answer synchronously; a request
   ;; kodyls sends meanwhile (workspace/configuration) is lost when keys
   ;; arrive during that wait.  kodyls then goes on after a bounded wait
-  ;; without the snippet's settings, which the tests check, so imenu is
-  ;; left out here (editors/emacs/README.md).
-  (setq eglot-stay-out-of '(imenu))
+  ;; without the snippet's settings, which the tests check.  The snippet
+  ;; keeps eglot out of imenu, once eglot is loaded; nothing here does, so
+  ;; that the tests run the README's form as a user's init file would
+  ;; (editors/emacs/README.md), and `kodyls-test-open' checks it took.
   (let ((err (condition-case err
                  (progn (load (getenv "KODYLS_SNIPPET") nil t) nil)
                (error err))))
@@ -138,6 +139,11 @@ idle timer counts from the last one, as when a person types."
   (let ((server (kodyls-test-wait
                  (lambda () (and eglot--managed-mode (eglot-current-server))))))
     (kodyls-test-step "eglot connected" server (kodyls-test-messages))
+    (kodyls-test-step "the README's snippet keeps eglot out of imenu"
+                      (and (eglot--stay-out-of-p 'imenu)
+                           (not (advice-function-member-p #'eglot-imenu imenu-create-index-function)))
+                      (format "eglot-stay-out-of %S, imenu-create-index-function %S"
+                              eglot-stay-out-of imenu-create-index-function))
     (let* ((proc (jsonrpc--process server))
            (exe (file-truename (format "/proc/%d/exe" (process-id proc)))))
       (kodyls-test-step "the server is `kodyls serve', kodyls found on PATH"

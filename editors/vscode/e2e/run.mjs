@@ -501,8 +501,7 @@ await step('apply-fix', async () => {
     { name: 'explain-hangs', match: { tool: 'final_answer', prompt: '- Message: No fmt.Println' }, replies: [{ hang: true }] },
     // "Explain this error" on the compile error (the explain-build-error
     // step): the explanation agent's final answer, given only when the
-    // request carries the compiler's message. Before the fix's entries: a
-    // schema entry also answers a request whose prompt only mentions it.
+    // request carries the compiler's message.
     { name: 'explain-build-error', match: { tool: 'final_answer', prompt: 'cannot use' }, replies: [{ toolCalls: [{ name: 'final_answer',
       arguments: { rootCause: BUILD_ROOT_CAUSE, fixGuidelines: ['Declare count without the int type, or give it a number.'], confidence: 0.9 } }],
     finishReason: 'tool_calls' }] },
