@@ -40,16 +40,15 @@ in one); --verbose adds the log's warnings.
 
 func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logger *slog.Logger, cli cliLog) int {
 	fs := flag.NewFlagSet("review", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, reviewUsage); fs.PrintDefaults() }
 	base := fs.String("base", "HEAD", "the git revision to compare with")
 	staged := fs.Bool("staged", false, "review the staged changes (the index) instead of the working tree")
 	format := fs.String("format", "text", "text, json or sarif")
 	offline := fs.Bool("offline", false, "run only the local detectors, no LLM")
 	failOn := fs.String("fail-on", "", "exit 1 when a finding is at or above this severity")
 	verbose := fs.Bool("verbose", false, "print the log's warnings on stderr too")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	paths, code, ok := parseCommand(fs, args, reviewUsage, stdout, stderr)
+	if !ok {
+		return code
 	}
 	// The review tells of every problem itself, once; the log would repeat
 	// the endpoint's failure per stage and file.
@@ -74,7 +73,7 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	if real, err := filepath.EvalSymlinks(root); err == nil {
 		root = real
 	}
-	files, err := changedFiles(ctx, root, *base, *staged, fs.Args(), cwd)
+	files, err := changedFiles(ctx, root, *base, *staged, paths, cwd)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls review: %v\n", err)
 		return 2
@@ -233,7 +232,15 @@ func changedFiles(ctx context.Context, root, base string, staged bool, paths []s
 		if err != nil || strings.HasPrefix(rel, "..") {
 			return nil, fmt.Errorf("%s is outside the repository %s", p, root)
 		}
-		pathspec = append(pathspec, filepath.ToSlash(rel))
+		spec := filepath.ToSlash(rel)
+		// A path that is neither on disk nor known to git is a typo, not
+		// a file without changes; a deleted tracked file is known.
+		if _, err := os.Lstat(abs); errors.Is(err, os.ErrNotExist) {
+			if _, gerr := gitOutput(ctx, root, "ls-files", "--cached", "--others", "--error-unmatch", "--", spec); gerr != nil {
+				return nil, fmt.Errorf("%s: no such file or directory", p)
+			}
+		}
+		pathspec = append(pathspec, spec)
 	}
 	files, err := changes.ChangedFiles(ctx, root, base, staged, pathspec)
 	switch {
