@@ -78,3 +78,55 @@ func TestExplainAndFixFlagsAfterTheFile(t *testing.T) {
 		t.Errorf("fix FILE --apply without a model: exit %d, %q", code, errOut)
 	}
 }
+
+// TestServeWithStdioFlagFirst: generic LSP clients start the server as
+// `kodyls --stdio`; it serves as `kodyls serve --stdio` does.
+func TestServeWithStdioFlagFirst(t *testing.T) {
+	repo := fixtureRepo(t)
+	cmd, raw, stderr := startRaw(t, repo.Dir, "--stdio")
+	raw.Request(1, "initialize", map[string]any{"rootUri": "file://" + repo.Dir, "capabilities": map[string]any{}})
+	if m := raw.Response("1"); m.Error != nil {
+		t.Fatalf("initialize: %+v\n%s", m.Error, stderr.String())
+	}
+	raw.Notify("initialized", map[string]any{})
+	raw.Request(2, "shutdown", nil)
+	raw.Response("2")
+	raw.Notify("exit", nil)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v\n%s", err, stderr.String())
+	}
+}
+
+// TestHelp: `kodyls help CMD` prints the command's usage, as `kodyls CMD
+// -h` does, on stdout; an unknown command is an error on stderr.
+func TestHelp(t *testing.T) {
+	env, dir := testEnv(t), t.TempDir()
+	for cmd, want := range map[string]string{
+		"review": "Usage: kodyls review", "explain": "Usage: kodyls explain", "fix": "Usage: kodyls fix",
+		"rules": "kodyls rules list", "history": "kodyls history search", "eval": "Usage: kodyls eval",
+		"doctor": "Usage: kodyls doctor", "serve": "Usage: kodyls [serve]", "version": "Usage: kodyls version",
+	} {
+		help, errOut, code := runBin(t, env, dir, "help", cmd)
+		if code != 0 || !strings.Contains(help, want) || errOut != "" {
+			t.Errorf("help %s: exit %d, stdout %q, stderr %q", cmd, code, help, errOut)
+			continue
+		}
+		if out, errOut, code := runBin(t, env, dir, cmd, "-h"); code != 0 || out != help || errOut != "" {
+			t.Errorf("%s -h: exit %d, stdout %q (want what help %s prints), stderr %q", cmd, code, out, cmd, errOut)
+		}
+	}
+	general, _, code := runBin(t, env, dir, "help")
+	if code != 0 || !strings.Contains(general, "KODYLS_SETTINGS") || !strings.Contains(general, "kodyls help COMMAND") {
+		t.Errorf("help: exit %d\n%s", code, general)
+	}
+	if out, errOut, code := runBin(t, env, dir, "--help"); code != 0 || out != general || errOut != "" {
+		t.Errorf("--help: exit %d, stdout %q, stderr %q; want help's text on stdout", code, out, errOut)
+	}
+	if out, errOut, code := runBin(t, env, dir, "help", "bogus"); code != 2 || out != "" || !strings.Contains(errOut, `unknown command "bogus"`) {
+		t.Errorf("help bogus: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// Usage after a mistake stays on stderr.
+	if out, errOut, code := runBin(t, env, dir, "--no-such-flag"); code != 2 || out != "" || !strings.Contains(errOut, "Usage:") {
+		t.Errorf("a bad global flag: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}

@@ -19,13 +19,26 @@ import (
 	"github.com/kodustech/kodyls/index"
 )
 
+const doctorUsage = `Usage: kodyls doctor [--workspace DIR]
+
+Prints how kodyls resolved its configuration for the workspace (the
+environment, KODYLS_SETTINGS, kodus-config.yml, the Kody Rules, the local
+store and the LLM endpoint, which it checks). Exit status: 0, 1 when
+something is wrong (each problem is listed with what to do), 2 on a usage
+error.
+`
+
 // doctor prints how kodyls resolved its configuration for a workspace and
 // exits 1 when something needs fixing, saying what to do.
 func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	wsFlag := fs.String("workspace", "", "workspace to check (default: the current directory)")
-	if err := fs.Parse(args); err != nil {
+	pos, code, ok := parseCommand(fs, args, doctorUsage, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "kodyls doctor: unexpected argument %q; give the workspace with --workspace DIR\n", pos[0])
 		return 2
 	}
 	ws := *wsFlag
