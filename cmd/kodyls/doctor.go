@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kodustech/kodyls/analysis/kodusconfig"
 	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/index"
@@ -52,10 +53,12 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	row("kodyls", "%s", currentVersion())
 
 	abs, err := filepath.Abs(ws)
+	wsOK := false
 	if st, serr := os.Stat(abs); err != nil || serr != nil || !st.IsDir() {
 		row("workspace", "%s (not a directory)", ws)
 		problems = append(problems, fmt.Sprintf("workspace %q is not a directory: pass --workspace DIR", ws))
 	} else {
+		wsOK = true
 		row("workspace", "%s", abs)
 	}
 
@@ -112,11 +115,24 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	folder := svc.Folder(abs)
 	rs, errs := folder.Reload(ctx)
 	reg := folder.Engine.Registry()
-	var from []string
-	for _, src := range reg.Sources() {
-		from = append(from, fmt.Sprintf("%s (%s)", src.Name(), strings.Join(src.WatchPaths(), ", ")))
+	used := map[string]bool{}
+	for _, r := range rs {
+		used[r.Source] = true
 	}
-	row("kody rules", "%d loaded from %s, %d broken", len(rs), strings.Join(from, "; "), len(errs))
+	var from, searched []string
+	for _, src := range reg.Sources() {
+		where := fmt.Sprintf("%s (%s)", src.Name(), strings.Join(src.WatchPaths(), ", "))
+		searched = append(searched, where)
+		if used[src.Name()] {
+			from = append(from, where)
+		}
+	}
+	if len(from) == 0 {
+		row("kody rules", "%d loaded, %d broken", len(rs), len(errs))
+	} else {
+		row("kody rules", "%d loaded from %s, %d broken", len(rs), strings.Join(from, "; "), len(errs))
+	}
+	row("", "searched %s", strings.Join(searched, "; "))
 	for _, r := range rs {
 		det := "checked by the model"
 		if !svc.ModelConfigured() {
@@ -137,6 +153,22 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, le := range errs {
 		row("", "BROKEN %s", le.Error())
 		problems = append(problems, fmt.Sprintf("rule file %s:%d: %s", le.File, le.Line, le.Msg))
+	}
+
+	if wsOK {
+		// kodus-config.yml (and the prompt overrides) as a review reads
+		// them: a bad value is replaced by its default, which is a problem
+		// to fix.
+		_, cfgProblems := folder.Reviewer()
+		if kc := kodusconfig.Load(abs); kc.File != "" {
+			row("kodus config", "%s, %d problem(s)", kc.File, len(cfgProblems))
+		} else {
+			row("kodus config", "none (the defaults apply)")
+		}
+		for _, p := range cfgProblems {
+			row("", "BAD %s", p)
+			problems = append(problems, p)
+		}
 	}
 
 	cfg := res.Settings.Redacted()

@@ -46,3 +46,43 @@ func TestDoctorReportsTheErrorIndex(t *testing.T) {
 		t.Fatalf("after deleting the index: %q, want it rebuilt from the history", row)
 	}
 }
+
+// TestDoctorReportsKodusConfig: the problems `kodyls review` notes in
+// kodus-config.yml are doctor's problems too; and the rules line names the
+// sources the rules came from, then the ones searched.
+func TestDoctorReportsKodusConfig(t *testing.T) {
+	repo := fixtureRepo(t)
+	env := testEnv(t)
+	out, errOut, code := runBin(t, env, repo.Dir, "doctor")
+	if code != 0 {
+		t.Fatalf("doctor without kodus-config.yml: code %d\n%s%s", code, out, errOut)
+	}
+	if line := lineWith(out, "kody rules"); !strings.Contains(line, "1 loaded from kody-md (.kody/rules), 0 broken") {
+		t.Errorf("the rules line names other sources than the one the rule came from: %q", line)
+	}
+	if line := lineWith(out, "searched "); !strings.Contains(line, "kody-md (.kody/rules)") || !strings.Contains(line, "AGENTS.md") {
+		t.Errorf("the sources searched are not listed: %q\n%s", line, out)
+	}
+
+	repo.Write(map[string]string{"kodus-config.yml": "reviewOptions:\n  security: maybe\nsuggestionControl:\n  maxSuggestions: -3\n"})
+	out, _, code = runBin(t, env, repo.Dir, "doctor")
+	if code != 1 {
+		t.Errorf("doctor with bad values in kodus-config.yml: code %d, want 1\n%s", code, out)
+	}
+	for _, want := range []string{"kodus-config.yml:2: reviewOptions.security", "kodus-config.yml:4: suggestionControl.maxSuggestions", "2 problem(s)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+	// Review notes the same problems.
+	review, _, _ := runBin(t, env, repo.Dir, "review", "--offline")
+	if !strings.Contains(review, "kodus-config.yml:2: reviewOptions.security") {
+		t.Errorf("review does not note the problem doctor reports:\n%s", review)
+	}
+
+	repo.Write(map[string]string{"kodus-config.yml": "reviewOptions:\n  security: [\n"})
+	out, _, code = runBin(t, env, repo.Dir, "doctor")
+	if code != 1 || !strings.Contains(out, "kodus-config.yml:3: invalid YAML") {
+		t.Errorf("doctor with malformed kodus-config.yml: code %d, want 1 and the line\n%s", code, out)
+	}
+}
