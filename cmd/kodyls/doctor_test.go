@@ -86,3 +86,18 @@ func TestDoctorReportsKodusConfig(t *testing.T) {
 		t.Errorf("doctor with malformed kodus-config.yml: code %d, want 1 and the line\n%s", code, out)
 	}
 }
+
+// TestDoctorStoreErrorIsTheRealOne: a data directory that cannot be
+// created on a file system that reports no free space (/proc) is reported
+// as it is, not as a full disk.
+func TestDoctorStoreErrorIsTheRealOne(t *testing.T) {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("no /proc")
+	}
+	repo := fixtureRepo(t)
+	env := append(testEnv(t), "KODYLS_DATA_DIR=/proc/kodyls")
+	out, _, code := runBin(t, env, repo.Dir, "doctor")
+	if code != 1 || !strings.Contains(out, "mkdir /proc/kodyls") || strings.Contains(out, "is full") || strings.Contains(out, "free some space") {
+		t.Errorf("doctor with KODYLS_DATA_DIR=/proc/kodyls: code %d, want 1 and the mkdir error, no full disk\n%s", code, out)
+	}
+}
