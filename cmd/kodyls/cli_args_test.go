@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kodustech/kodyls/agents/llmtest"
 	"github.com/kodustech/kodyls/analysis/report"
 )
 
@@ -76,6 +77,39 @@ func TestExplainAndFixFlagsAfterTheFile(t *testing.T) {
 	}
 	if _, errOut, code := runBin(t, env, repo.Dir, "fix", build, "--apply"); code != 2 || !strings.Contains(errOut, "needs a model") {
 		t.Errorf("fix FILE --apply without a model: exit %d, %q", code, errOut)
+	}
+}
+
+// TestReviewWrongModelIsOneSetupError: an endpoint that answers every
+// call with 404 "model not found" is a set-up error: told once, in one
+// line, and the review exits 2 instead of passing with every model stage
+// failed.
+func TestReviewWrongModelIsOneSetupError(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	const msg = "The model `gpt-9` does not exist or you do not have access to it."
+	fake.On(llmtest.Any(), llmtest.Reply{Status: 404, ErrorMessage: msg, ErrorCode: "model_not_found"})
+	repo := changedRepo(t)
+	repo.Write(map[string]string{"util.go": "package main\n\nfunc add(a, b int) int { return a - b }\n"})
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=gpt-9")
+	out, errOut, code := runBin(t, env, repo.Dir, "review")
+	if code != 2 {
+		t.Errorf("every model call refused with 404: exit %d, want 2\n%s%s", code, out, errOut)
+	}
+	if n := strings.Count(out+errOut, msg); n != 1 {
+		t.Errorf("the endpoint's message is told %d times, want once\n%s%s", n, out, errOut)
+	}
+	if line := lineWith(errOut, msg); !strings.Contains(line, "KODYLS_LLM_MODEL") {
+		t.Errorf("the set-up line does not say what to fix: %q", line)
+	}
+	if strings.Contains(out, "degraded") || !strings.Contains(out, "main.go:14:2: high kody_rules: No fmt.Println") {
+		t.Errorf("the report: per-file failures, or the detectors' finding lost:\n%s", out)
+	}
+	// The same review with a model the endpoint serves is no set-up error.
+	fake.Reset()
+	fake.On(llmtest.Any(), llmtest.JSON(map[string]any{"suggestions": []any{}}))
+	if out, errOut, code := runBin(t, env, repo.Dir, "review"); code == 2 || strings.Contains(out+errOut, msg) {
+		t.Errorf("a working endpoint after the wrong model: exit %d\n%s%s", code, out, errOut)
 	}
 }
 

@@ -163,11 +163,14 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 			fr.Degraded = append(fr.Degraded, "review: "+err.Error())
 		}
 		var st llm.Status
+		var setup *llm.StatusError
 		if g, _ := svc.Gateway(); g != nil {
 			st = g.Status()
 			prog.endpoint(st)
+			setup, _ = g.SetupFailure()
+			prog.setup(setup)
 		}
-		fr.Degraded = prog.skipped(fr.Degraded, st)
+		fr.Degraded = prog.skipped(fr.Degraded, st, setup)
 		file := report.File{Path: rel, Skipped: string(fr.Skipped), Hunks: fr.Hunks, CachedHunks: fr.CachedHunks, Degraded: fr.Degraded}
 		rep.Files = append(rep.Files, file)
 		results = append(results, fr)
@@ -181,7 +184,7 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		}
 		prog.file(0, "pull-request Kody Rules")
 		byFile, err := folder.CheckPullRequest(ctx, inputs)
-		if err != nil {
+		if err != nil && !prog.setupSaid(err.Error()) {
 			rep.Notes = append(rep.Notes, "pull-request Kody Rules not checked: "+err.Error())
 		}
 		for i := range results {
@@ -197,6 +200,19 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	if prog.skippedFiles > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the model stages of %d file(s) were skipped: %s", prog.skippedFiles, prog.downMsg))
 	}
+	// A set-up error (a wrong model, key or URL) that every model call
+	// came to is not a review that passed: it is told once, and the
+	// command fails as for any set-up error.
+	setupFailed := false
+	if g, _ := svc.Gateway(); g != nil && !rep.Offline {
+		se, every := g.SetupFailure()
+		prog.setup(se)
+		if se != nil {
+			// Short: stderr has the whole error, with what to do.
+			rep.Notes = append(rep.Notes, fmt.Sprintf("the model stages of %d file(s) failed: LLM endpoint %s answered HTTP %d for model %q", prog.setupFiles, se.Endpoint, se.StatusCode, se.Model))
+		}
+		setupFailed = every
+	}
 	rep.Sort()
 	switch *format {
 	case "json":
@@ -210,7 +226,7 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		fmt.Fprintf(stderr, "kodyls review: write the report: %v\n", err)
 		return 2
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || setupFailed {
 		return 2
 	}
 	if *failOn != "" && rep.Fails(*failOn) {
@@ -378,28 +394,62 @@ type reviewProgress struct {
 	// skippedFiles counts the files whose model stages were refused
 	// because the endpoint was down; they get one note, not a line each.
 	skippedFiles int
+	// setupMsg is the set-up error (HTTP 401, 403 or 404) told once;
+	// setupFiles counts the files whose stages failed with it.
+	setupMsg   string
+	setupFiles int
 }
 
 // skipped drops the entries of a file's degraded stages that the
-// endpoint line already tells of: the stages the breaker refused and the
-// failure that opened it. The file is counted once.
-func (p *reviewProgress) skipped(degraded []string, st llm.Status) []string {
+// endpoint line or the set-up line already tells of: the stages the
+// breaker refused, the failure that opened it, and the stages the
+// endpoint refused for a wrong model, key or URL. The file is counted
+// once.
+func (p *reviewProgress) skipped(degraded []string, st llm.Status, setup *llm.StatusError) []string {
 	var kept []string
-	dropped := false
+	dropped, refused := false, false
 	for _, d := range degraded {
 		breaker := st.State != llm.StateOK && st.Failure != "" && strings.Contains(d, st.Failure)
 		if breaker || strings.Contains(d, llm.ErrUnavailable.Error()) {
 			dropped = true
 			continue
 		}
+		if setup != nil && strings.Contains(d, setup.Error()) {
+			refused = true
+			continue
+		}
 		kept = append(kept, d)
 	}
+	p.mu.Lock()
 	if dropped {
-		p.mu.Lock()
 		p.skippedFiles++
-		p.mu.Unlock()
 	}
+	if refused {
+		p.setupFiles++
+	}
+	p.mu.Unlock()
 	return kept
+}
+
+// setup tells, once, of an answer that says kodyls is set up wrong.
+func (p *reviewProgress) setup(se *llm.StatusError) {
+	if se == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.setupMsg != "" {
+		return
+	}
+	p.setupMsg = se.Error()
+	fmt.Fprintf(p.w, "kodyls review: %s\n", p.setupMsg)
+}
+
+// setupSaid reports whether msg is about the set-up error already told.
+func (p *reviewProgress) setupSaid(msg string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.setupMsg != "" && strings.Contains(msg, p.setupMsg)
 }
 
 func newReviewProgress(w io.Writer, total int) *reviewProgress {
