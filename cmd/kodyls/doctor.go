@@ -180,8 +180,14 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if st != nil {
 		if totals, err := st.UsageTotals(ctx, time.Time{}); err == nil {
 			for _, t := range totals {
-				row("llm usage", "%s: %d calls (+%d from cache, %d failed), %d prompt + %d completion tokens, avg %v",
-					t.Feature, t.Calls, t.CachedCalls, t.Failures, t.PromptTokens, t.CompletionTokens, t.AvgLatency.Round(time.Millisecond))
+				// In ms: a Duration rounded to ms prints a fast local
+				// endpoint's latency as "0s".
+				lat := ""
+				if t.Calls > 0 {
+					lat = fmt.Sprintf(", avg %d ms", t.AvgLatency.Milliseconds())
+				}
+				row("llm usage", "%s: %d calls (+%d from cache, %d failed), %d prompt + %d completion tokens%s",
+					t.Feature, t.Calls, t.CachedCalls, t.Failures, t.PromptTokens, t.CompletionTokens, lat)
 			}
 		}
 	}

@@ -3,8 +3,12 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/review/reviewtest"
 )
 
 // TestDoctorReportsTheErrorIndex: doctor shows the search index of the
@@ -99,5 +103,23 @@ func TestDoctorStoreErrorIsTheRealOne(t *testing.T) {
 	out, _, code := runBin(t, env, repo.Dir, "doctor")
 	if code != 1 || !strings.Contains(out, "mkdir /proc/kodyls") || strings.Contains(out, "is full") || strings.Contains(out, "free some space") {
 		t.Errorf("doctor with KODYLS_DATA_DIR=/proc/kodyls: code %d, want 1 and the mkdir error, no full disk\n%s", code, out)
+	}
+}
+
+// TestDoctorUsageLatencyInMs: the usage rows give the mean latency in
+// milliseconds; a fast local endpoint's is no "0s".
+func TestDoctorUsageLatencyInMs(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
+	repo := changedRepo(t)
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	if out, errOut, code := runBin(t, env, repo.Dir, "review", "main.go"); code != 0 {
+		t.Fatalf("review: code %d\n%s%s", code, out, errOut)
+	}
+	out, _, _ := runBin(t, env, repo.Dir, "doctor")
+	line := lineWith(out, "llm usage")
+	if !regexp.MustCompile(`calls \(\+\d+ from cache, \d+ failed\), \d+ prompt \+ \d+ completion tokens, avg \d+ ms$`).MatchString(line) {
+		t.Errorf("usage row %q: want the mean latency in ms\n%s", line, out)
 	}
 }
