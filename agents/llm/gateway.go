@@ -156,6 +156,9 @@ func (g *Gateway) exchange(ctx context.Context, p *prepared, sch *schemaInfo, sc
 	switch {
 	case err == nil:
 		g.notify(g.succeeded(adm, now))
+		g.mu.Lock()
+		g.answered++
+		g.mu.Unlock()
 	case ctx.Err() != nil:
 		g.abandoned(adm)
 	case isEndpointFailure(err):
@@ -164,6 +167,12 @@ func (g *Gateway) exchange(ctx context.Context, p *prepared, sch *schemaInfo, sc
 		// A non-retriable answer such as 401 or 400 still proves the
 		// endpoint is alive.
 		g.notify(g.succeeded(adm, now))
+		var se *StatusError
+		if errors.As(err, &se) && isSetupStatus(se.StatusCode) {
+			g.mu.Lock()
+			g.setupErr = se
+			g.mu.Unlock()
+		}
 	}
 	if err != nil {
 		u.Err = err.Error()
@@ -543,4 +552,21 @@ func (g *Gateway) cachePut(ctx context.Context, key string, e *cacheEntry) {
 	if err != nil {
 		g.log.Warn("llm cache write failed", "err", err)
 	}
+}
+
+// isSetupStatus reports whether an HTTP status says kodyls is set up
+// wrong rather than that one request failed: a bad API key (401), a model
+// the key may not use (403), a model or path the endpoint does not serve
+// (404).
+func isSetupStatus(code int) bool { return code == 401 || code == 403 || code == 404 }
+
+// SetupFailure returns the last answer of the endpoint that says kodyls is
+// set up wrong (HTTP 401, 403 or 404: see [StatusError] for what to do),
+// nil when there was none, and whether the endpoint has answered no call,
+// so that the set-up error is what every call came to. A one-shot command
+// reports it once instead of per call.
+func (g *Gateway) SetupFailure() (*StatusError, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.setupErr, g.setupErr != nil && g.answered == 0
 }

@@ -258,6 +258,10 @@ type Gateway struct {
 	mu      sync.Mutex
 	totals  map[string]Usage
 	formats map[string]formatLevel // per model, learned from rejections
+	// answered counts the calls the endpoint answered; setupErr is the
+	// last answer that says the set-up is wrong (see SetupFailure).
+	answered int
+	setupErr *StatusError
 }
 
 // New validates cfg, applies defaults and returns a gateway. It makes no

@@ -150,7 +150,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			total += counts[s]
 		}
 	}
-	summary := fmt.Sprintf("%d findings in %d changed files", total, len(r.Files))
+	summary := fmt.Sprintf("%s in %s", plural(total, "finding"), plural(len(r.Files), "changed file"))
 	if len(parts) > 0 {
 		summary += " (" + strings.Join(parts, ", ") + ")"
 	}
@@ -172,4 +172,12 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// plural is n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

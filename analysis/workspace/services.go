@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/kodustech/kodyls/agents/fix"
@@ -135,10 +136,16 @@ const smallFileLimit = 64 << 20
 
 // storeError explains why the store could not be opened in dir. sqlite
 // reports a full disk as a generic "disk I/O error" when the shared-memory
-// file cannot grow, so the free space is checked to say what to do.
+// file cannot grow, so the free space is checked to say what to do. Only
+// an error that may come from a full disk is put down to one: a missing,
+// read-only or forbidden directory is reported as it is, whatever the
+// free space (a pseudo file system such as /proc reports none).
 func storeError(dir string, err error) error {
+	msg := err.Error()
+	mayBeFull := errors.Is(err, syscall.ENOSPC) || strings.Contains(msg, "database or disk is full") ||
+		strings.Contains(msg, "no space left on device") || strings.Contains(msg, "disk I/O error")
 	// The data directory may not exist yet: ask the nearest one that does.
-	for d := dir; d != ""; d = filepath.Dir(d) {
+	for d := dir; mayBeFull && d != ""; d = filepath.Dir(d) {
 		if free, ok := freeBytes(d); ok {
 			if free < lowDisk {
 				return fmt.Errorf("local store: the disk holding %s is full (%d KB free); free some space, kodyls works without its store until then: %w", dir, free>>10, err)

@@ -14,18 +14,32 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kodustech/kodyls/analysis/kodusconfig"
 	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/index"
 )
 
+const doctorUsage = `Usage: kodyls doctor [--workspace DIR]
+
+Prints how kodyls resolved its configuration for the workspace (the
+environment, KODYLS_SETTINGS, kodus-config.yml, the Kody Rules, the local
+store and the LLM endpoint, which it checks). Exit status: 0, 1 when
+something is wrong (each problem is listed with what to do), 2 on a usage
+error.
+`
+
 // doctor prints how kodyls resolved its configuration for a workspace and
 // exits 1 when something needs fixing, saying what to do.
 func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	wsFlag := fs.String("workspace", "", "workspace to check (default: the current directory)")
-	if err := fs.Parse(args); err != nil {
+	pos, code, ok := parseCommand(fs, args, doctorUsage, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "kodyls doctor: unexpected argument %q; give the workspace with --workspace DIR\n", pos[0])
 		return 2
 	}
 	ws := *wsFlag
@@ -39,10 +53,12 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	row("kodyls", "%s", currentVersion())
 
 	abs, err := filepath.Abs(ws)
+	wsOK := false
 	if st, serr := os.Stat(abs); err != nil || serr != nil || !st.IsDir() {
 		row("workspace", "%s (not a directory)", ws)
 		problems = append(problems, fmt.Sprintf("workspace %q is not a directory: pass --workspace DIR", ws))
 	} else {
+		wsOK = true
 		row("workspace", "%s", abs)
 	}
 
@@ -99,11 +115,24 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	folder := svc.Folder(abs)
 	rs, errs := folder.Reload(ctx)
 	reg := folder.Engine.Registry()
-	var from []string
-	for _, src := range reg.Sources() {
-		from = append(from, fmt.Sprintf("%s (%s)", src.Name(), strings.Join(src.WatchPaths(), ", ")))
+	used := map[string]bool{}
+	for _, r := range rs {
+		used[r.Source] = true
 	}
-	row("kody rules", "%d loaded from %s, %d broken", len(rs), strings.Join(from, "; "), len(errs))
+	var from, searched []string
+	for _, src := range reg.Sources() {
+		where := fmt.Sprintf("%s (%s)", src.Name(), strings.Join(src.WatchPaths(), ", "))
+		searched = append(searched, where)
+		if used[src.Name()] {
+			from = append(from, where)
+		}
+	}
+	if len(from) == 0 {
+		row("kody rules", "%d loaded, %d broken", len(rs), len(errs))
+	} else {
+		row("kody rules", "%d loaded from %s, %d broken", len(rs), strings.Join(from, "; "), len(errs))
+	}
+	row("", "searched %s", strings.Join(searched, "; "))
 	for _, r := range rs {
 		det := "checked by the model"
 		if !svc.ModelConfigured() {
@@ -126,6 +155,22 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		problems = append(problems, fmt.Sprintf("rule file %s:%d: %s", le.File, le.Line, le.Msg))
 	}
 
+	if wsOK {
+		// kodus-config.yml (and the prompt overrides) as a review reads
+		// them: a bad value is replaced by its default, which is a problem
+		// to fix.
+		_, cfgProblems := folder.Reviewer()
+		if kc := kodusconfig.Load(abs); kc.File != "" {
+			row("kodus config", "%s, %d problem(s)", kc.File, len(cfgProblems))
+		} else {
+			row("kodus config", "none (the defaults apply)")
+		}
+		for _, p := range cfgProblems {
+			row("", "BAD %s", p)
+			problems = append(problems, p)
+		}
+	}
+
 	cfg := res.Settings.Redacted()
 	if cfg.LLM.BaseURL != "" {
 		problems = append(problems, checkLLM(ctx, res, row)...)
@@ -135,8 +180,14 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if st != nil {
 		if totals, err := st.UsageTotals(ctx, time.Time{}); err == nil {
 			for _, t := range totals {
-				row("llm usage", "%s: %d calls (+%d from cache, %d failed), %d prompt + %d completion tokens, avg %v",
-					t.Feature, t.Calls, t.CachedCalls, t.Failures, t.PromptTokens, t.CompletionTokens, t.AvgLatency.Round(time.Millisecond))
+				// In ms: a Duration rounded to ms prints a fast local
+				// endpoint's latency as "0s".
+				lat := ""
+				if t.Calls > 0 {
+					lat = fmt.Sprintf(", avg %d ms", t.AvgLatency.Milliseconds())
+				}
+				row("llm usage", "%s: %d calls (+%d from cache, %d failed), %d prompt + %d completion tokens%s",
+					t.Feature, t.Calls, t.CachedCalls, t.Failures, t.PromptTokens, t.CompletionTokens, lat)
 			}
 		}
 	}

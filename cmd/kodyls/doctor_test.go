@@ -3,8 +3,12 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kodustech/kodyls/agents/llmtest"
+	"github.com/kodustech/kodyls/analysis/review/reviewtest"
 )
 
 // TestDoctorReportsTheErrorIndex: doctor shows the search index of the
@@ -44,5 +48,78 @@ func TestDoctorReportsTheErrorIndex(t *testing.T) {
 	}
 	if row := indexRow("after deleting the index"); !strings.HasSuffix(row, path+" (1 documents, 0 queued)") {
 		t.Fatalf("after deleting the index: %q, want it rebuilt from the history", row)
+	}
+}
+
+// TestDoctorReportsKodusConfig: the problems `kodyls review` notes in
+// kodus-config.yml are doctor's problems too; and the rules line names the
+// sources the rules came from, then the ones searched.
+func TestDoctorReportsKodusConfig(t *testing.T) {
+	repo := fixtureRepo(t)
+	env := testEnv(t)
+	out, errOut, code := runBin(t, env, repo.Dir, "doctor")
+	if code != 0 {
+		t.Fatalf("doctor without kodus-config.yml: code %d\n%s%s", code, out, errOut)
+	}
+	if line := lineWith(out, "kody rules"); !strings.Contains(line, "1 loaded from kody-md (.kody/rules), 0 broken") {
+		t.Errorf("the rules line names other sources than the one the rule came from: %q", line)
+	}
+	if line := lineWith(out, "searched "); !strings.Contains(line, "kody-md (.kody/rules)") || !strings.Contains(line, "AGENTS.md") {
+		t.Errorf("the sources searched are not listed: %q\n%s", line, out)
+	}
+
+	repo.Write(map[string]string{"kodus-config.yml": "reviewOptions:\n  security: maybe\nsuggestionControl:\n  maxSuggestions: -3\n"})
+	out, _, code = runBin(t, env, repo.Dir, "doctor")
+	if code != 1 {
+		t.Errorf("doctor with bad values in kodus-config.yml: code %d, want 1\n%s", code, out)
+	}
+	for _, want := range []string{"kodus-config.yml:2: reviewOptions.security", "kodus-config.yml:4: suggestionControl.maxSuggestions", "2 problem(s)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+	// Review notes the same problems.
+	review, _, _ := runBin(t, env, repo.Dir, "review", "--offline")
+	if !strings.Contains(review, "kodus-config.yml:2: reviewOptions.security") {
+		t.Errorf("review does not note the problem doctor reports:\n%s", review)
+	}
+
+	repo.Write(map[string]string{"kodus-config.yml": "reviewOptions:\n  security: [\n"})
+	out, _, code = runBin(t, env, repo.Dir, "doctor")
+	if code != 1 || !strings.Contains(out, "kodus-config.yml:3: invalid YAML") {
+		t.Errorf("doctor with malformed kodus-config.yml: code %d, want 1 and the line\n%s", code, out)
+	}
+}
+
+// TestDoctorStoreErrorIsTheRealOne: a data directory that cannot be
+// created on a file system that reports no free space (/proc) is reported
+// as it is, not as a full disk.
+func TestDoctorStoreErrorIsTheRealOne(t *testing.T) {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("no /proc")
+	}
+	repo := fixtureRepo(t)
+	env := append(testEnv(t), "KODYLS_DATA_DIR=/proc/kodyls")
+	out, _, code := runBin(t, env, repo.Dir, "doctor")
+	if code != 1 || !strings.Contains(out, "mkdir /proc/kodyls") || strings.Contains(out, "is full") || strings.Contains(out, "free some space") {
+		t.Errorf("doctor with KODYLS_DATA_DIR=/proc/kodyls: code %d, want 1 and the mkdir error, no full disk\n%s", code, out)
+	}
+}
+
+// TestDoctorUsageLatencyInMs: the usage rows give the mean latency in
+// milliseconds; a fast local endpoint's is no "0s".
+func TestDoctorUsageLatencyInMs(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
+	repo := changedRepo(t)
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	if out, errOut, code := runBin(t, env, repo.Dir, "review", "main.go"); code != 0 {
+		t.Fatalf("review: code %d\n%s%s", code, out, errOut)
+	}
+	out, _, _ := runBin(t, env, repo.Dir, "doctor")
+	line := lineWith(out, "llm usage")
+	if !regexp.MustCompile(`calls \(\+\d+ from cache, \d+ failed\), \d+ prompt \+ \d+ completion tokens, avg \d+ ms$`).MatchString(line) {
+		t.Errorf("usage row %q: want the mean latency in ms\n%s", line, out)
 	}
 }

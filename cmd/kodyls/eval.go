@@ -64,6 +64,10 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logge
 		return 2
 	}
 	kind := args[0]
+	if isHelp(kind) {
+		fmt.Fprint(stdout, evalUsageText())
+		return 0
+	}
 	if _, ok := evalSteps[kind]; !ok {
 		fmt.Fprintf(stderr, "kodyls eval: unknown command %q; give rca, fix or review first\n\n", kind)
 		fmt.Fprint(stderr, evalUsageText())
@@ -71,14 +75,14 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logge
 	}
 	names := strategies.Names(kind)
 	fs := flag.NewFlagSet("eval "+kind, flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	strategy := fs.String("strategy", "all", "the strategy to evaluate: "+strings.Join(names, ", ")+", or all to compare them")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
+	pos, code, ok := parseCommand(fs, args[1:], evalUsageText(), stdout, stderr)
+	if !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "kodyls eval %s: unexpected argument %q\n", kind, fs.Arg(0))
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "kodyls eval %s: unexpected argument %q\n", kind, pos[0])
 		return 2
 	}
 	if *strategy != "all" {

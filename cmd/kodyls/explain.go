@@ -34,17 +34,16 @@ status: 0, 1 when no error is recognised, 2 on a usage error.
 
 func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, logger *slog.Logger) int {
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, explainUsage); fs.PrintDefaults() }
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	offline := fs.Bool("offline", false, "do not use the LLM")
 	strategy := fs.String("strategy", "", "the agent strategy: "+strings.Join(strategies.RCANames(), ", ")+" (default "+strategies.DefaultRCA+")")
 	verbose := fs.Bool("verbose", false, "print the agent's steps (plan, tool calls, results) to stderr")
 	wsFlag := fs.String("workspace", "", "the workspace the output refers to (default: the git root of the current directory, else the current directory)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	pos, code, ok := parseCommand(fs, args, explainUsage, stdout, stderr)
+	if !ok {
+		return code
 	}
-	if fs.NArg() > 1 {
+	if len(pos) > 1 {
 		fmt.Fprintln(stderr, "kodyls explain: give at most one FILE (or - for stdin)")
 		return 2
 	}
@@ -57,7 +56,7 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		chosen = s
 	}
-	data, ws, err := compilerOutput(ctx, stdin, fs.Arg(0), *wsFlag)
+	data, ws, err := compilerOutput(ctx, stdin, firstArg(pos), *wsFlag)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls explain: %v\n", err)
 		return 2

@@ -59,8 +59,6 @@ Exit status:
 
 func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, logger *slog.Logger) int {
 	fs := flag.NewFlagSet("fix", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, fixUsage); fs.PrintDefaults() }
 	apply := fs.Bool("apply", false, "write the edits to the workspace")
 	build := fs.String("build", "", "the command that verifies the fix (default: the build.onSave setting)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -69,10 +67,11 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	rounds := fs.Int("rounds", fix.DefaultRounds, "plan versions to try")
 	timeout := fs.Duration("timeout", 0, "time limit of one verifying build (default: build.timeoutMs, else 2m)")
 	maxTime := fs.Duration("max-time", fix.DefaultTimeout, "time limit of the whole fix, every round included")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	pos, code, ok := parseCommand(fs, args, fixUsage, stdout, stderr)
+	if !ok {
+		return code
 	}
-	if fs.NArg() > 1 {
+	if len(pos) > 1 {
 		fmt.Fprintln(stderr, "kodyls fix: give at most one FILE (or - for stdin)")
 		return 2
 	}
@@ -87,7 +86,7 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "kodyls fix: --timeout %s: give a positive duration, e.g. 2m (0: build.timeoutMs)\n", *timeout)
 		return 2
 	}
-	data, ws, err := compilerOutput(ctx, stdin, fs.Arg(0), *wsFlag)
+	data, ws, err := compilerOutput(ctx, stdin, firstArg(pos), *wsFlag)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls fix: %v\n", err)
 		return 2

@@ -45,25 +45,34 @@ Usage:
 
 Commands:
   serve     speak the Language Server Protocol on stdin/stdout (default)
-  review    review the working tree's changes (text, json or sarif); see kodyls review -h
+  review    review the working tree's changes (text, json or sarif)
   explain   explain the primary error of compiler or test output (FILE or stdin)
-  fix       fix the primary error of compiler output, verified by the build; see kodyls fix -h
-  history   search, summarise or forget remembered build errors; see kodyls history -h
-  rules     list, check or test the workspace's Kody Rules; see kodyls rules -h
-  eval      measure explanations (rca), fixes (fix) or reviews (review) on canonical cases; see kodyls eval
+  fix       fix the primary error of compiler output, verified by the build
+  history   search, summarise or forget remembered build errors
+  rules     list, check or test the workspace's Kody Rules
+  eval      measure explanations (rca), fixes (fix) or reviews (review) on canonical cases
   doctor    print how configuration was resolved; exit 1 if something is wrong
   version   print the version
+
+Run kodyls help COMMAND (or kodyls COMMAND -h) for a command's usage and flags.
 
 Global flags:
   --log-file PATH    append logs to PATH instead of stderr
   --log-level LEVEL  debug, info, warn or error (default info)
   --verbose          kodyls review: print the log's warnings on stderr too (by
                      default it prints its own progress and problem lines only)
+  --stdio            accepted and ignored: stdin/stdout is the only transport
 
 Environment:
   KODYLS_LLM_BASE_URL, KODYLS_LLM_API_KEY, KODYLS_LLM_MODEL   the OpenAI-compatible endpoint
   (OPENAI_BASE_URL and OPENAI_API_KEY are used when the KODYLS_ ones are unset)
+  KODYLS_SETTINGS    any settings as JSON, e.g. '{"llm":{"timeoutMs":20000}}'
   KODYLS_DATA_DIR    where the history and index live (default $XDG_DATA_HOME/kodyls)
+`
+
+const versionUsage = `Usage: kodyls version
+
+Prints the version.
 `
 
 func main() {
@@ -74,14 +83,19 @@ func main() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	global := flag.NewFlagSet("kodyls", flag.ContinueOnError)
 	global.SetOutput(stderr)
-	global.Usage = func() { fmt.Fprint(stderr, usage) }
+	global.Usage = func() {} // printed below: stdout for -h, stderr after an error
 	logFile := global.String("log-file", "", "append logs to this file instead of stderr")
 	logLevel := global.String("log-level", "info", "debug, info, warn or error")
 	verbose := global.Bool("verbose", false, "print the log on stderr in one-shot commands too")
+	// LSP clients commonly start a server with --stdio; it is the only
+	// transport, so `kodyls --stdio` serves as `kodyls serve --stdio` does.
+	_ = global.Bool("stdio", true, "accepted and ignored: stdin/stdout is the only transport")
 	if err := global.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
 			return 0
 		}
+		fmt.Fprintf(stderr, "\n%s", usage)
 		return 2
 	}
 	logger, level, closeLog, err := newLogger(*logFile, *logLevel, stderr)
@@ -101,6 +115,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	switch cmd {
+	case "help", "-h", "--help":
+		if len(rest) == 0 || isHelp(rest[0]) {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+		if !commands[rest[0]] {
+			fmt.Fprintf(stderr, "kodyls help: unknown command %q\n\n%s", rest[0], usage)
+			return 2
+		}
+		// A command's help is what its -h prints, on stdout.
+		cmd, rest = rest[0], []string{"-h"}
+	}
+	switch cmd {
 	case "serve":
 		return serve(ctx, rest, stdin, stdout, logger, stderr)
 	case "doctor":
@@ -118,15 +145,32 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "eval":
 		return evalCmd(ctx, rest, stdout, stderr, logger)
 	case "version":
+		fs := flag.NewFlagSet("version", flag.ContinueOnError)
+		pos, code, ok := parseCommand(fs, rest, versionUsage, stdout, stderr)
+		if !ok {
+			return code
+		}
+		if len(pos) > 0 {
+			fmt.Fprintf(stderr, "kodyls version: unexpected argument %q\n", pos[0])
+			return 2
+		}
 		fmt.Fprintf(stdout, "kodyls %s\n", currentVersion())
-		return 0
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
 		return 0
 	default:
 		fmt.Fprintf(stderr, "kodyls: unknown command %q\n\n%s", cmd, usage)
 		return 2
 	}
+}
+
+// commands are the names `kodyls help` knows.
+var commands = map[string]bool{
+	"serve": true, "review": true, "explain": true, "fix": true, "history": true,
+	"rules": true, "eval": true, "doctor": true, "version": true, "help": true,
+}
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	return arg == "help" || arg == "-h" || arg == "--help" || arg == "-help"
 }
 
 // newLogger returns the process's logger and the level it logs at, which

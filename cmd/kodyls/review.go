@@ -40,16 +40,15 @@ in one); --verbose adds the log's warnings.
 
 func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logger *slog.Logger, cli cliLog) int {
 	fs := flag.NewFlagSet("review", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, reviewUsage); fs.PrintDefaults() }
 	base := fs.String("base", "HEAD", "the git revision to compare with")
 	staged := fs.Bool("staged", false, "review the staged changes (the index) instead of the working tree")
 	format := fs.String("format", "text", "text, json or sarif")
 	offline := fs.Bool("offline", false, "run only the local detectors, no LLM")
 	failOn := fs.String("fail-on", "", "exit 1 when a finding is at or above this severity")
 	verbose := fs.Bool("verbose", false, "print the log's warnings on stderr too")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	paths, code, ok := parseCommand(fs, args, reviewUsage, stdout, stderr)
+	if !ok {
+		return code
 	}
 	// The review tells of every problem itself, once; the log would repeat
 	// the endpoint's failure per stage and file.
@@ -74,7 +73,7 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	if real, err := filepath.EvalSymlinks(root); err == nil {
 		root = real
 	}
-	files, err := changedFiles(ctx, root, *base, *staged, fs.Args(), cwd)
+	files, err := changedFiles(ctx, root, *base, *staged, paths, cwd)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls review: %v\n", err)
 		return 2
@@ -164,11 +163,14 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 			fr.Degraded = append(fr.Degraded, "review: "+err.Error())
 		}
 		var st llm.Status
+		var setup *llm.StatusError
 		if g, _ := svc.Gateway(); g != nil {
 			st = g.Status()
 			prog.endpoint(st)
+			setup, _ = g.SetupFailure()
+			prog.setup(setup)
 		}
-		fr.Degraded = prog.skipped(fr.Degraded, st)
+		fr.Degraded = prog.skipped(fr.Degraded, st, setup)
 		file := report.File{Path: rel, Skipped: string(fr.Skipped), Hunks: fr.Hunks, CachedHunks: fr.CachedHunks, Degraded: fr.Degraded}
 		rep.Files = append(rep.Files, file)
 		results = append(results, fr)
@@ -182,7 +184,7 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		}
 		prog.file(0, "pull-request Kody Rules")
 		byFile, err := folder.CheckPullRequest(ctx, inputs)
-		if err != nil {
+		if err != nil && !prog.setupSaid(err.Error()) {
 			rep.Notes = append(rep.Notes, "pull-request Kody Rules not checked: "+err.Error())
 		}
 		for i := range results {
@@ -198,6 +200,19 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	if prog.skippedFiles > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the model stages of %d file(s) were skipped: %s", prog.skippedFiles, prog.downMsg))
 	}
+	// A set-up error (a wrong model, key or URL) that every model call
+	// came to is not a review that passed: it is told once, and the
+	// command fails as for any set-up error.
+	setupFailed := false
+	if g, _ := svc.Gateway(); g != nil && !rep.Offline {
+		se, every := g.SetupFailure()
+		prog.setup(se)
+		if se != nil {
+			// Short: stderr has the whole error, with what to do.
+			rep.Notes = append(rep.Notes, fmt.Sprintf("the model stages of %d file(s) failed: LLM endpoint %s answered HTTP %d for model %q", prog.setupFiles, se.Endpoint, se.StatusCode, se.Model))
+		}
+		setupFailed = every
+	}
 	rep.Sort()
 	switch *format {
 	case "json":
@@ -211,7 +226,7 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		fmt.Fprintf(stderr, "kodyls review: write the report: %v\n", err)
 		return 2
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || setupFailed {
 		return 2
 	}
 	if *failOn != "" && rep.Fails(*failOn) {
@@ -233,7 +248,15 @@ func changedFiles(ctx context.Context, root, base string, staged bool, paths []s
 		if err != nil || strings.HasPrefix(rel, "..") {
 			return nil, fmt.Errorf("%s is outside the repository %s", p, root)
 		}
-		pathspec = append(pathspec, filepath.ToSlash(rel))
+		spec := filepath.ToSlash(rel)
+		// A path that is neither on disk nor known to git is a typo, not
+		// a file without changes; a deleted tracked file is known.
+		if _, err := os.Lstat(abs); errors.Is(err, os.ErrNotExist) {
+			if _, gerr := gitOutput(ctx, root, "ls-files", "--cached", "--others", "--error-unmatch", "--", spec); gerr != nil {
+				return nil, fmt.Errorf("%s: no such file or directory", p)
+			}
+		}
+		pathspec = append(pathspec, spec)
 	}
 	files, err := changes.ChangedFiles(ctx, root, base, staged, pathspec)
 	switch {
@@ -371,28 +394,62 @@ type reviewProgress struct {
 	// skippedFiles counts the files whose model stages were refused
 	// because the endpoint was down; they get one note, not a line each.
 	skippedFiles int
+	// setupMsg is the set-up error (HTTP 401, 403 or 404) told once;
+	// setupFiles counts the files whose stages failed with it.
+	setupMsg   string
+	setupFiles int
 }
 
 // skipped drops the entries of a file's degraded stages that the
-// endpoint line already tells of: the stages the breaker refused and the
-// failure that opened it. The file is counted once.
-func (p *reviewProgress) skipped(degraded []string, st llm.Status) []string {
+// endpoint line or the set-up line already tells of: the stages the
+// breaker refused, the failure that opened it, and the stages the
+// endpoint refused for a wrong model, key or URL. The file is counted
+// once.
+func (p *reviewProgress) skipped(degraded []string, st llm.Status, setup *llm.StatusError) []string {
 	var kept []string
-	dropped := false
+	dropped, refused := false, false
 	for _, d := range degraded {
 		breaker := st.State != llm.StateOK && st.Failure != "" && strings.Contains(d, st.Failure)
 		if breaker || strings.Contains(d, llm.ErrUnavailable.Error()) {
 			dropped = true
 			continue
 		}
+		if setup != nil && strings.Contains(d, setup.Error()) {
+			refused = true
+			continue
+		}
 		kept = append(kept, d)
 	}
+	p.mu.Lock()
 	if dropped {
-		p.mu.Lock()
 		p.skippedFiles++
-		p.mu.Unlock()
 	}
+	if refused {
+		p.setupFiles++
+	}
+	p.mu.Unlock()
 	return kept
+}
+
+// setup tells, once, of an answer that says kodyls is set up wrong.
+func (p *reviewProgress) setup(se *llm.StatusError) {
+	if se == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.setupMsg != "" {
+		return
+	}
+	p.setupMsg = se.Error()
+	fmt.Fprintf(p.w, "kodyls review: %s\n", p.setupMsg)
+}
+
+// setupSaid reports whether msg is about the set-up error already told.
+func (p *reviewProgress) setupSaid(msg string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.setupMsg != "" && strings.Contains(msg, p.setupMsg)
 }
 
 func newReviewProgress(w io.Writer, total int) *reviewProgress {

@@ -116,7 +116,7 @@ func TestReviewBeforeTheFirstCommit(t *testing.T) {
 	}
 	repo.Git("add", "main.go")
 	out, errOut, code = runBin(t, env, repo.Dir, "review", "--offline", "--staged")
-	if code != 0 || !strings.Contains(out, "main.go:14:2: high kody_rules: No fmt.Println") || !strings.Contains(out, "in 1 changed files") {
+	if code != 0 || !strings.Contains(out, "main.go:14:2: high kody_rules: No fmt.Println") || !strings.Contains(out, "1 finding in 1 changed file (") {
 		t.Errorf("staged before the first commit: code %d\n%s%s", code, out, errOut)
 	}
 	if _, errOut, code := runBin(t, env, repo.Dir, "review", "--base", "main~1"); code != 2 || !strings.Contains(errOut, "is not a commit") {

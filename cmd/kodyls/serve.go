@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -11,6 +12,13 @@ import (
 	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/lsp"
 )
+
+const serveUsage = `Usage: kodyls [serve] [--stdio]
+
+Speaks the Language Server Protocol on stdin/stdout, the only transport
+(--stdio is accepted and ignored). Logs go to stderr or --log-file, never
+to stdout.
+`
 
 // stdio joins stdin and stdout into the server's stream.
 type stdio struct {
@@ -22,10 +30,14 @@ func (stdio) Close() error { return os.Stdin.Close() }
 
 func serve(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, logger *slog.Logger, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	// Editors commonly pass --stdio; it is the only transport, so accept it.
 	_ = fs.Bool("stdio", true, "speak LSP on stdin/stdout (the only transport)")
-	if err := fs.Parse(args); err != nil {
+	pos, code, ok := parseCommand(fs, args, serveUsage, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "kodyls serve: unexpected argument %q\n", pos[0])
 		return 2
 	}
 	// The services keep the review cache, dismissals, usage and history.
@@ -38,7 +50,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer
 	}
 	srv := lsp.New(lsp.Options{Logger: logger, Version: currentVersion(), Services: svc})
 	logger.Info("kodyls serving on stdio", "version", currentVersion(), "pid", os.Getpid())
-	code := srv.Serve(ctx, stdio{Reader: stdin, Writer: stdout})
+	code = srv.Serve(ctx, stdio{Reader: stdin, Writer: stdout})
 	logger.Info("kodyls exiting", "code", code)
 	return code
 }
