@@ -152,7 +152,7 @@ func TestReadmeDemoWithFakeLLM(t *testing.T) {
 	}
 	for _, want := range []string{
 		"structured output: json_schema accepted", "no problems found", // kodyls doctor
-		"main.go:7:2: high bug: Handle the error returned by os.Remove", "1 findings in 2 changed files", // kodyls review
+		"main.go:7:2: high bug: Handle the error returned by os.Remove", "1 finding in 2 changed files", // kodyls review
 		"go error at ./main.go:11:2: declared and not used: n", "Root cause (model, confidence 90%)", "tools used: read_file", // kodyls explain
 	} {
 		if !strings.Contains(out, want) {
