@@ -120,13 +120,17 @@ func (h *headerReader) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 		}
 		return nil, n, &headerError{msg: bad}
 	}
-	body := make([]byte, length)
-	if _, err := io.ReadFull(h.r, body); err != nil {
+	// The buffer grows as the body arrives: a header that announces more
+	// than is sent costs what was sent, not what was announced.
+	var buf bytes.Buffer
+	buf.Grow(min(length, 1<<20))
+	if _, err := io.CopyN(&buf, h.r, int64(length)); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
 		return nil, n, err
 	}
+	body := buf.Bytes()
 	n += int64(length)
 	if bad != "" {
 		return body, n, &headerError{msg: bad, body: body}
