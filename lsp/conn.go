@@ -45,8 +45,25 @@ type frameReader interface {
 	ReadFrame(ctx context.Context) ([]byte, int64, error)
 }
 
-// maxFrame bounds the body a Content-Length header may announce.
-const maxFrame = 1 << 30
+// maxFrame bounds the body a Content-Length header may announce (the
+// largest file the server keeps is far smaller), and maxHeaderLine a
+// header line.
+const (
+	maxFrame      = 256 << 20
+	maxHeaderLine = 4 << 10
+)
+
+// indexContentLength is the byte index of "Content-Length:" in line, in
+// any letter case, or -1. ASCII only: the index is one of line's own.
+func indexContentLength(line string) int {
+	const name = "content-length:"
+	for i := 0; i+len(name) <= len(line); i++ {
+		if strings.EqualFold(line[i:i+len(name)], name) {
+			return i
+		}
+	}
+	return -1
+}
 
 // headerError is a frame whose header could not be read. body is the
 // frame's body when the header still gave its length (garbage before a
@@ -67,6 +84,24 @@ type headerReader struct {
 	r *bufio.Reader
 }
 
+// readLine reads a header line up to its '\n'; a longer line than
+// maxHeaderLine is cut there (the rest is read as the next lines, and
+// reported as malformed).
+func (h *headerReader) readLine() (string, error) {
+	var b strings.Builder
+	for b.Len() < maxHeaderLine {
+		c, err := h.r.ReadByte()
+		if err != nil {
+			return b.String(), err
+		}
+		b.WriteByte(c)
+		if c == '\n' {
+			break
+		}
+	}
+	return b.String(), nil
+}
+
 func (h *headerReader) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 	var (
 		n      int64
@@ -78,7 +113,7 @@ func (h *headerReader) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, n, err
 		}
-		line, err := h.r.ReadString('\n')
+		line, err := h.readLine()
 		n += int64(len(line))
 		if err != nil {
 			if err == io.EOF && !seen && strings.TrimSpace(line) == "" {
@@ -94,7 +129,7 @@ func (h *headerReader) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 			break
 		}
 		seen = true
-		if i := strings.Index(strings.ToLower(line), "content-length:"); i > 0 {
+		if i := indexContentLength(line); i > 0 {
 			bad = fmt.Sprintf("%d bytes before a header: %q", i, prefix([]byte(line[:i]), 40))
 			line = line[i:]
 		}

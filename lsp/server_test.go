@@ -180,6 +180,16 @@ func TestMalformedInputKeepsServing(t *testing.T) {
 	if m := raw.Response("8"); m.Error == nil || m.Error.Code != -32601 {
 		t.Fatalf("the frame after the broken ones: %+v, want -32601", m.Error)
 	}
+	// Bytes that are no UTF-8 before a header on its line.
+	body = `{"jsonrpc":"2.0","id":9,"method":"textDocument/unknownThing","params":{}}`
+	raw.Write(strings.Repeat("\xff", 20) + "\u212a" + fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body))
+	parseErr("invalid UTF-8 before a header")
+	if m := raw.Response("9"); m.Error == nil || m.Error.Code != -32601 {
+		t.Fatalf("the frame after invalid UTF-8: %+v, want -32601", m.Error)
+	}
+	// A header line longer than any header is cut, reported, and skipped.
+	raw.Write("X-Padding: " + strings.Repeat("a", 10000) + "\r\n\r\n")
+	parseErr("a header line longer than any header")
 	// A notification with wrong types has no reply and must not end the session.
 	raw.Send(`{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":"nope","contentChanges":7}}`)
 	raw.Notify("$/cancelRequest", map[string]any{"id": map[string]any{"bad": true}})

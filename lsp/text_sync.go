@@ -132,8 +132,8 @@ func checkChangeRanges(params []byte) error {
 	}
 	for i, c := range p.ContentChanges {
 		raw, ok := c["range"]
-		if !ok {
-			continue
+		if !ok || string(raw) == "null" {
+			continue // the whole text
 		}
 		var r struct {
 			Start, End *struct{ Line, Character *uint32 }
