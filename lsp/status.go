@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -9,6 +10,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/analysis/review"
 	"github.com/kodustech/kodyls/editors/contract"
 )
 
@@ -47,18 +49,28 @@ func (s *Server) reviewDegraded(degraded []string, err error) {
 	if err != nil {
 		return
 	}
-	cause := ""
-	if len(degraded) > 0 {
-		cause = degradedCause(degraded[0])
+	cause, key := "", ""
+	for _, d := range degraded {
+		// The light-mode fallback of a large file is a choice, not a
+		// failure, and the endpoint being down was said already: the
+		// status names them, the user is not told again.
+		c := degradedCause(d)
+		if cause == "" {
+			cause = c
+		}
+		if !strings.HasPrefix(d, review.StageMode+":") && !strings.Contains(d, llm.ErrUnavailable.Error()) {
+			cause, key = c, causeKey(c)
+			break
+		}
 	}
 	s.status.mu.Lock()
 	s.status.degraded = cause
-	tell := cause != "" && !s.clientCap.commandResults && !s.status.told[cause]
+	tell := key != "" && !s.clientCap.commandResults && !s.status.told[key]
 	if tell {
 		if s.status.told == nil {
 			s.status.told = map[string]bool{}
 		}
-		s.status.told[cause] = true
+		s.status.told[key] = true
 	}
 	s.status.mu.Unlock()
 	// An editor without the kodyls plugin shows no status item: it is
@@ -70,6 +82,14 @@ func (s *Server) reviewDegraded(degraded []string, err error) {
 		}
 	}
 }
+
+// causeKey is a cause without its numbers (tokens, seconds, sizes), so
+// that one cause is told once however its figures change.
+func causeKey(cause string) string {
+	return digitRuns.ReplaceAllString(cause, "#")
+}
+
+var digitRuns = regexp.MustCompile(`[0-9]+`)
 
 // degradedCause is a review's degraded-stage message ("analyze: llm: HTTP
 // 500 …; no suggestions") as a short cause: the stage and the error's

@@ -7,6 +7,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/llmtest"
 	"github.com/kodustech/kodyls/analysis/review"
 	"github.com/kodustech/kodyls/analysis/review/reviewtest"
@@ -327,4 +328,22 @@ func TestDegradedReviewToldToAGenericClient(t *testing.T) {
 		t.Fatalf("told %d times about the degraded reviews, want once with the cause: %q", told, e.Messages())
 	}
 	e.Shutdown()
+}
+
+// TestDegradedCauseToldOncePerKind: a cause whose figures change from one
+// review to the next (seconds to wait, tokens of a file) is one cause; the
+// light-mode fallback and an endpoint already reported down are not told.
+func TestDegradedCauseToldOncePerKind(t *testing.T) {
+	s := lsp.New(lsp.Options{Getenv: func(string) string { return "" }})
+	for _, secs := range []string{"27", "12", "3"} {
+		s.ReviewDegraded([]string{"analyze: llm endpoint http://x failed with HTTP 503 (retry after " + secs + "s); no suggestions"})
+	}
+	if n := s.ToldCauses(); n != 1 {
+		t.Fatalf("one cause with changing figures told as %d", n)
+	}
+	s.ReviewDegraded([]string{"mode: the whole file needs about 7012 tokens; light mode"})
+	s.ReviewDegraded([]string{"analyze: " + llm.ErrUnavailable.Error() + ": kodyls works offline and retries in 27s; no suggestions"})
+	if n := s.ToldCauses(); n != 1 {
+		t.Fatalf("the light mode or a down endpoint was told: %d causes", n)
+	}
 }

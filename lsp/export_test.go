@@ -1,0 +1,13 @@
+package lsp
+
+// ReviewDegraded records a finished review's degraded stages, as a review
+// does, for tests of what the user is told.
+func (s *Server) ReviewDegraded(degraded []string) { s.reviewDegraded(degraded, nil) }
+
+// ToldCauses is how many degraded causes an editor without the status
+// item was told.
+func (s *Server) ToldCauses() int {
+	s.status.mu.Lock()
+	defer s.status.mu.Unlock()
+	return len(s.status.told)
+}
