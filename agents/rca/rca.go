@@ -7,12 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kodustech/kodyls/agents/agent"
@@ -250,8 +253,17 @@ func (x *Explainer) explain(ctx context.Context, errs []errparse.Error, primary 
 // endpoint, not for what the model answered: such a run is continued from
 // its checkpoint the next time.
 func cutShort(err error) bool {
+	var status *llm.StatusError
+	if errors.As(err, &status) {
+		// A busy or failing server; a request it rejects (400, 401, 404)
+		// fails the same way the next time.
+		return status.StatusCode == 429 || status.StatusCode >= 500
+	}
+	var netErr net.Error
 	return errors.Is(err, agent.ErrStepTimeout) || errors.Is(err, agent.ErrTimeout) ||
-		errors.Is(err, llm.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
+		errors.Is(err, llm.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.As(err, &netErr) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // offlineSource says in words where an offline answer came from.

@@ -132,3 +132,26 @@ func TestFailedExplanationStartsOverAndSaysWhy(t *testing.T) {
 		t.Error("the failed run left a checkpoint to resume")
 	}
 }
+
+// TestExplanationCutShortByTheEndpointResumes: a run stopped by the
+// endpoint failing (HTTP 500 after the retries) is continued the next
+// time, as the note's "try again later" promises.
+func TestExplanationCutShortByTheEndpointResumes(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.ToolMessages(0), llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{"path":"main.go"}`}))
+	fake.On(llmtest.Any(), llmtest.ServerError())
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {\n\tx := 1\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cp := &graph.MemoryCheckpointer{}
+	x := &Explainer{Workspace: ws, Gateway: gateway(t, fake.URL), Prompts: prompts.Builtin(), Checkpoints: cp}
+	rep, err := x.Explain(context.Background(), goOutput, false, nil)
+	if err != nil || !strings.Contains(rep.Note, "try again later") {
+		t.Fatalf("explanation %v, note %q", err, rep.Note)
+	}
+	if _, ok, _ := cp.Get(context.Background(), x.thread(rep.Errors[0], x.contentHash(rep.Errors[0]))); !ok {
+		t.Error("the run the endpoint cut short left no checkpoint to resume")
+	}
+}
