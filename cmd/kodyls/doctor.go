@@ -162,6 +162,9 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_, cfgProblems := folder.Reviewer()
 		if kc := kodusconfig.Load(abs); kc.File != "" {
 			row("kodus config", "%s, %d problem(s)", kc.File, len(cfgProblems))
+		} else if len(cfgProblems) > 0 {
+			// The review's other set-up problems (prompt overrides).
+			row("kodus config", "none (the defaults apply); %d problem(s) in the review set-up", len(cfgProblems))
 		} else {
 			row("kodus config", "none (the defaults apply)")
 		}
