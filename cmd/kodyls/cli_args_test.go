@@ -159,6 +159,16 @@ func TestHelp(t *testing.T) {
 	if out, errOut, code := runBin(t, env, dir, "help", "bogus"); code != 2 || out != "" || !strings.Contains(errOut, `unknown command "bogus"`) {
 		t.Errorf("help bogus: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	// A subcommand's -h too, and a bad flag there exits 2 with the usage
+	// on stderr.
+	for _, sub := range [][]string{{"history", "search"}, {"history", "stats"}, {"rules", "list"}, {"rules", "check"}, {"rules", "test"}} {
+		if out, errOut, code := runBin(t, env, dir, append(sub, "-h")...); code != 0 || !strings.Contains(out, "Usage:") || errOut != "" {
+			t.Errorf("%v -h: exit %d, stdout %q, stderr %q; want the usage on stdout", sub, code, out, errOut)
+		}
+		if out, errOut, code := runBin(t, env, dir, append(sub, "--no-such-flag")...); code != 2 || out != "" || !strings.Contains(errOut, "Usage:") {
+			t.Errorf("%v --no-such-flag: exit %d, stdout %q, stderr %q", sub, code, out, errOut)
+		}
+	}
 	// Usage after a mistake stays on stderr.
 	if out, errOut, code := runBin(t, env, dir, "--no-such-flag"); code != 2 || out != "" || !strings.Contains(errOut, "Usage:") {
 		t.Errorf("a bad global flag: exit %d, stdout %q, stderr %q", code, out, errOut)

@@ -76,15 +76,6 @@ func parseHistoryArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// historyFlagExit is the exit status for a flag parsing error: -h asked for
-// the usage, which is not a failure.
-func historyFlagExit(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	return 2
-}
-
 func newHistoryFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("history "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -111,9 +102,9 @@ func historySearch(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := newHistoryFlags("search", stderr)
 	asJSON := fs.Bool("json", false, "print the matches as a JSON array")
 	limit := fs.Int("limit", 10, "show at most this many matches")
-	pos, err := parseHistoryArgs(fs, args)
-	if err != nil {
-		return historyFlagExit(err)
+	pos, code, ok := parseCommand(fs, args, historyUsage, stdout, stderr)
+	if !ok {
+		return code
 	}
 	q := strings.TrimSpace(strings.Join(pos, " "))
 	if q == "" {
@@ -224,9 +215,9 @@ func writeEntryText(w io.Writer, e index.HistoryEntry) {
 func historyStats(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newHistoryFlags("stats", stderr)
 	asJSON := fs.Bool("json", false, "print the statistics as a JSON object")
-	pos, err := parseHistoryArgs(fs, args)
-	if err != nil {
-		return historyFlagExit(err)
+	pos, code, ok := parseCommand(fs, args, historyUsage, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(pos) > 0 {
 		fmt.Fprintf(stderr, "kodyls history stats: unexpected argument %q\n", pos[0])
@@ -285,9 +276,9 @@ func historyForget(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := newHistoryFlags("forget", stderr)
 	ws := fs.String("workspace", "", "forget the errors of this workspace directory")
 	all := fs.Bool("all", false, "forget the errors of every workspace")
-	pos, err := parseHistoryArgs(fs, args)
-	if err != nil {
-		return historyFlagExit(err)
+	pos, code, ok := parseCommand(fs, args, historyUsage, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(pos) > 0 {
 		fmt.Fprintf(stderr, "kodyls history forget: unexpected argument %q (use --workspace DIR)\n", pos[0])

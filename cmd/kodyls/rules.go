@@ -245,9 +245,9 @@ func tokenModel(s contract.Settings) string {
 
 func rulesList(ctx context.Context, args []string, stdout, stderr io.Writer, logger *slog.Logger) int {
 	f := newRulesFlags("list", stderr)
-	pos, err := parseHistoryArgs(f.fs, args)
-	if err != nil {
-		return historyFlagExit(err)
+	pos, code, ok := parseCommand(f.fs, args, rulesUsage, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(pos) > 0 {
 		fmt.Fprintf(stderr, "kodyls rules list: unexpected argument %q\n", pos[0])
@@ -327,9 +327,9 @@ func rulesList(ctx context.Context, args []string, stdout, stderr io.Writer, log
 
 func rulesCheck(ctx context.Context, args []string, stdout, stderr io.Writer, logger *slog.Logger) int {
 	f := newRulesFlags("check", stderr)
-	pos, err := parseHistoryArgs(f.fs, args)
-	if err != nil {
-		return historyFlagExit(err)
+	pos, code, ok := parseCommand(f.fs, args, rulesUsage, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(pos) > 0 {
 		fmt.Fprintf(stderr, "kodyls rules check: unexpected argument %q\n", pos[0])
@@ -387,9 +387,9 @@ type violationJSON struct {
 
 func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, logger *slog.Logger) int {
 	f := newRulesFlags("test", stderr)
-	pos, err := parseHistoryArgs(f.fs, args)
-	if err != nil {
-		return historyFlagExit(err)
+	pos, code, ok := parseCommand(f.fs, args, rulesUsage, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(pos) == 0 || strings.TrimSpace(pos[0]) == "" {
 		fmt.Fprintln(stderr, "kodyls rules test: give a RULE (a uuid, a uuid prefix or a part of a title); kodyls rules list shows them")
