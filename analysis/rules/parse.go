@@ -40,7 +40,8 @@ func Parse(relFile string, content []byte) (*Rule, error) {
 // (taken from the first Markdown heading, else from the file name), and
 // an empty file (a warning, no rule). Problems that do not stop the rule
 // from loading, such as unknown keys, come back as warnings. The error,
-// when not nil, is a *LoadError and the rule is nil.
+// when not nil, is a *LoadError and the rule is nil; the front matter's
+// other errors then come back with the warnings (Warning false).
 func ParseMarkdown(relFile string, content []byte) (*Rule, []*LoadError, error) {
 	r, warns, lerr := parse(normalizeRelPath(relFile), content, true)
 	if lerr != nil {
@@ -96,7 +97,8 @@ func parse(file string, content []byte, lenient bool) (r *Rule, warns []*LoadErr
 			return nil, nil, &LoadError{File: file, Line: line + frontMatterFirstLine - 1, Column: 1, Msg: "invalid YAML in front matter: " + msg}
 		}
 		if lerr := d.decodeFrontMatter(&doc, r); lerr != nil {
-			return nil, nil, lerr
+			// Every error of the front matter, not only the first.
+			return nil, d.more, lerr
 		}
 	}
 	if r.UUID == "" {
@@ -312,8 +314,10 @@ type decoder struct {
 	known map[string]bool
 	quiet map[string]bool
 	// warnings collects the problems that do not stop the rule from
-	// loading.
+	// loading, and more the errors of a mapping after its first (which
+	// decodeMapping returns), so that each is reported.
 	warnings []*LoadError
+	more     []*LoadError
 }
 
 // The keys of a Kody Markdown front matter, which a Kodus YAML rule has
@@ -382,6 +386,14 @@ func (d *decoder) decodeFrontMatter(doc *yaml.Node, r *Rule) *LoadError {
 func (d *decoder) decodeMapping(m *yaml.Node, r *Rule, other func(key string, k, v *yaml.Node) (bool, *LoadError)) (titleSeen bool, _ *LoadError) {
 	seen := map[string]*yaml.Node{}
 	var sevSeen bool
+	var first *LoadError
+	fail := func(lerr *LoadError) {
+		if first == nil {
+			first = lerr
+		} else {
+			d.more = append(d.more, lerr)
+		}
+	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], yamlpos.Deref(m.Content[i+1])
 		raw := strings.TrimSpace(k.Value)
@@ -390,7 +402,8 @@ func (d *decoder) decodeMapping(m *yaml.Node, r *Rule, other func(key string, k,
 			key = c
 		}
 		if prev, ok := seen[key]; ok {
-			return false, d.errAt(k, "duplicate key %q (first set on line %d); keep only one", k.Value, d.line(prev))
+			fail(d.errAt(k, "duplicate key %q (first set on line %d); keep only one", k.Value, d.line(prev)))
+			continue
 		}
 		seen[key] = k
 		var lerr *LoadError
@@ -436,8 +449,11 @@ func (d *decoder) decodeMapping(m *yaml.Node, r *Rule, other func(key string, k,
 			}
 		}
 		if lerr != nil {
-			return false, lerr
+			fail(lerr)
 		}
+	}
+	if first != nil {
+		return false, first
 	}
 	// "severity_min" stands for the severity when there is none: rule
 	// files synced from the platform carry only the minimum.

@@ -186,6 +186,19 @@ func TestRulesCheck(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 1 || got.Rules != 3 || len(got.Problems) != 2 || got.Problems[0].Line != 6 {
 		t.Errorf("check --json: code %d err %v\n%s", code, err, out)
 	}
+
+	// Every problem of a file is printed, not only the first.
+	if err := os.Remove(filepath.Join(repo.Dir, ".kody/rules/yaml.md")); err != nil {
+		t.Fatal(err)
+	}
+	repo.Write(map[string]string{".kody/rules/bad.md": "---\ntitle: Three problems\nseverity: urgent\nscope: repo\ndetector:\n  type: glob\n  pattern: x\n---\nBody.\n"})
+	out, _, code = runBin(t, env, repo.Dir, "rules", "check")
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	if code != 1 || len(lines) != 3 || !strings.HasPrefix(lines[0], ".kody/rules/bad.md:3:") || !strings.Contains(lines[0], "urgent") ||
+		!strings.HasPrefix(lines[1], ".kody/rules/bad.md:4:") || !strings.Contains(lines[1], "repo") ||
+		!strings.HasPrefix(lines[2], ".kody/rules/bad.md:6:") {
+		t.Errorf("a file with three problems: code %d, want 1 and the three, in order:\n%s", code, out)
+	}
 }
 
 func TestRulesTest(t *testing.T) {
