@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -124,6 +125,9 @@ func (s *Server) didChange(p *protocol.DidChangeTextDocumentParams) error {
 // protocol's union type would read such a change as the whole new text
 // and replace the document with its fragment.
 func checkChangeRanges(params []byte) error {
+	if !bytes.Contains(params, []byte(`"range"`)) {
+		return nil // whole-text changes: nothing to check, nothing to parse twice
+	}
 	var p struct {
 		ContentChanges []map[string]json.RawMessage `json:"contentChanges"`
 	}
