@@ -105,15 +105,15 @@ func TestRoutedStrategyEscalatesAnUnsureAnswer(t *testing.T) {
 	}
 }
 
-// TestFailedExplanationStartsOverAndSaysWhy: a run the model fails (a
-// final answer it cannot fix) is not continued the next time, unlike one
-// cut short; and the note says the configured model failed, without
-// asking to configure one.
-func TestFailedExplanationStartsOverAndSaysWhy(t *testing.T) {
+// explainAfterARead explains goOutput with a checkpointer, the model
+// reading main.go first and then answering with then; it returns the
+// report and whether the run's thread kept a checkpoint.
+func explainAfterARead(t *testing.T, then llmtest.Reply) (*Report, bool) {
+	t.Helper()
 	fake := llmtest.NewServer()
-	defer fake.Close()
+	t.Cleanup(fake.Close)
 	fake.On(llmtest.ToolMessages(0), llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{"path":"main.go"}`}))
-	fake.On(llmtest.Any(), llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: `{"rootCause":`}))
+	fake.On(llmtest.Any(), then)
 	ws := t.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {\n\tx := 1\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -121,14 +121,27 @@ func TestFailedExplanationStartsOverAndSaysWhy(t *testing.T) {
 	cp := &graph.MemoryCheckpointer{}
 	x := &Explainer{Workspace: ws, Gateway: gateway(t, fake.URL), Prompts: prompts.Builtin(), Checkpoints: cp}
 	rep, err := x.Explain(context.Background(), goOutput, false, nil)
-	if err != nil || rep.RCA.Source != SourceOffline {
-		t.Fatalf("explanation %+v, %v; want the offline answer", rep.RCA, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, kept, _ := cp.Get(context.Background(), x.thread(rep.Errors[0], x.contentHash(rep.Errors[0])))
+	return rep, kept
+}
+
+// TestFailedExplanationStartsOverAndSaysWhy: a run the model fails (a
+// final answer it cannot fix) is not continued the next time, unlike one
+// cut short; and the note says the configured model failed, without
+// asking to configure one.
+func TestFailedExplanationStartsOverAndSaysWhy(t *testing.T) {
+	rep, kept := explainAfterARead(t, llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: `{"rootCause":`}))
+	if rep.RCA.Source != SourceOffline {
+		t.Fatalf("explanation %+v; want the offline answer", rep.RCA)
 	}
 	if !strings.Contains(rep.Note, "the configured model could not answer") || strings.Contains(rep.Note, "KODYLS_LLM_BASE_URL") ||
 		strings.Contains(rep.Note, "router:") || strings.Contains(rep.Note, "graph ") {
 		t.Errorf("note %q", rep.Note)
 	}
-	if _, ok, _ := cp.Get(context.Background(), x.thread(rep.Errors[0], x.contentHash(rep.Errors[0]))); ok {
+	if kept {
 		t.Error("the failed run left a checkpoint to resume")
 	}
 }
@@ -137,21 +150,11 @@ func TestFailedExplanationStartsOverAndSaysWhy(t *testing.T) {
 // endpoint failing (HTTP 500 after the retries) is continued the next
 // time, as the note's "try again later" promises.
 func TestExplanationCutShortByTheEndpointResumes(t *testing.T) {
-	fake := llmtest.NewServer()
-	defer fake.Close()
-	fake.On(llmtest.ToolMessages(0), llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: `{"path":"main.go"}`}))
-	fake.On(llmtest.Any(), llmtest.ServerError())
-	ws := t.TempDir()
-	if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {\n\tx := 1\n}\n"), 0o644); err != nil {
-		t.Fatal(err)
+	rep, kept := explainAfterARead(t, llmtest.ServerError())
+	if !strings.Contains(rep.Note, "try again later") {
+		t.Fatalf("note %q", rep.Note)
 	}
-	cp := &graph.MemoryCheckpointer{}
-	x := &Explainer{Workspace: ws, Gateway: gateway(t, fake.URL), Prompts: prompts.Builtin(), Checkpoints: cp}
-	rep, err := x.Explain(context.Background(), goOutput, false, nil)
-	if err != nil || !strings.Contains(rep.Note, "try again later") {
-		t.Fatalf("explanation %v, note %q", err, rep.Note)
-	}
-	if _, ok, _ := cp.Get(context.Background(), x.thread(rep.Errors[0], x.contentHash(rep.Errors[0]))); !ok {
+	if !kept {
 		t.Error("the run the endpoint cut short left no checkpoint to resume")
 	}
 }
