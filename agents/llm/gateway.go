@@ -560,6 +560,14 @@ func (g *Gateway) cachePut(ctx context.Context, key string, e *cacheEntry) {
 // (404).
 func isSetupStatus(code int) bool { return code == 401 || code == 403 || code == 404 }
 
+// IsSetupError reports whether err is, or wraps, an answer of the
+// endpoint that says kodyls is set up wrong (HTTP 401, 403 or 404): asking
+// again will not help until the settings change.
+func IsSetupError(err error) bool {
+	var se *StatusError
+	return errors.As(err, &se) && isSetupStatus(se.StatusCode)
+}
+
 // SetupFailure returns the last answer of the endpoint that says kodyls is
 // set up wrong (HTTP 401, 403 or 404: see [StatusError] for what to do),
 // nil when there was none, and whether the endpoint has answered no call,

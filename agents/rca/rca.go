@@ -233,7 +233,12 @@ func (x *Explainer) explain(ctx context.Context, errs []errparse.Error, primary 
 		// The model failed: still answer, and say so.
 		x.log().Warn("the model could not explain the error", "error", err)
 		rep.RCA, _ = x.offline(e, rep.Similar)
-		rep.Note = fmt.Sprintf("the configured model could not answer (%s); this is %s; try again later", shortCause(err), offlineSource(rep.RCA))
+		then := "try again later"
+		if llm.IsSetupError(err) {
+			// Waiting will not help: the endpoint refused the set-up.
+			then = "fix the settings as said, then ask again"
+		}
+		rep.Note = fmt.Sprintf("the configured model could not answer (%s); this is %s; %s", shortCause(err), offlineSource(rep.RCA), then)
 		return rep, nil
 	}
 	rep.RCA = ans

@@ -158,3 +158,15 @@ func TestExplanationCutShortByTheEndpointResumes(t *testing.T) {
 		t.Error("the run the endpoint cut short left no checkpoint to resume")
 	}
 }
+
+// TestRefusedSetupSaysFixNotWait: a model the endpoint does not serve is
+// a set-up to fix, not a moment to wait for; the note says so.
+func TestRefusedSetupSaysFixNotWait(t *testing.T) {
+	rep, _ := explainAfterARead(t, llmtest.Reply{Status: 404})
+	if rep.RCA.Source != SourceOffline {
+		t.Fatalf("explanation %+v; want the offline answer", rep.RCA)
+	}
+	if strings.Contains(rep.Note, "try again later") || !strings.Contains(rep.Note, "fix the settings") || !strings.Contains(rep.Note, "404") {
+		t.Errorf("note %q", rep.Note)
+	}
+}
