@@ -139,6 +139,14 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		writeFixText(stdout, errs[p], res, *apply, applied)
 	}
 	if !found {
+		// A model, key or URL the endpoint refused on every call is a
+		// set-up to fix, as for a missing model: told once, exit 2.
+		if g, _ := svc.Gateway(); g != nil {
+			if se, every := g.SetupFailure(); every {
+				fmt.Fprintf(stderr, "kodyls fix: %v\n", se)
+				return 2
+			}
+		}
 		return 3
 	}
 	return 0

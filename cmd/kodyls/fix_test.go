@@ -346,6 +346,23 @@ func TestFixNeedsAModel(t *testing.T) {
 	}
 }
 
+// TestFixWithAModelTheEndpointRefuses: a model the endpoint does not
+// serve is a set-up error like a missing model (exit 2, said on stderr),
+// not a fix that was not found.
+func TestFixWithAModelTheEndpointRefuses(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.RequireKnownModel(true)
+	fake.On(llmtest.Any(), llmtest.JSON(map[string]any{"ok": true}))
+	repo := typeErrorRepo(t)
+	output, _ := goBuild(t, repo.Dir)
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=gpt-9")
+	_, errOut, code := runBinStdin(t, env, repo.Dir, output, "fix", "--build", "go build ./...")
+	if code != 2 || !strings.Contains(errOut, `model "gpt-9"`) || !strings.Contains(errOut, "KODYLS_LLM_MODEL") {
+		t.Fatalf("code %d stderr %q", code, errOut)
+	}
+}
+
 // tscPath finds TypeScript's compiler on PATH or in the prefix .ci/run
 // installs it into. On CI it must be there.
 func tscPath(t *testing.T) string {
