@@ -514,28 +514,7 @@ func describePlan(p planmode.Plan) string {
 // codeContext reads the lines around the error when the file is in the
 // workspace and not on the privacy list.
 func (f *Fixer) codeContext(e errparse.Error) prompts.CodeContext {
-	cc := prompts.CodeContext{File: e.File, Language: e.Language}
-	rel := strings.TrimPrefix(filepath.ToSlash(e.File), "./")
-	if rel == "" || filepath.IsAbs(rel) || f.ignore()(rel) {
-		return cc
-	}
-	root, err := os.OpenRoot(f.Workspace)
-	if err != nil {
-		return cc
-	}
-	defer root.Close()
-	data, err := root.ReadFile(filepath.FromSlash(rel))
-	if err != nil {
-		return cc
-	}
-	lines := strings.Split(string(data), "\n")
-	from, to := max(e.Line-15, 1), min(e.Line+15, len(lines))
-	if e.Line <= 0 {
-		from, to = 1, min(60, len(lines))
-	}
-	cc.StartLine = from
-	cc.Text = strings.Join(lines[from-1:to], "\n")
-	return cc
+	return rca.CodeContext(tools.Workspace{Root: f.Workspace, Ignore: f.ignore()}, e)
 }
 
 func location(e errparse.Error) string {

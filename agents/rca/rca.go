@@ -11,8 +11,6 @@ import (
 	"log/slog"
 	"math"
 	"net"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -416,14 +414,24 @@ func (x *Explainer) thread(e errparse.Error, contentHash string) string {
 // codeContext reads the lines around the error, when the file lies in the
 // workspace and is not on the ignore list.
 func (x *Explainer) codeContext(e errparse.Error) prompts.CodeContext {
+	return CodeContext(tools.Workspace{Root: x.Workspace, Ignore: x.Ignore}, e)
+}
+
+// CodeContext returns the lines around the error (the first 60 lines
+// when it names no line), read with the checks of the agents' read_file:
+// nothing outside ws, nothing on its privacy list as named or where its
+// links lead. Only the file's name when it cannot be read.
+func CodeContext(ws tools.Workspace, e errparse.Error) prompts.CodeContext {
 	cc := prompts.CodeContext{File: e.File, Language: e.Language}
-	data, ok := x.readWorkspaceFile(e.File)
-	if !ok {
+	if e.File == "" || ws.Root == "" {
+		return cc
+	}
+	data, err := ws.Contents(e.File)
+	if err != nil {
 		return cc
 	}
 	lines := strings.Split(string(data), "\n")
-	from := max(e.Line-15, 1)
-	to := min(e.Line+15, len(lines))
+	from, to := max(e.Line-15, 1), min(e.Line+15, len(lines))
 	if e.Line <= 0 {
 		from, to = 1, min(60, len(lines))
 	}
@@ -433,15 +441,10 @@ func (x *Explainer) codeContext(e errparse.Error) prompts.CodeContext {
 }
 
 func (x *Explainer) readWorkspaceFile(rel string) ([]byte, bool) {
-	if rel == "" || filepath.IsAbs(rel) || x.Workspace == "" || (x.Ignore != nil && x.Ignore(filepath.ToSlash(rel))) {
+	if rel == "" || x.Workspace == "" {
 		return nil, false
 	}
-	root, err := os.OpenRoot(x.Workspace)
-	if err != nil {
-		return nil, false
-	}
-	defer root.Close()
-	data, err := root.ReadFile(filepath.FromSlash(strings.TrimPrefix(rel, "./")))
+	data, err := tools.Workspace{Root: x.Workspace, Ignore: x.Ignore}.Contents(rel)
 	return data, err == nil
 }
 

@@ -33,6 +33,24 @@ func (w Workspace) ReadFile() agent.Tool {
 		})
 }
 
+// Contents returns the whole file at rel (relative to Root), for code
+// the agents put into a prompt themselves: the same checks as read_file
+// (inside the workspace, not on the privacy list as named or where its
+// links lead), without read_file's cut.
+func (w Workspace) Contents(rel string) ([]byte, error) {
+	clean, err := w.clean(rel)
+	if err != nil {
+		return nil, err
+	}
+	root, err := w.open()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	data, err := root.ReadFile(clean)
+	return data, rootErr(clean, err)
+}
+
 func (w Workspace) read(a ReadFileArgs) (string, error) {
 	rel, err := w.clean(a.Path)
 	if err != nil {
