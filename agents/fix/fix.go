@@ -27,6 +27,7 @@ import (
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/planmode"
 	"github.com/kodustech/kodyls/agents/rca"
+	"github.com/kodustech/kodyls/agents/redact"
 	"github.com/kodustech/kodyls/agents/tools"
 	"github.com/kodustech/kodyls/analysis/errparse"
 	"github.com/kodustech/kodyls/prompts"
@@ -526,10 +527,10 @@ func location(e errparse.Error) string {
 }
 
 func excerpt(s string, n int) string {
-	if len(s) <= n {
-		return s
+	if head, cut := redact.Cut(s, n); cut {
+		return head + "\n…(truncated)"
 	}
-	return s[:n] + "\n…(truncated)"
+	return s
 }
 
 // thread names a fix for the checkpointer: the same error, in the same

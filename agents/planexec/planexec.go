@@ -33,6 +33,7 @@ import (
 	"github.com/kodustech/kodyls/agents/internal/turns"
 	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/react"
+	"github.com/kodustech/kodyls/agents/redact"
 	"github.com/kodustech/kodyls/prompts"
 )
 
@@ -372,8 +373,8 @@ func firstLine(s string) string {
 	if cut {
 		s += " …"
 	}
-	if len(s) > 200 {
-		s = s[:200] + "…"
+	if head, cut := redact.Cut(s, 200); cut {
+		s = head + "…"
 	}
 	return s
 }

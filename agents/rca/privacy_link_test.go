@@ -58,3 +58,28 @@ func TestCodeAroundAnErrorInALinkToASecretIsNotSent(t *testing.T) {
 		fake.Close()
 	}
 }
+
+// TestPastedOutputCutThroughASecretSendsNoPartOfIt: the pasted output is
+// cut at 4,000 bytes for the prompt; a token across the cut is redacted
+// before the cut, so no part of it reaches the model.
+func TestPastedOutputCutThroughASecretSendsNoPartOfIt(t *testing.T) {
+	const token = "ghp_HISTRVdD53X83RZJzzzzgEOzdmenCkhQ0x1y"
+	output := goOutput + strings.Repeat("\tat a frame of the build log\n", 200)
+	output = output[:3975] + "GITHUB_TOKEN=" + token + "\n" // the token starts at byte 3988
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.Any(), llmtest.Tools(llmtest.ToolCall{Name: "final_answer",
+		Arguments: `{"rootCause":"x is never read","fixGuidelines":["use x"],"confidence":60}`}))
+	x := &Explainer{Workspace: t.TempDir(), Gateway: gateway(t, fake.URL), Prompts: prompts.Builtin()}
+	if _, err := x.Explain(context.Background(), output, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(fake.ChatRequests()) == 0 {
+		t.Fatal("the model was not asked")
+	}
+	for _, r := range fake.ChatRequests() {
+		if text := r.Chat.Text(); strings.Contains(text, token[:10]) {
+			t.Errorf("part of the token reached the model:\n%s", text[max(0, strings.Index(text, token[:10])-100):])
+		}
+	}
+}

@@ -475,10 +475,10 @@ func (x *Explainer) log() *slog.Logger {
 
 // excerpt keeps the start of a long output.
 func excerpt(s string, n int) string {
-	if len(s) <= n {
-		return s
+	if head, cut := redact.Cut(s, n); cut {
+		return head + "\n…(truncated)"
 	}
-	return s[:n] + "\n…(truncated)"
+	return s
 }
 
 // Markdown renders a report for an editor's hover or panel.

@@ -18,10 +18,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/kodustech/kodyls/agents/agent"
 	"github.com/kodustech/kodyls/agents/graph"
+	"github.com/kodustech/kodyls/agents/redact"
 )
 
 // Defaults of the zero fields of [Strategy].
@@ -234,13 +234,10 @@ func handover[A any](t *trail, reason string, out agent.Outcome[A], err error) s
 // clip shortens s to n bytes on one line, at a rune boundary.
 func clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
+	if head, cut := redact.Cut(s, n); cut {
+		return head + "…"
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return s
 }
 
 // routeState is the router's checkpoint: what the fast path handed over,

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/kodustech/kodyls/agents/agent"
+	"github.com/kodustech/kodyls/agents/redact"
 )
 
 // ReadFileArgs are the arguments of read_file.
@@ -86,12 +87,14 @@ func (w Workspace) read(a ReadFileArgs) (string, error) {
 	}
 
 	if a.Line <= 0 {
-		data, err := io.ReadAll(io.LimitReader(f, MaxOutput+1))
+		// Read past the cut, so that a secret across it is whole when
+		// the text is redacted before the cut.
+		data, err := io.ReadAll(io.LimitReader(f, 2*MaxOutput))
 		if err != nil {
 			return "", fmt.Errorf("read %s: %w", rel, err)
 		}
-		if len(data) > MaxOutput {
-			return string(data[:MaxOutput]) + fmt.Sprintf("\n[output truncated at %d KiB of %d bytes; pass line and radius to read further]\n", MaxOutput>>10, st.Size()), nil
+		if head, cut := redact.Cut(string(data), MaxOutput); cut {
+			return head + fmt.Sprintf("\n[output truncated at %d KiB of %d bytes; pass line and radius to read further]\n", MaxOutput>>10, st.Size()), nil
 		}
 		return string(data), nil
 	}

@@ -26,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/kodustech/kodyls/agents/agent"
+	"github.com/kodustech/kodyls/agents/redact"
 )
 
 // MaxOutput caps every tool's output, in bytes.
@@ -179,10 +180,10 @@ func eachLine(r io.Reader, f func(n int, line string) bool) error {
 
 // shorten cuts a long line for display.
 func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
+	if head, cut := redact.Cut(s, n); cut {
+		return head + "…"
 	}
-	return s[:n] + "…"
+	return s
 }
 
 // newTool returns the tool name whose JSON arguments decode into A: the

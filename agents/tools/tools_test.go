@@ -270,3 +270,34 @@ func TestReadMissingFile(t *testing.T) {
 		t.Errorf("err = %v, want not-exist", err)
 	}
 }
+
+// TestCutOutputsKeepNoStartOfASecret: a search result line and a whole
+// file cut at the tools' limits, through a secret, keep none of it: a
+// token's first 31 characters give it away, and the gateway cannot
+// recognise what is left.
+func TestCutOutputsKeepNoStartOfASecret(t *testing.T) {
+	const token = "ghp_SYMLVvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6"
+	long := "\tclient := sync.New(" + strings.Repeat("options, ", 17) + `"` + token + `") // nightly job`
+	big := strings.Repeat("// padding line of the generated table\n", tools.MaxOutput/39-1) + "var key = \"" + token + "\"\n"
+	w, _ := workspace(t, map[string]string{"sync.go": long + "\n", "table.go": big})
+	if strings.Index(long, token) >= 200 || strings.Index(long, token)+len(token) <= 200 {
+		t.Fatalf("the line does not cross the search cut at 200 bytes")
+	}
+	if at := strings.Index(big, token); at >= tools.MaxOutput || at+len(token) <= tools.MaxOutput {
+		t.Fatalf("the file does not cross read_file's cut (%d)", at)
+	}
+	out, err := call(t, w.SearchWorkspace(), map[string]any{"query": "sync.New("})
+	if err != nil || !strings.HasPrefix(out, "sync.go:1:") {
+		t.Fatalf("search = %q, %v", out, err)
+	}
+	if strings.Contains(out, token[:10]) {
+		t.Errorf("the search result keeps the start of the token:\n%s", out)
+	}
+	out, err = call(t, w.ReadFile(), map[string]any{"path": "table.go"})
+	if err != nil || !strings.Contains(out, "output truncated") {
+		t.Fatalf("read_file = %.80q…, %v", out, err)
+	}
+	if strings.Contains(out, token[:10]) {
+		t.Errorf("read_file's cut keeps the start of the token: …%s", out[len(out)-200:])
+	}
+}
