@@ -3,7 +3,8 @@ package patch
 import (
 	"path"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/kodustech/kodyls/agents/redact"
 )
 
 // maxHeading bounds the section shown in a hunk header, as git does (80
@@ -126,15 +127,11 @@ func cLikeHeading(l string) bool {
 }
 
 // headingText trims a heading line and cuts it to maxHeading bytes without
-// splitting a character.
+// splitting a character or leaving part of a secret.
 func headingText(l string) string {
 	t := strings.TrimSpace(l)
-	if len(t) <= maxHeading {
-		return t
-	}
-	n := maxHeading
-	for n > 0 && !utf8.RuneStart(t[n]) {
-		n--
-	}
-	return strings.TrimRight(t[:n], " \t")
+	// Redacted before the cut: the heading goes into the prompt, and a
+	// secret cut in two is no longer recognised there.
+	head, _ := redact.Cut(t, maxHeading)
+	return strings.TrimRight(head, " \t")
 }

@@ -88,6 +88,12 @@ func TestHeadingText(t *testing.T) {
 	if got := headingText(exact); got != exact {
 		t.Errorf("a heading of exactly %d bytes was cut: %q", maxHeading, got)
 	}
+	// A heading cut through a token keeps no part of it: the prompt's
+	// redaction would not recognise the rest.
+	secret := `var syncClient = github.NewClient(nil).WithAuthToken("ghp_SYMLVvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6")`
+	if got := headingText(secret); strings.Contains(got, "ghp_SYML") {
+		t.Errorf("the heading keeps the start of the token: %q", got)
+	}
 }
 
 func TestSectionBetweenHunks(t *testing.T) {
