@@ -423,22 +423,26 @@ func (h *LocalHistory) Similar(ctx context.Context, workspace string, e ErrorRec
 	return append(out, more...), nil
 }
 
-// Search finds remembered errors in every workspace whose text or
-// explanation matches query, best first, for `kodyls history search`.
-// Unlike Similar it fails with ErrBusy when the index is busy, because a
-// partial answer would look like "no matches".
-func (h *LocalHistory) Search(ctx context.Context, text string, k int) ([]HistoryEntry, error) {
+// Search finds remembered errors of workspace ("" = every workspace, for
+// `kodyls history search`) whose text or explanation matches query, best
+// first. Unlike Similar it fails with ErrBusy when the index is busy,
+// because a partial answer would look like "no matches".
+func (h *LocalHistory) Search(ctx context.Context, workspace, text string, k int) ([]HistoryEntry, error) {
 	if k <= 0 {
 		k = 10
 	}
 	if h.x == nil {
 		return nil, errors.New("search history: no search index")
 	}
-	hits, err := h.search(ctx, text, searchFields, k)
+	fetch := k
+	if workspace != "" {
+		fetch = 4 * k // over-fetch: hits of other workspaces are dropped below
+	}
+	hits, err := h.search(ctx, text, searchFields, fetch)
 	if err != nil {
 		return nil, fmt.Errorf("search history: %w", err)
 	}
-	out, err := h.hitEntries(ctx, hits, "", nil, k)
+	out, err := h.hitEntries(ctx, hits, workspace, nil, k)
 	if err != nil {
 		return nil, fmt.Errorf("search history: %w", err)
 	}

@@ -23,8 +23,9 @@ type History interface {
 	Cached(ctx context.Context, workspace, fingerprint, contentHash string, maxAge time.Duration) (*Explanation, bool, error)
 	// Similar returns up to k remembered errors like e, exact matches first.
 	Similar(ctx context.Context, workspace string, e ErrorRecord, k int) ([]HistoryEntry, error)
-	// Search finds remembered errors matching text, best first.
-	Search(ctx context.Context, text string, k int) ([]HistoryEntry, error)
+	// Search finds remembered errors of workspace ("" = every workspace)
+	// matching text, best first.
+	Search(ctx context.Context, workspace, text string, k int) ([]HistoryEntry, error)
 	// Stats counts the history.
 	Stats(ctx context.Context) (Stats, error)
 	// Index reports the search index beside the history; it fails when

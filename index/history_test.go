@@ -207,7 +207,7 @@ func TestHistorySimilarBusyReturnsExact(t *testing.T) {
 	if len(got) != 1 || got[0].ErrorID != exact || !got[0].Exact {
 		t.Errorf("Similar with busy index = %+v, want the exact match only", got)
 	}
-	if _, err := h.Search(ctx, "fooBar", 5); !errors.Is(err, ErrBusy) {
+	if _, err := h.Search(ctx, "", "fooBar", 5); !errors.Is(err, ErrBusy) {
 		t.Errorf("Search with busy index: err = %v, want ErrBusy", err)
 	}
 	// Recording still works: the document is queued.
@@ -215,7 +215,7 @@ func TestHistorySimilarBusyReturnsExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	release()
-	if hits, err := h.Search(ctx, "queued", 5); err != nil || len(hits) != 1 {
+	if hits, err := h.Search(ctx, "", "queued", 5); err != nil || len(hits) != 1 {
 		t.Errorf("Search after release = %+v, %v, want the queued error", hits, err)
 	}
 }
@@ -229,7 +229,7 @@ func TestHistorySearch(t *testing.T) {
 	// A document that is not part of the history must never come back.
 	mustIndex(t, x, Doc{ID: "other", Fields: map[string]string{"message": "assignable number"}})
 
-	got, err := h.Search(ctx, "assignable number", 10)
+	got, err := h.Search(ctx, "", "assignable number", 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,17 +240,25 @@ func TestHistorySearch(t *testing.T) {
 	if err := h.Explain(ctx, id, Explanation{RootCause: "widening mismatch", Source: SourceModel}); err != nil {
 		t.Fatal(err)
 	}
-	got, err = h.Search(ctx, "widening", 10)
+	got, err = h.Search(ctx, "", "widening", 10)
 	if err != nil || len(got) != 1 || got[0].ErrorID != id || got[0].Latest == nil {
 		t.Errorf("Search by root cause = %+v, %v", got, err)
 	}
 	// Recording again keeps the root cause in the document.
 	mustRecord(t, h, ErrorRecord{Workspace: "/ws/a", Fingerprint: "fp1", Tool: "tsc", Message: "Type 'string' is not assignable"})
-	if got, err := h.Search(ctx, "widening", 10); err != nil || len(got) != 1 {
+	if got, err := h.Search(ctx, "", "widening", 10); err != nil || len(got) != 1 {
 		t.Errorf("Search by root cause after re-record = %+v, %v", got, err)
 	}
-	if got, err := h.Search(ctx, "  ", 10); err != nil || len(got) != 0 {
+	if got, err := h.Search(ctx, "", "  ", 10); err != nil || len(got) != 0 {
 		t.Errorf("blank Search = %+v, %v", got, err)
+	}
+	// A search for one workspace leaves the others' errors out.
+	mustRecord(t, h, goErr("/ws/b", "fp3", "cannot use x (not assignable to a number)"))
+	if got, err := h.Search(ctx, "/ws/b", "assignable number", 10); err != nil || len(got) != 1 || got[0].Workspace != "/ws/b" {
+		t.Errorf("Search in /ws/b = %+v, %v; want only its own error", got, err)
+	}
+	if got, err := h.Search(ctx, "", "assignable number", 10); err != nil || len(got) != 2 {
+		t.Errorf("Search in every workspace = %+v, %v; want both", got, err)
 	}
 }
 
@@ -300,7 +308,7 @@ func TestHistoryForget(t *testing.T) {
 	if n := mustCount(t, x); n != 1 {
 		t.Errorf("index has %d docs, want 1", n)
 	}
-	got, err := h.Search(ctx, "alpha", 10)
+	got, err := h.Search(ctx, "", "alpha", 10)
 	if err != nil || len(got) != 1 || got[0].ErrorID != b {
 		t.Errorf("Search after Forget = %+v, %v, want only /ws/b", got, err)
 	}
@@ -412,7 +420,7 @@ func TestOpenHistory(t *testing.T) {
 		if s, err := h.Stats(ctx); err != nil || s.Errors != 2 {
 			t.Errorf("after opening with Limit 2: %d errors, %v; want 2", s.Errors, err)
 		}
-		if got, err := h.Search(ctx, "name2", 5); err != nil || len(got) != 1 || got[0].Fingerprint != "fp2" {
+		if got, err := h.Search(ctx, "", "name2", 5); err != nil || len(got) != 1 || got[0].Fingerprint != "fp2" {
 			t.Errorf("Search(name2) = %+v, %v; want the newest error", got, err)
 		}
 	})
@@ -439,7 +447,7 @@ func TestOpenHistory(t *testing.T) {
 		if got, err := h.Similar(ctx, "/ws", goErr("/ws", "fp", "undefined: x"), 5); err != nil || len(got) != 1 || !got[0].Exact {
 			t.Errorf("Similar without the index = %+v, %v; want the exact match", got, err)
 		}
-		if _, err := h.Search(ctx, "undefined", 5); err == nil {
+		if _, err := h.Search(ctx, "", "undefined", 5); err == nil {
 			t.Error("Search without the index succeeded")
 		}
 	})

@@ -26,7 +26,7 @@ func holdingHistory(t *testing.T, dir, word string) (h *LocalHistory, holding fu
 	}
 	t.Cleanup(func() { h.Close() })
 	mustRecord(t, h, goErr("/ws", "fp-"+word, "undefined: "+word))
-	if hits, err := h.Search(ctx, word, 5); err != nil || len(hits) != 1 {
+	if hits, err := h.Search(ctx, "", word, 5); err != nil || len(hits) != 1 {
 		t.Fatalf("search for %s = %+v, %v", word, hits, err)
 	}
 	holding = func() bool {
@@ -53,7 +53,7 @@ func TestHeldIndexYieldsToOtherProcess(t *testing.T) {
 	h, holding := holdingHistory(t, dir, "heldWord")
 	id := mustRecord(t, h, goErr("/ws", "fp1", "undefined: heldWord"))
 	// The write took the index alone for a moment; a lookup holds it again.
-	if _, err := h.Search(ctx, "heldWord", 5); err != nil || !holding() {
+	if _, err := h.Search(ctx, "", "heldWord", 5); err != nil || !holding() {
 		t.Fatalf("the history does not hold the index again after a lookup (%v)", err)
 	}
 
@@ -160,10 +160,10 @@ func TestIndexRebuiltFromStore(t *testing.T) {
 				t.Fatalf("OpenHistory after the index was %s: %v", name, err)
 			}
 			defer h.Close()
-			if got, err := h.Search(ctx, "refactor", 5); err != nil || len(got) != 1 || got[0].ErrorID != a {
+			if got, err := h.Search(ctx, "", "refactor", 5); err != nil || len(got) != 1 || got[0].ErrorID != a {
 				t.Errorf("Search by root cause after rebuild = %+v, %v", got, err)
 			}
-			if got, err := h.Search(ctx, "betaName", 5); err != nil || len(got) != 1 || got[0].ErrorID != b {
+			if got, err := h.Search(ctx, "", "betaName", 5); err != nil || len(got) != 1 || got[0].ErrorID != b {
 				t.Errorf("Search after rebuild = %+v, %v", got, err)
 			}
 			if !strings.Contains(logged.String(), "rebuilt from the history database") {
@@ -217,7 +217,7 @@ func TestLookupAnswersWhenQueueCannotBeApplied(t *testing.T) {
 	dueNow(t, h.st)
 	h.x.flushErr = syscall.ENOSPC
 	for i := 0; i < 2; i++ {
-		if hits, err := h.Search(ctx, "serverWord", 5); err != nil || len(hits) != 1 {
+		if hits, err := h.Search(ctx, "", "serverWord", 5); err != nil || len(hits) != 1 {
 			t.Fatalf("lookup %d with the queue failing: %+v, %v", i+1, hits, err)
 		}
 	}
@@ -228,7 +228,7 @@ func TestLookupAnswersWhenQueueCannotBeApplied(t *testing.T) {
 	h.x.take()
 	h.x.lastApply = time.Time{} // as a second later
 	h.x.give()
-	if hits, err := h.Search(ctx, "otherWord", 5); err != nil || len(hits) != 1 {
+	if hits, err := h.Search(ctx, "", "otherWord", 5); err != nil || len(hits) != 1 {
 		t.Fatalf("once the queue can be applied: %+v, %v", hits, err)
 	}
 }
@@ -247,7 +247,7 @@ func TestHolderSeesARebuiltIndex(t *testing.T) {
 	if p := mustPending(t, other.x); p != 0 {
 		t.Fatalf("Pending = %d: the write to the rebuilt index was queued", p)
 	}
-	if hits, err := h.Search(ctx, "otherWord", 5); err != nil || len(hits) != 1 {
+	if hits, err := h.Search(ctx, "", "otherWord", 5); err != nil || len(hits) != 1 {
 		t.Fatalf("the holder's lookup after the rebuild: %+v, %v", hits, err)
 	}
 }
@@ -266,7 +266,7 @@ func TestTwoHoldersShareTheIndex(t *testing.T) {
 	}
 	defer second.Close()
 	mustRecord(t, second, goErr("/ws", "fp-second", "undefined: secondWord"))
-	if hits, err := second.Search(ctx, "firstWord", 5); err != nil || len(hits) != 1 {
+	if hits, err := second.Search(ctx, "", "firstWord", 5); err != nil || len(hits) != 1 {
 		t.Fatalf("the second server's lookup: %+v, %v", hits, err)
 	}
 	holdingSecond := func() bool {
@@ -280,7 +280,7 @@ func TestTwoHoldersShareTheIndex(t *testing.T) {
 	if p := mustPending(t, first.x); p == 0 {
 		t.Fatal("the second server's write was not queued while the first read")
 	}
-	if hits, err := first.Search(ctx, "firstWord", 5); err != nil || len(hits) != 1 || !holdingSecond() {
+	if hits, err := first.Search(ctx, "", "firstWord", 5); err != nil || len(hits) != 1 || !holdingSecond() {
 		t.Fatalf("the first server's lookup before the change is due: %+v, %v, second holding %v", hits, err, holdingSecond())
 	}
 
@@ -288,13 +288,13 @@ func TestTwoHoldersShareTheIndex(t *testing.T) {
 	first.x.take()
 	first.x.applyWait = 10 * time.Second // the mechanism, not the machine's speed
 	first.x.give()
-	if hits, err := first.Search(ctx, "secondWord", 5); err != nil || len(hits) != 1 {
+	if hits, err := first.Search(ctx, "", "secondWord", 5); err != nil || len(hits) != 1 {
 		t.Fatalf("the first server's lookup once the change is due: %+v, %v", hits, err)
 	}
 	if p := mustPending(t, first.x); p != 0 {
 		t.Errorf("Pending = %d after the due lookup, want 0", p)
 	}
-	if hits, err := second.Search(ctx, "secondWord", 5); err != nil || len(hits) != 1 {
+	if hits, err := second.Search(ctx, "", "secondWord", 5); err != nil || len(hits) != 1 {
 		t.Fatalf("the second server's lookup after the apply: %+v, %v", hits, err)
 	}
 }
@@ -314,7 +314,7 @@ func TestQueueFromTheFutureIsApplied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hits, err := h.Search(ctx, "otherWord", 5); err != nil || len(hits) != 1 {
+	if hits, err := h.Search(ctx, "", "otherWord", 5); err != nil || len(hits) != 1 {
 		t.Fatalf("lookup with a change queued an hour ahead: %+v, %v", hits, err)
 	}
 }

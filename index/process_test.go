@@ -229,7 +229,7 @@ func TestHistorySharedBetweenProcesses(t *testing.T) {
 	}
 	// Not searchable yet is fine; within applyEvery it must be.
 	time.Sleep(applyEvery)
-	hits, err := h.Search(ctx, "sharedName0", 1)
+	hits, err := h.Search(ctx, "", "sharedName0", 1)
 	if err != nil || len(hits) != 1 || hits[0].Fingerprint != "shared-sharedName0" {
 		t.Errorf("server's search for the other process's error = %+v, %v", hits, err)
 	} else if hits[0].Latest == nil || hits[0].Latest.RootCause != "sharedName0 is not declared" {

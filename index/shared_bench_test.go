@@ -200,7 +200,7 @@ func BenchmarkSimilarLookupShared(b *testing.B) {
 				// within applyEvery, at the server's next lookup.
 				time.Sleep(applyEvery)
 				last := fmt.Sprintf("sharedName%d", writes-1)
-				hits, err := h.Search(ctx, last, 1)
+				hits, err := h.Search(ctx, "", last, 1)
 				if err != nil || len(hits) == 0 || hits[0].Fingerprint != "shared-"+last {
 					b.Errorf("search for the last write %s: %+v, %v", last, hits, err)
 				}

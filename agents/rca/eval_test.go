@@ -81,4 +81,14 @@ func TestSimilarErrorsTool(t *testing.T) {
 	if err != nil || !strings.Contains(out, "declared and not used") {
 		t.Fatalf("similar_errors with a query: %q %v", out, err)
 	}
+	// Another project's errors stay out of this one's prompts, even
+	// when a query matches them: its endpoint may be another provider.
+	if _, err := hist.Record(ctx, index.ErrorRecord{Workspace: t.TempDir(), Fingerprint: "other", Tool: "go", Language: "go",
+		Message: "refactor of acme_billing failed: billing-db.acme-internal refused", File: "b.go"}); err != nil {
+		t.Fatal(err)
+	}
+	out, err = x.similarErrorsTool(e).Run(ctx, []byte(`{"query":"refactor acme_billing"}`))
+	if err != nil || strings.Contains(out, "acme") || !strings.Contains(out, "declared and not used") {
+		t.Errorf("similar_errors with a query that matches another workspace's error: %q %v", out, err)
+	}
 }

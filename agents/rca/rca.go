@@ -567,7 +567,7 @@ func (x *Explainer) similarErrorsTool(e errparse.Error) agent.Tool {
 					Code: e.Code, Message: e.Message, Template: errparse.Template(e), File: e.File,
 				}, 5)
 			} else {
-				entries, err = x.History.Search(ctx, a.Query, 5)
+				entries, err = x.History.Search(ctx, x.Workspace, a.Query, 5)
 			}
 			if err != nil {
 				return "", err

@@ -66,7 +66,7 @@ func seedErrors(b *testing.B, dir string, n int) {
 		b.Fatal(err)
 	}
 	defer h.Close()
-	if _, err := h.Search(ctx, "name1", 1); err != nil {
+	if _, err := h.Search(ctx, "", "name1", 1); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -121,7 +121,7 @@ func historySearch(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return 1
 	}
 	defer closeFn()
-	entries, err := h.Search(ctx, q, *limit)
+	entries, err := h.Search(ctx, "", q, *limit)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls history search: %v\n", err)
 		return 1
