@@ -77,7 +77,7 @@ type liveReview struct{ s *Server }
 func (liveReview) name() string { return SourceReview }
 
 func (r liveReview) diagnostics(snap *workspace.Snapshot, doc *textdoc.Document) []protocol.Diagnostic {
-	r.s.reviews.Follow(snap.URI, snap.Version, r.s.editsSince(snap.URI))
+	r.s.reviews.Follow(snap.URI, snap.Version, r.s.editsSince(snap.URI, snap.Version))
 	return r.s.reviewDiagnostics(snap, doc)
 }
 

@@ -141,7 +141,7 @@ func (s *Server) publishReview(ctx context.Context, key string) {
 	if snap == nil {
 		return
 	}
-	s.reviews.Follow(key, snap.Version, s.editsSince(key))
+	s.reviews.Follow(key, snap.Version, s.editsSince(key, snap.Version))
 	if !s.diags.Set(ctx, uri.URI(key), SourceReview, snap.Version, s.reviewDiagnostics(snap, doc)) {
 		return
 	}

@@ -229,6 +229,40 @@ func TestReviewOnSaveShowsFindingAndFixApplies(t *testing.T) {
 	e.Shutdown()
 }
 
+// TestFindingKeepsItsPlaceUnderFastTyping: lines typed above a finding
+// back to back (a held Enter key, a paste split by the editor) move it
+// with its code. Edits that arrive while the keystroke job moves the
+// finding must be applied once, not again at the next keystroke.
+func TestFindingKeepsItsPlaceUnderFastTyping(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop})
+	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "save")
+	e.OpenFile("main.go")
+	typeBug(e)
+	e.Save("main.go")
+	e.AwaitDiagnostics("main.go", hasReviewOnLine(6))
+	for range 3 {
+		for range 40 {
+			e.Insert("main.go", protocol.Position{Line: 3}, "\t// x\n")
+		}
+		e.AwaitIdle("main.go")
+		loop := e.RegexpRange("main.go", `for i := 0; i <= len\(items\); i\+\+ \{`)
+		if v, _ := e.DiagnosticsVersion("main.go"); v != e.Version("main.go") {
+			t.Fatalf("diagnostics of version %d after idle, buffer at %d", v, e.Version("main.go"))
+		}
+		var found []protocol.Range
+		for _, d := range e.Diagnostics("main.go") {
+			if lsptest.Code(d) == "bug" {
+				found = append(found, d.Range)
+			}
+		}
+		if len(found) != 1 || found[0] != loop {
+			t.Fatalf("review finding at %+v, want the loop header at %+v", found, loop)
+		}
+	}
+}
+
 func TestUnchangedHunksCostNoCallsAcrossRestart(t *testing.T) {
 	fake := llmtest.NewServer()
 	defer fake.Close()

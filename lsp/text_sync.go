@@ -279,10 +279,11 @@ func (s *Server) snapshot(key string) (*workspace.Snapshot, *textdoc.Document) {
 }
 
 // editsSince returns a function giving the byte edits made to a document
-// since a version, for moving results computed for it.
-func (s *Server) editsSince(key string) func(int32) ([]anchor.Edit, bool) {
+// since a version up to version upTo, for moving results computed for it
+// to upTo.
+func (s *Server) editsSince(key string, upTo int32) func(int32) ([]anchor.Edit, bool) {
 	return func(v int32) ([]anchor.Edit, bool) {
-		es, ok := s.docs.EditsSince(key, v)
+		es, ok := s.docs.EditsBetween(key, v, upTo)
 		if !ok {
 			return nil, false
 		}

@@ -77,30 +77,36 @@ func (s *Store) Change(uri string, version int32, changes []Change, enc Encoding
 	return nd, nil
 }
 
-// EditsSince returns the byte edits that turned version since of the
-// document at uri into its current version, in order, each in the offsets
-// of the text the previous ones produced. It reports false when the store
-// no longer knows them (the document was reopened, or the version is too
-// old or unknown).
-func (s *Store) EditsSince(uri string, since int32) ([]Edit, bool) {
+// EditsBetween returns the byte edits that turned version since of the
+// document at uri into version upTo, in order, each in the offsets of the
+// text the previous ones produced. upTo is the version a result is being
+// moved to, not necessarily the current one: an edit that arrived after
+// it must not be applied before its time. It reports false when the store
+// does not know those edits (the document was reopened, or a version is
+// too old or unknown).
+func (s *Store) EditsBetween(uri string, since, upTo int32) ([]Edit, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	d, ok := s.docs[uri]
 	if !ok {
 		return nil, false
 	}
-	if since == d.version {
+	if since == upTo {
 		return nil, true
 	}
 	log := s.logs[uri]
 	for i, e := range log {
-		if e.from == since {
-			var out []Edit
-			for _, e := range log[i:] {
-				out = append(out, e.edits...)
-			}
-			return out, true
+		if e.from != since {
+			continue
 		}
+		var out []Edit
+		for _, e := range log[i:] {
+			if e.from == upTo {
+				return out, true
+			}
+			out = append(out, e.edits...)
+		}
+		return out, upTo == d.version
 	}
 	return nil, false
 }

@@ -148,10 +148,10 @@ func TestStoreConcurrent(t *testing.T) {
 	}
 }
 
-// TestEditsSince replays the logged edits of several versions over the old
+// TestEditsBetween replays the logged edits of several versions over the old
 // text and must arrive at the current text: that is what moving a finding
 // computed for an old version relies on.
-func TestEditsSince(t *testing.T) {
+func TestEditsBetween(t *testing.T) {
 	const uri = "file:///a.go"
 	s := NewStore()
 	s.Open(uri, 1, "alpha\nbeta\ngamma\n")
@@ -171,31 +171,39 @@ func TestEditsSince(t *testing.T) {
 	}
 	cur, _ := s.Get(uri)
 	for since, text := range map[int32]string{1: old, 2: "ALPHA\nbeta\ngamma\n"} {
-		edits, ok := s.EditsSince(uri, since)
+		edits, ok := s.EditsBetween(uri, since, 4)
 		if !ok {
-			t.Fatalf("EditsSince(%d) unknown", since)
+			t.Fatalf("EditsBetween(%d) unknown", since)
 		}
 		got := text
 		for _, e := range edits {
 			if e.End > len(got) {
-				t.Fatalf("EditsSince(%d): edit %+v past the end of %q", since, e, got)
+				t.Fatalf("EditsBetween(%d): edit %+v past the end of %q", since, e, got)
 			}
 			// The new text of each edit is not logged; only lengths are. Fill
 			// with the current text's bytes where the lengths allow checking.
 			got = got[:e.Start] + strings.Repeat("?", e.NewLen) + got[e.End:]
 		}
 		if len(got) != len(cur.Text()) {
-			t.Errorf("EditsSince(%d) replayed to %d bytes, want %d (%q)", since, len(got), len(cur.Text()), cur.Text())
+			t.Errorf("EditsBetween(%d) replayed to %d bytes, want %d (%q)", since, len(got), len(cur.Text()), cur.Text())
 		}
 	}
-	if edits, ok := s.EditsSince(uri, 4); !ok || len(edits) != 0 {
-		t.Errorf("EditsSince(current) = %v, %v; want none, true", edits, ok)
+	if edits, ok := s.EditsBetween(uri, 4, 4); !ok || len(edits) != 0 {
+		t.Errorf("EditsBetween(current) = %v, %v; want none, true", edits, ok)
 	}
-	if _, ok := s.EditsSince(uri, 99); ok {
-		t.Error("EditsSince(unknown version) reported true")
+	// Up to a version older than the current one: the edits after it
+	// are not included (a result computed for version 3 moves to 3 only).
+	if edits, ok := s.EditsBetween(uri, 1, 3); !ok || len(edits) != 3 {
+		t.Errorf("EditsBetween(1, 3) = %v, %v; want the 3 edits of versions 2 and 3", edits, ok)
+	}
+	if _, ok := s.EditsBetween(uri, 1, 7); ok {
+		t.Error("EditsBetween up to an unknown version reported true")
+	}
+	if _, ok := s.EditsBetween(uri, 99, 4); ok {
+		t.Error("EditsBetween(unknown version) reported true")
 	}
 	s.Open(uri, 5, "reopened")
-	if _, ok := s.EditsSince(uri, 2); ok {
+	if _, ok := s.EditsBetween(uri, 2, 5); ok {
 		t.Error("EditsSince reported edits from before a reopen")
 	}
 }
