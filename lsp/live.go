@@ -69,15 +69,14 @@ func (r ruleChecks) shown(ctx context.Context, snap *workspace.Snapshot) {
 }
 
 // liveReview is the live source of the review: its findings follow the
-// edits (a finding whose code was edited leaves until the next review), an
-// edit cancels a review of an older version, and with the idle trigger the
-// buffer's idle timer restarts.
+// edits (a finding whose code was edited leaves until the next review),
+// and with the idle trigger the buffer's idle timer restarts.
 type liveReview struct{ s *Server }
 
 func (liveReview) name() string { return SourceReview }
 
 func (r liveReview) diagnostics(snap *workspace.Snapshot, doc *textdoc.Document) []protocol.Diagnostic {
-	r.s.reviews.Follow(snap.URI, snap.Version, r.s.editsSince(snap.URI, snap.Version))
+	r.s.reviews.Follow(snap.URI, snap.Version)
 	return r.s.reviewDiagnostics(snap, doc)
 }
 

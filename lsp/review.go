@@ -89,7 +89,7 @@ func (s *Server) reviewOnSave(od *openDoc) {
 }
 
 // reviewDoc reviews the current snapshot of a buffer and publishes the
-// findings. A newer edit cancels it (workspace.Reviews.Follow).
+// findings, moved to the buffer's version when it is published.
 func (s *Server) reviewDoc(ctx context.Context, key string, token protocol.ProgressToken) (*contract.ReviewSummary, error) {
 	done := s.work.add(key)
 	defer done()
@@ -119,7 +119,7 @@ func (s *Server) reviewDoc(ctx context.Context, key string, token protocol.Progr
 	case errors.Is(err, filereview.ErrOffline):
 		sum.Offline = true
 	case errors.Is(err, workspace.ErrStale):
-		prog.End("cancelled: the buffer changed")
+		prog.End("superseded: a newer version of the buffer is reviewed")
 		return nil, jsonrpc2.NewError(protocol.CodeContentModified, err.Error())
 	case err != nil:
 		prog.End("cancelled")
@@ -141,7 +141,7 @@ func (s *Server) publishReview(ctx context.Context, key string) {
 	if snap == nil {
 		return
 	}
-	s.reviews.Follow(key, snap.Version, s.editsSince(key, snap.Version))
+	s.reviews.Follow(key, snap.Version)
 	if !s.diags.Set(ctx, uri.URI(key), SourceReview, snap.Version, s.reviewDiagnostics(snap, doc)) {
 		return
 	}

@@ -304,11 +304,18 @@ func TestUnchangedHunksCostNoCallsAcrossRestart(t *testing.T) {
 	e2.Shutdown()
 }
 
-func TestNewEditAbortsRunningReview(t *testing.T) {
+// TestTypingAfterSaveLetsTheReviewFinish: typing on while a review runs
+// does not abort it: its finding is shown where its code moved, and the
+// next save finds the hunk in the cache instead of asking again.
+func TestTypingAfterSaveLetsTheReviewFinish(t *testing.T) {
 	fake := llmtest.NewServer()
 	defer fake.Close()
-	reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop}, llmtest.Reply{Hang: true})
-	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "save")
+	slow := llmtest.JSON(map[string]any{"codeSuggestions": []reviewtest.Suggestion{rangeLoop}})
+	slow.Latency = 500 * time.Millisecond
+	scripts := reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop}, slow)
+	// Twelve lines above the loop keep the typed line out of its hunk.
+	repo := lsptest.NewRepo(t, map[string]string{"main.go": strings.Repeat("// header\n", 12) + reviewGo})
+	e := startReviewing(t, repo, fake, t.TempDir(), "save")
 	e.OpenFile("main.go")
 	typeBug(e)
 	e.Save("main.go")
@@ -316,8 +323,25 @@ func TestNewEditAbortsRunningReview(t *testing.T) {
 		t.Fatal("the analysis request never left")
 	}
 	e.Insert("main.go", protocol.Position{Line: 0, Character: 0}, "// more\n")
-	if !fake.WaitDisconnects(1, 2*time.Second) {
-		t.Fatal("the running review's HTTP request was not aborted by the new edit")
+	e.AwaitDiagnostics("main.go", hasReviewOnLine(19))
+	e.Save("main.go")
+	e.AwaitIdle("main.go")
+	if n := fake.Disconnects(); n != 0 {
+		t.Errorf("%d requests aborted by typing", n)
+	}
+	// The second save asks about the typed line only: the loop's hunk
+	// is in the cache.
+	analyses := 0
+	for _, q := range fake.ChatRequests() {
+		if q.Chat.SchemaName() != review.SchemaAnalyze {
+			continue
+		}
+		if analyses++; analyses > 1 && strings.Contains(q.Chat.Text(), "i <= len(items)") {
+			t.Errorf("analysis %d sent the loop's hunk again", analyses)
+		}
+	}
+	if analyses != scripts.Analyze.Times() || analyses > 2 {
+		t.Errorf("%d analysis calls, want at most one per save", analyses)
 	}
 	e.Shutdown()
 }

@@ -130,18 +130,18 @@ func New(opts Options) *Server {
 		opts.Getenv = os.Getenv
 	}
 	s := &Server{
-		opts:    opts,
-		log:     opts.Logger,
-		exited:  make(chan int, 1),
-		docs:    textdoc.NewStore(),
-		work:    newTracker(),
-		open:    map[string]*openDoc{},
-		rules:   ruleState{docs: map[string]*docViolations{}},
-		reviews: workspace.NewReviews(),
+		opts:   opts,
+		log:    opts.Logger,
+		exited: make(chan int, 1),
+		docs:   textdoc.NewStore(),
+		work:   newTracker(),
+		open:   map[string]*openDoc{},
+		rules:  ruleState{docs: map[string]*docViolations{}},
 
 		rulesLoaded: make(chan struct{}),
 		build:       builds{shown: map[string][]uri.URI{}},
 	}
+	s.reviews = workspace.NewReviews(s.edits)
 	s.live = []liveSource{ruleChecks{s}, liveReview{s}}
 	s.cfg = contract.Resolve(opts.Getenv, nil, nil)
 	s.svc = opts.Services

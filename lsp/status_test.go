@@ -277,9 +277,9 @@ func TestStatusDegradedUntilACleanReview(t *testing.T) {
 	e.Shutdown()
 }
 
-// TestStatusDegradedSurvivesACancelledReview: the findings on screen are
-// still those of the degraded review when the next one is cancelled by an
-// edit, so the status must keep saying so.
+// TestStatusDegradedSurvivesACancelledReview: a review cancelled (its
+// buffer closed) says nothing about the model, so the status must keep
+// saying that the last review that ended lost a stage.
 func TestStatusDegradedSurvivesACancelledReview(t *testing.T) {
 	fake := llmtest.NewServer()
 	defer fake.Close()
@@ -295,9 +295,9 @@ func TestStatusDegradedSurvivesACancelledReview(t *testing.T) {
 	if !fake.WaitSchema(review.SchemaAnalyze, 1, 5*time.Second) {
 		t.Fatal("the analysis request never left")
 	}
-	e.Insert("main.go", protocol.Position{Line: 1, Character: 0}, "// and more\n")
+	e.Close("main.go")
 	if !fake.WaitDisconnects(1, 5*time.Second) {
-		t.Fatal("the edit did not cancel the running review")
+		t.Fatal("closing the buffer did not cancel the running review")
 	}
 	e.AwaitIdle("")
 	st := e.Statuses()

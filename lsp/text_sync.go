@@ -278,21 +278,19 @@ func (s *Server) snapshot(key string) (*workspace.Snapshot, *textdoc.Document) {
 	return snap, doc
 }
 
-// editsSince returns a function giving the byte edits made to a document
-// since a version up to version upTo, for moving results computed for it
-// to upTo.
-func (s *Server) editsSince(key string, upTo int32) func(int32) ([]anchor.Edit, bool) {
-	return func(v int32) ([]anchor.Edit, bool) {
-		es, ok := s.docs.EditsBetween(key, v, upTo)
-		if !ok {
-			return nil, false
-		}
-		out := make([]anchor.Edit, len(es))
-		for i, e := range es {
-			out[i] = anchor.Edit{Start: e.Start, End: e.End, NewLen: e.NewLen}
-		}
-		return out, true
+// edits gives the byte edits that turned version since of a buffer into
+// version upTo, for moving results computed for since
+// (workspace.EditsFunc).
+func (s *Server) edits(key string, since, upTo int32) ([]anchor.Edit, bool) {
+	es, ok := s.docs.EditsBetween(key, since, upTo)
+	if !ok {
+		return nil, false
 	}
+	out := make([]anchor.Edit, len(es))
+	for i, e := range es {
+		out[i] = anchor.Edit{Start: e.Start, End: e.End, NewLen: e.NewLen}
+	}
+	return out, true
 }
 
 // folderFor returns the innermost workspace folder containing path.

@@ -12,31 +12,51 @@ import (
 	"github.com/kodustech/kodyls/analysis/review"
 )
 
-// ErrStale is returned by [Reviews.Run] when the document changed while it
-// was reviewed: the review was cancelled and its result discarded.
+// ErrStale is returned by [Reviews.Run] when its result would not be
+// shown: a review of a newer version of the document was asked for
+// meanwhile, the document was closed, or the edits made during the review
+// are not known, so its findings cannot be moved to the current text.
 var ErrStale = errors.New("the buffer changed during the review; its result was discarded")
+
+// EditsFunc gives the byte edits that turned version since of a document
+// into version upTo; false when they are not known (the document was
+// reopened, or the versions are too old).
+type EditsFunc func(uri string, since, upTo int32) ([]anchor.Edit, bool)
 
 // Reviews keeps the review findings of the open documents, each tied to
 // the document version its spans refer to, and moves them with the edits.
 // It is the editor's review state; `kodyls review` has no buffers and
 // calls [Folder.Review] directly.
+//
+// An edit does not cancel a running review: its hunks are cached when it
+// ends and its findings move with the edits made meanwhile, so typing on
+// after a save costs no second call for the hunks it did not touch. A
+// review asked for a newer version waits for the running one, and then
+// finds those hunks in the cache.
 type Reviews struct {
 	mu      sync.Mutex
 	docs    map[string]*docReview
 	running int
+	edits   EditsFunc
 }
 
 type docReview struct {
 	cancel   context.CancelFunc // the running review; nil when none
 	seq      uint64             // identifies the running review
-	runningV int32              // the version the running review is for
 	call     *reviewCall        // the running review, for others of its version to join
+	wantV    int32              // the newest version a review was asked for
 	findings []filereview.Finding
 	version  int32 // the version the findings' spans refer to
 }
 
-// NewReviews returns an empty review state.
-func NewReviews() *Reviews { return &Reviews{docs: map[string]*docReview{}} }
+// NewReviews returns an empty review state that moves findings with the
+// edits edits gives (nil: findings are dropped at the first edit).
+func NewReviews(edits EditsFunc) *Reviews {
+	if edits == nil {
+		edits = func(string, int32, int32) ([]anchor.Edit, bool) { return nil, false }
+	}
+	return &Reviews{docs: map[string]*docReview{}, edits: edits}
+}
 
 func (r *Reviews) doc(uri string) *docReview {
 	d := r.docs[uri]
@@ -54,36 +74,44 @@ func (r *Reviews) Running() int {
 	return r.running
 }
 
-// Run reviews a snapshot, cancelling an older review of the same document,
-// and keeps the findings unless a newer review started or [Reviews.Follow]
-// saw a newer version meanwhile (then the error is ErrStale). A review of
-// the version already being reviewed joins the running one (a save, then
-// "review this file", then "review the workspace" cost one review).
+// Run reviews a snapshot and keeps the findings, moved to the version the
+// document reached meanwhile. A review of the version already being
+// reviewed joins the running one (a save, then "review this file", then
+// "review the workspace" cost one review); a review of a newer version
+// waits for the running one to end first. The error is ErrStale when a
+// review of a newer version was asked for before this one could keep its
+// findings, or the document was closed.
 func (r *Reviews) Run(ctx context.Context, snap *Snapshot) (filereview.Result, error) {
 	r.mu.Lock()
 	d := r.doc(snap.URI)
-	if c := d.call; c != nil && c.version == snap.Version {
+	d.wantV = max(d.wantV, snap.Version)
+	for {
+		if r.docs[snap.URI] != d || d.wantV > snap.Version {
+			r.mu.Unlock()
+			return filereview.Result{}, ErrStale
+		}
+		c := d.call
+		if c == nil {
+			break
+		}
 		r.mu.Unlock()
 		select {
 		case <-c.done:
-			if errors.Is(c.err, context.Canceled) && ctx.Err() == nil {
-				// Its caller gave up on it, this one did not.
-				return r.Run(ctx, snap)
-			}
-			return c.res, c.err
 		case <-ctx.Done():
 			return filereview.Result{}, ctx.Err()
 		}
+		if c.version == snap.Version && !(errors.Is(c.err, context.Canceled) && ctx.Err() == nil) {
+			// Joined: unless its caller gave up on it and this one did not.
+			return c.res, c.err
+		}
+		r.mu.Lock()
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if d.cancel != nil {
-		d.cancel()
-	}
 	d.seq++
 	seq := d.seq
 	c := &reviewCall{version: snap.Version, done: make(chan struct{})}
-	d.cancel, d.runningV, d.call = cancel, snap.Version, c
+	d.cancel, d.call = cancel, c
 	r.running++
 	r.mu.Unlock()
 
@@ -109,8 +137,9 @@ type reviewCall struct {
 	err     error
 }
 
-// keep records the result of the review seq of d when it is still the
-// current one, and returns what its callers get. r.mu is held.
+// keep records the result of the review seq of d, moved to the version
+// the document reached meanwhile, and returns what its callers get. r.mu
+// is held.
 func (r *Reviews) keep(ctx, rctx context.Context, d *docReview, seq uint64, snap *Snapshot, res filereview.Result, err error) (filereview.Result, error) {
 	current := d.seq == seq && r.docs[snap.URI] == d
 	if current {
@@ -122,17 +151,44 @@ func (r *Reviews) keep(ctx, rctx context.Context, d *docReview, seq uint64, snap
 		}
 		return res, err
 	}
-	if !current || rctx.Err() != nil {
+	if !current || rctx.Err() != nil || d.wantV > snap.Version {
 		return res, ErrStale
 	}
-	if analysisFailed(res.Degraded) && d.version == snap.Version {
+	at := max(d.version, snap.Version)
+	found, ok := r.move(snap.URI, res.Findings, snap.Version, at)
+	if !ok {
+		return res, ErrStale
+	}
+	if shown, ok := r.move(snap.URI, d.findings, d.version, at); ok && analysisFailed(res.Degraded) {
 		// The model could not review the changed hunks (an error, a
 		// 429, garbage): what was shown there stays, moved with the
 		// edits, until a review succeeds.
-		res.Findings = keepShown(res.Findings, d.findings)
+		found = keepShown(found, shown)
 	}
-	d.findings, d.version = res.Findings, snap.Version
+	res.Findings = found
+	d.findings, d.version = found, at
 	return res, err
+}
+
+// move moves findings computed for version from of a document to version
+// to: a finding whose code was edited is dropped, the others follow the
+// text. It reports false when the edits are not known.
+func (r *Reviews) move(uri string, fs []filereview.Finding, from, to int32) ([]filereview.Finding, bool) {
+	if from == to || len(fs) == 0 {
+		return fs, true
+	}
+	edits, ok := r.edits(uri, from, to)
+	if !ok {
+		return nil, false
+	}
+	var kept []filereview.Finding
+	for _, f := range fs {
+		if span, ok := anchor.Track(f.Span, edits); ok {
+			f.Span = span
+			kept = append(kept, f)
+		}
+	}
+	return kept, true
 }
 
 // analysisFailed reports whether a review lost its analysis stage: the
@@ -162,37 +218,18 @@ func keepShown(found, shown []filereview.Finding) []filereview.Finding {
 	return out
 }
 
-// Follow moves the findings of a document to version, given the edits made
-// since a version (nil, false when they are unknown): a finding whose code
-// was edited is dropped until the next review, the others follow the text.
-// A running review of an older version is cancelled.
-func (r *Reviews) Follow(uri string, version int32, editsSince func(int32) ([]anchor.Edit, bool)) {
+// Follow moves the findings of a document to version: a finding whose
+// code was edited is dropped until the next review, the others follow the
+// text. It does not touch a running review, whose findings are moved when
+// it ends.
+func (r *Reviews) Follow(uri string, version int32) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	d := r.docs[uri]
-	if d == nil {
+	if d == nil || d.version >= version {
 		return
 	}
-	if d.cancel != nil && d.runningV < version {
-		d.cancel()
-		d.cancel = nil
-	}
-	if d.version >= version {
-		return
-	}
-	if len(d.findings) > 0 {
-		edits, ok := editsSince(d.version)
-		kept := d.findings[:0]
-		if ok {
-			for _, f := range d.findings {
-				if span, ok := anchor.Track(f.Span, edits); ok {
-					f.Span = span
-					kept = append(kept, f)
-				}
-			}
-		}
-		d.findings = kept
-	}
+	d.findings, _ = r.move(uri, d.findings, d.version, version)
 	d.version = version
 }
 

@@ -223,7 +223,7 @@ func BenchmarkSaveToReviewRequest(b *testing.B) {
 			b.Fatal("no review request after save")
 		}
 		samples = append(samples, fake.Requests()[before].Start.Sub(sent))
-		// Let the review finish before the next edit cancels it.
+		// Let the review finish before the next edit.
 		s.AwaitIdle("main.go")
 		if len(s.Diagnostics("main.go")) == 0 {
 			b.Fatal("the review published no finding")
