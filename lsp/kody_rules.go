@@ -39,11 +39,11 @@ type docViolations struct {
 	modelTold string
 }
 
-// modelChanged records the ids of the rule violations the model found in a
-// document and reports whether they differ from what the editor was last
-// told.
-func (r *ruleState) modelChanged(key string, ids []string) bool {
-	sum := strings.Join(ids, "\x00")
+// modelChanged records the rule violations the model found in a document
+// (their ids and places) and reports whether they differ from what the
+// editor was last told.
+func (r *ruleState) modelChanged(key string, where []string) bool {
+	sum := strings.Join(where, "\x00")
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	d := r.docLocked(key)
@@ -103,13 +103,13 @@ func (r *ruleState) get(key string) ([]workspace.RuleFinding, int32) {
 }
 
 // forget drops a closed document's violations; it reports whether it had
-// any.
+// any, found by the detectors or by the model.
 func (r *ruleState) forget(key string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	d := r.docs[key]
 	delete(r.docs, key)
-	return d != nil && len(d.found) > 0
+	return d != nil && (len(d.found) > 0 || d.modelTold != "")
 }
 
 func (s *Server) violationDiagnostic(doc *textdoc.Document, v workspace.RuleFinding, sev map[string]string) protocol.Diagnostic {

@@ -270,3 +270,64 @@ func assertNoLoopFinding(t *testing.T, e *reviewEnv, why string) {
 		}
 	}
 }
+
+// TestPanelToldWhenModelViolationsMoveOrLeave: the violations panel
+// refreshes on ruleViolationsChanged alone, so the server tells it when a
+// violation the model found moves with lines typed above it, leaves with
+// an edit of its own line, and leaves with its closed buffer.
+func TestPanelToldWhenModelViolationsMoveOrLeave(t *testing.T) {
+	e, _, _ := savedLoopViolation(t, "Use range loops")
+	e.AwaitDiagnostics("main.go", func(ds []protocol.Diagnostic) bool {
+		for _, d := range ds {
+			if lsptest.Code(d) == "loops-range" {
+				return true
+			}
+		}
+		return false
+	})
+	e.AwaitIdle("")
+	panel := func() []int {
+		var v contract.RuleViolations
+		if err := e.ExecuteCommand(contract.CommandRuleViolations, nil, &v); err != nil {
+			t.Fatal(err)
+		}
+		var lines []int
+		for _, g := range v.Groups {
+			for _, x := range g.Violations {
+				lines = append(lines, int(x.Range.Start.Line))
+			}
+		}
+		return lines
+	}
+	told := func(what string, step func()) {
+		t.Helper()
+		before := len(e.ViolationsChanged())
+		step()
+		e.AwaitIdle("")
+		if len(e.ViolationsChanged()) == before {
+			t.Errorf("%s: the panel was not told (it lists %v)", what, panel())
+		}
+	}
+	if got := panel(); len(got) != 1 || got[0] != 6 {
+		t.Fatalf("panel %v, want the violation on line 6", got)
+	}
+	told("two lines typed above", func() {
+		e.Insert("main.go", protocol.Position{Line: 3}, "// a\n// b\n")
+	})
+	if got := panel(); len(got) != 1 || got[0] != 8 {
+		t.Fatalf("panel %v, want the violation moved to line 8", got)
+	}
+	told("its line edited", func() {
+		e.EditBuffer("main.go", lsptest.Edit{Range: e.RegexpRange("main.go", `i <= len`), Text: "i < len"})
+	})
+	if got := panel(); len(got) != 0 {
+		t.Fatalf("panel %v after the violation's line was edited, want none", got)
+	}
+	e.Save("main.go")
+	e.AwaitIdle("")
+	if got := panel(); len(got) != 1 {
+		t.Fatalf("panel %v after the next review, want the violation back", got)
+	}
+	told("its buffer closed", func() { e.Close("main.go") })
+	e.Shutdown()
+}

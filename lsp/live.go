@@ -80,6 +80,8 @@ func (r liveReview) diagnostics(snap *workspace.Snapshot, doc *textdoc.Document)
 	return r.s.reviewDiagnostics(snap, doc)
 }
 
-func (r liveReview) shown(_ context.Context, snap *workspace.Snapshot) {
+func (r liveReview) shown(ctx context.Context, snap *workspace.Snapshot) {
+	// The model's rule violations moved with the edits, or left.
+	r.s.tellModelViolations(ctx, snap.URI)
 	r.s.armIdleReview(snap.URI, snap.Version)
 }

@@ -145,15 +145,21 @@ func (s *Server) publishReview(ctx context.Context, key string) {
 	if !s.diags.Set(ctx, uri.URI(key), SourceReview, snap.Version, s.reviewDiagnostics(snap, doc)) {
 		return
 	}
-	// The model's Kody Rule violations are in the violations panel too.
+	s.tellModelViolations(ctx, key)
+}
+
+// tellModelViolations tells the editor when the Kody Rule violations the
+// model found in a buffer, which the violations panel lists too, were
+// found, moved or dropped since it was last told.
+func (s *Server) tellModelViolations(ctx context.Context, key string) {
 	findings, _ := s.reviews.Findings(key)
-	var ids []string
+	var where []string
 	for _, f := range findings {
 		if f.RuleID != "" {
-			ids = append(ids, f.ID)
+			where = append(where, fmt.Sprintf("%s@%d-%d", f.ID, f.Span.Start, f.Span.End))
 		}
 	}
-	if s.rules.modelChanged(key, ids) {
+	if s.rules.modelChanged(key, where) {
 		s.notifyViolationsChanged(ctx, uri.URI(key))
 	}
 }
