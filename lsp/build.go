@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"time"
@@ -20,6 +21,8 @@ import (
 type builds struct {
 	mu    sync.Mutex
 	shown map[string][]uri.URI // by root
+	// told are the causes of failed builds told to the user, by causeKey.
+	told map[string]bool
 }
 
 // buildOnSave starts the configured build for the workspace of a saved
@@ -41,13 +44,45 @@ func (s *Server) buildOnSave(od *openDoc) {
 			// The earlier build's errors are no longer true either.
 			s.log.Warn("build on save", "error", err)
 			s.publishBuild(od.folder.Root, nil)
+			var bf *workspace.BuildFailure
+			if errors.As(err, &bf) {
+				last := bf.LastLine
+				if last == "" {
+					last = "it printed nothing"
+				}
+				s.buildFailed(fmt.Sprintf("kodyls: build.onSave %q failed (%s) with no error kodyls can show on a line: %s", bf.Command, bf.Status, last))
+			}
 		case err != nil:
 			s.log.Warn("build on save", "error", err)
+			s.buildFailed(fmt.Sprintf("kodyls: build.onSave: %v", err))
 		default:
 			s.log.Info("build on save finished", "workspace", od.folder.Root, "command", cfg.OnSave, "errors", len(errs))
 			s.publishBuild(od.folder.Root, errs)
 		}
 	})
+}
+
+// buildFailed tells the user, once per cause, that the build on save
+// failed with nothing to show as a diagnostic: a command that does not
+// exist must not look like a clean build.
+func (s *Server) buildFailed(msg string) {
+	key := causeKey(msg)
+	s.build.mu.Lock()
+	told := s.build.told[key]
+	if !told {
+		if s.build.told == nil {
+			s.build.told = map[string]bool{}
+		}
+		s.build.told[key] = true
+	}
+	s.build.mu.Unlock()
+	if told || s.conn == nil {
+		return
+	}
+	if err := s.conn.Notify(context.WithoutCancel(s.ctx), protocol.MethodWindowShowMessage,
+		&protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: msg}); err != nil {
+		s.log.Debug("showMessage failed", "error", err)
+	}
 }
 
 // publishBuild shows a build's errors as diagnostics (source "build") and

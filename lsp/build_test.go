@@ -127,3 +127,33 @@ func processState(t *testing.T, pid int) string {
 	}
 	return fields[0]
 }
+
+// TestBuildThatCannotRunIsTold: a build.onSave naming a command that does
+// not exist fails on every save with nothing to show on a line; the user
+// is told once, with the exit status and what the shell said, not left
+// with what looks like a clean build.
+func TestBuildThatCannotRunIsTold(t *testing.T) {
+	repo := lsptest.NewRepo(t, map[string]string{"main.go": "package main\n"})
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{"build": map[string]any{"onSave": "kodyls-no-such-build ./..."}}})
+	s.OpenFile("main.go")
+	told := func() []string {
+		var out []string
+		for _, m := range s.Messages() {
+			if strings.Contains(m, `build.onSave "kodyls-no-such-build ./..."`) {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	for i := 0; i < 2; i++ {
+		s.Save("main.go")
+		s.AwaitIdle("")
+	}
+	got := told()
+	if len(got) != 1 || !strings.Contains(got[0], "exit status 127") || !strings.Contains(got[0], "kodyls-no-such-build: not found") {
+		t.Fatalf("after two saves with a build command that does not exist: %q, want one message with the exit status and the shell's words", s.Messages())
+	}
+	t.Log(got[0])
+	s.Shutdown()
+}

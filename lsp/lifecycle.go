@@ -258,13 +258,18 @@ func (s *Server) fetchConfiguration(ctx context.Context) {
 
 func (s *Server) applyClientConfig(raw []byte) {
 	s.mu.Lock()
-	old := s.cfg.Settings
+	old, oldBadURL := s.cfg.Settings, s.cfg.Rejected["llm.baseUrl"]
 	s.cfg = contract.Resolve(s.opts.Getenv, s.initOptions, raw)
 	cfg := s.cfg
 	s.mu.Unlock()
 	s.reportConfigProblems(cfg.Problems)
-	if s.svc.SetSettings(cfg.Settings) {
+	modelChanged := s.svc.SetSettings(cfg.Settings)
+	if modelChanged || oldBadURL != cfg.Rejected["llm.baseUrl"] {
+		// The status names a refused llm.baseUrl, which changes no
+		// setting the model uses.
 		s.sendStatus()
+	}
+	if modelChanged {
 		// The model's split of assistants' rule files depends on the
 		// model: reload, unless the first load is still to come.
 		select {
@@ -281,25 +286,30 @@ func (s *Server) applyClientConfig(raw []byte) {
 		s.recheckAll()
 	}
 	if old.BaseRef != cfg.Settings.BaseRef {
+		// A baseRef that cannot be read is told again when it is set again.
+		s.mu.Lock()
+		s.baselineTold = nil
+		s.mu.Unlock()
 		s.refreshBaselines()
 	}
 }
 
-// reportConfigProblems logs the problems of the settings and shows the
-// ones not shown before in one warning: a setting the editor sent that
-// kodyls cannot use must not be noticed only in a log.
+// reportConfigProblems logs the problems of the settings and shows, in one
+// warning, those the previous resolve did not have: a setting the editor
+// sent that kodyls cannot use must not be noticed only in a log. An
+// unchanged problem is not repeated at every change of the settings, but
+// one that was fixed and comes back is shown again.
 func (s *Server) reportConfigProblems(problems []string) {
 	var fresh []string
+	now := make(map[string]bool, len(problems))
 	s.mu.Lock()
 	for _, pr := range problems {
-		if !s.shownProbs[pr] {
-			if s.shownProbs == nil {
-				s.shownProbs = map[string]bool{}
-			}
-			s.shownProbs[pr] = true
+		if !s.shownProbs[pr] && !now[pr] {
 			fresh = append(fresh, pr)
 		}
+		now[pr] = true
 	}
+	s.shownProbs = now
 	s.mu.Unlock()
 	for _, pr := range fresh {
 		s.log.Warn("configuration problem", "problem", pr)

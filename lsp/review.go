@@ -105,7 +105,7 @@ func (s *Server) reviewDoc(ctx context.Context, key string, token protocol.Progr
 	case snap.Folder == nil:
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "the document is outside every workspace folder")
 	}
-	if err := withBaseline(ctx, snap); err != nil {
+	if err := s.withBaseline(ctx, snap); err != nil {
 		return nil, err
 	}
 
@@ -428,11 +428,11 @@ func uriArg(arg []byte) (uri.URI, bool) {
 // withBaseline reads snap's baseline when the buffer's is not read yet (it
 // was opened a moment ago), so that a review asked for at once sees the
 // buffer's changes.
-func withBaseline(ctx context.Context, snap *workspace.Snapshot) error {
+func (s *Server) withBaseline(ctx context.Context, snap *workspace.Snapshot) error {
 	if snap.BaselineReady {
 		return nil
 	}
-	b, err := snap.Folder.Engine.RefreshBaseline(ctx, snap.Path, snap.Settings.BaseRef)
+	b, err := s.loadBaseline(ctx, snap.Folder, snap.Path, snap.Settings.BaseRef)
 	if err != nil {
 		return fmt.Errorf("baseline of %s: %w", snap.Rel, err)
 	}

@@ -2,8 +2,11 @@ package lsp
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 
+	"github.com/kodustech/kodyls/analysis/changes"
 	"github.com/kodustech/kodyls/analysis/filereview"
 	"github.com/kodustech/kodyls/analysis/workspace"
 )
@@ -24,7 +27,7 @@ func (s *Server) checkChangeSetRules(ctx context.Context, docs []*openDoc) {
 	byFolder := map[*workspace.Folder][]*workspace.Snapshot{}
 	for _, od := range docs {
 		snap, _ := s.snapshot(string(od.uri))
-		if snap == nil || snap.Folder == nil || snap.RuleFile || withBaseline(ctx, snap) != nil {
+		if snap == nil || snap.Folder == nil || snap.RuleFile || s.withBaseline(ctx, snap) != nil {
 			continue
 		}
 		byFolder[od.folder] = append(byFolder[od.folder], snap)
@@ -43,6 +46,16 @@ func (s *Server) checkChangeSetRules(ctx context.Context, docs []*openDoc) {
 			open[i] = snap.ReviewInput()
 		}
 		inputs, err := folder.ChangeSet(ctx, base, open)
+		if err != nil && base != "HEAD" && errors.Is(err, changes.ErrNotACommit) {
+			// As the buffers are: compared with HEAD while baseRef names
+			// no commit, and the user told so (in the buffers' words).
+			repo := folder.Root
+			if top, ok, _ := changes.RepoRoot(ctx, folder.Root); ok {
+				repo = top
+			}
+			s.baselineFallback(&workspace.BaselineFallback{Ref: base, Reason: fmt.Sprintf("%v %q in %s", changes.ErrUnknownRevision, base, repo), HEAD: true})
+			inputs, err = folder.ChangeSet(ctx, "HEAD", open)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return

@@ -87,11 +87,14 @@ type Server struct {
 	mu          sync.Mutex
 	initOptions []byte
 	cfg         contract.Resolved
-	shownProbs  map[string]bool // configuration problems already shown to the user
+	shownProbs  map[string]bool // the configuration problems of the last resolve, shown to the user
 	folders     []*workspace.Folder
 	givenRoots  map[string]string   // canonical root → as the client named it, where they differ
 	open        map[string]*openDoc // by URI
 	progressSeq int
+	// baselineTold: the baseline fallbacks told to the user since baseRef
+	// last changed.
+	baselineTold map[string]bool
 
 	rules ruleState
 	// rulesLoaded is closed once the rules were first loaded: a review

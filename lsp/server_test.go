@@ -697,3 +697,38 @@ func TestMissingWorkspaceFolderIsReported(t *testing.T) {
 	}
 	s.Shutdown()
 }
+
+// TestConfigurationProblemShownAgainWhenItComesBack: a setting made good
+// and then bad again is shown again; while it stays bad it is not
+// repeated at every change of the settings.
+func TestConfigurationProblemShownAgainWhenItComesBack(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Settings = map[string]any{"review": map[string]any{"trigger": "save"}}
+	s.Initialize(lsptest.InitOptions{})
+	s.AwaitIdle("")
+	shown := func() int {
+		n := 0
+		for _, m := range s.Messages() {
+			if strings.Contains(m, `review.trigger "sometimes"`) {
+				n++
+			}
+		}
+		return n
+	}
+	set := func(trigger string) {
+		s.Settings = map[string]any{"review": map[string]any{"trigger": trigger}}
+		s.Notify(protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{Settings: protocol.LSPAny(`null`)})
+		s.AwaitIdle("")
+	}
+	for i, step := range []struct {
+		trigger string
+		want    int
+	}{{"sometimes", 1}, {"sometimes", 1}, {"save", 1}, {"sometimes", 2}} {
+		set(step.trigger)
+		if got := shown(); got != step.want {
+			t.Fatalf("step %d (%s): the problem was shown %d times, want %d: %q", i+1, step.trigger, got, step.want, s.Messages())
+		}
+	}
+	s.Shutdown()
+}

@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -142,10 +143,17 @@ func (s *Server) sendStatus() {
 		return
 	}
 	configured := s.svc.ModelConfigured()
+	s.mu.Lock()
+	cfg := s.cfg.Settings
+	badURL, _ := s.cfg.Rejected["llm.baseUrl"].(string)
+	s.mu.Unlock()
 	s.status.mu.Lock()
 	p := contract.StatusParams{State: contract.StateReady, Reviewing: s.status.reviewing}
 	switch {
-	case !configured && s.settings().LLM.BaseURL != "":
+	case !configured && badURL != "":
+		// Not "no endpoint configured": the user set one kodyls refused.
+		p.State, p.Message = contract.StateOffline, fmt.Sprintf("llm.baseUrl %q is not an http(s) URL: local Kody Rules only until it is fixed (e.g. http://localhost:11434/v1)", badURL)
+	case !configured && cfg.LLM.BaseURL != "":
 		p.State, p.Message = contract.StateOffline, "no model set: local Kody Rules only; set llm.model or KODYLS_LLM_MODEL"
 	case !configured:
 		p.State, p.Message = contract.StateOffline, "no LLM endpoint configured: local Kody Rules only; set llm.baseUrl or KODYLS_LLM_BASE_URL"

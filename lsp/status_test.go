@@ -347,3 +347,47 @@ func TestDegradedCauseToldOncePerKind(t *testing.T) {
 		t.Fatalf("the light mode or a down endpoint was told: %d causes", n)
 	}
 }
+
+// TestStatusNamesARejectedBaseURL: an llm.baseUrl kodyls cannot use is
+// named in the status, not taken for no endpoint configured (which would
+// tell the user to set what they did set).
+func TestStatusNamesARejectedBaseURL(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{"llm": map[string]any{"baseUrl": "127.0.0.1:8089/v1", "model": "m"}}})
+	s.AwaitIdle("")
+	st := s.Statuses()
+	if len(st) == 0 {
+		t.Fatal("no status sent")
+	}
+	last := st[len(st)-1]
+	if last.State != contract.StateOffline || !strings.Contains(last.Message, `llm.baseUrl "127.0.0.1:8089/v1" is not an http(s) URL`) || strings.Contains(last.Message, "no LLM endpoint configured") {
+		t.Fatalf("status with an llm.baseUrl that is not a URL: %+v", last)
+	}
+	// Fixed at run time: the status follows.
+	s.Settings = map[string]any{"llm": map[string]any{"baseUrl": "", "model": ""}}
+	s.Notify(protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{Settings: protocol.LSPAny(`null`)})
+	s.AwaitIdle("")
+	st = s.Statuses()
+	if last := st[len(st)-1]; !strings.Contains(last.Message, "no LLM endpoint configured") {
+		t.Fatalf("status once the bad URL is replaced by none: %+v", last)
+	}
+	// Set at run time, with a blank inside.
+	s.Settings = map[string]any{"llm": map[string]any{"baseUrl": "http://127.0.0.1:8089/ v1", "model": "m"}}
+	s.Notify(protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{Settings: protocol.LSPAny(`null`)})
+	s.AwaitIdle("")
+	st = s.Statuses()
+	if last := st[len(st)-1]; !strings.Contains(last.Message, `llm.baseUrl "http://127.0.0.1:8089/ v1" is not an http(s) URL`) {
+		t.Fatalf("status once a bad URL is set at run time: %+v", last)
+	}
+	// Another bad URL, nothing else changed: the status names the new one.
+	s.Settings = map[string]any{"llm": map[string]any{"baseUrl": "localhost:11434/v1", "model": "m"}}
+	s.Notify(protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{Settings: protocol.LSPAny(`null`)})
+	s.AwaitIdle("")
+	st = s.Statuses()
+	if last := st[len(st)-1]; !strings.Contains(last.Message, `llm.baseUrl "localhost:11434/v1" is not an http(s) URL`) {
+		t.Fatalf("status once another bad URL is set: %+v", last)
+	}
+	checkNoRepeats(t, st)
+	s.Shutdown()
+}

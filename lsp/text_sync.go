@@ -64,8 +64,8 @@ func (s *Server) didOpen(p *protocol.DidOpenTextDocumentParams) {
 	done := s.work.add(key)
 	s.goBackground(func(ctx context.Context) {
 		defer done()
-		if _, err := od.folder.Engine.RefreshBaseline(ctx, od.path, ref); err != nil {
-			s.log.Warn("cannot read the baseline; checking every line", "path", od.path, "error", err)
+		if _, err := s.loadBaseline(ctx, od.folder, od.path, ref); err != nil {
+			return // the session is ending
 		}
 		s.regate(od)
 		od.mu.Lock()
@@ -330,8 +330,8 @@ func (s *Server) refreshBaselines() {
 			if od.folder == nil {
 				continue
 			}
-			if _, err := od.folder.Engine.RefreshBaseline(ctx, od.path, ref); err != nil {
-				s.log.Warn("cannot refresh the baseline", "path", od.path, "error", err)
+			if _, err := s.loadBaseline(ctx, od.folder, od.path, ref); err != nil {
+				return // the session is ending
 			}
 			s.checks.Trigger(string(od.uri))
 		}

@@ -77,6 +77,10 @@ func (b Baseline) ChangedLines(current string) LineSet {
 // the PATH.
 var ErrGitNotFound = errors.New("git executable not found in PATH; install git to compare against commits")
 
+// ErrUnknownRevision is returned (wrapped) by Load when the ref names no
+// commit of a repository that has commits: a typo, or a branch not fetched.
+var ErrUnknownRevision = errors.New("unknown revision")
+
 // waitDelay bounds how long Load waits for git's output pipes after the
 // context kills it, in case a child process of git keeps them open.
 const waitDelay = 2 * time.Second
@@ -111,7 +115,7 @@ func Load(ctx context.Context, absPath, ref string) (Baseline, error) {
 
 	top, ok, err := toplevel(ctx, dir)
 	if err != nil {
-		return Baseline{}, fmt.Errorf("load baseline: %w", err)
+		return Baseline{}, fmt.Errorf("load baseline: find repository: %w", err)
 	}
 	if !ok {
 		return Baseline{Kind: OutsideRepo}, nil
@@ -133,7 +137,7 @@ func Load(ctx context.Context, absPath, ref string) (Baseline, error) {
 		if _, hasHead, err := resolveRev(ctx, top, "HEAD"); err != nil {
 			return Baseline{}, fmt.Errorf("load baseline: %w", err)
 		} else if hasHead {
-			return Baseline{}, fmt.Errorf("load baseline: unknown revision %q in %s", ref, top)
+			return Baseline{}, fmt.Errorf("load baseline: %w %q in %s", ErrUnknownRevision, ref, top)
 		}
 		return b, nil
 	}
@@ -186,6 +190,14 @@ func realPath(p string) (resolved, dir string, err error) {
 	}
 }
 
+// RepoRoot returns the real path of the work tree containing dir, and false
+// when dir is in no repository. A repository git refuses to use (owned by
+// another user: "detected dubious ownership") is an error that carries
+// git's reason and its safe.directory hint, not "no repository".
+func RepoRoot(ctx context.Context, dir string) (string, bool, error) {
+	return toplevel(ctx, dir)
+}
+
 // toplevel returns the real path of the work tree containing dir, and false
 // when dir is in no repository.
 func toplevel(ctx context.Context, dir string) (string, bool, error) {
@@ -198,7 +210,7 @@ func toplevel(ctx context.Context, dir string) (string, bool, error) {
 			// either, so there is nothing to compare with.
 			return "", false, nil
 		}
-		return "", false, gitError("find repository", err, stderr)
+		return "", false, gitError("", err, stderr)
 	}
 	top := strings.TrimRight(out, "\r\n")
 	if top == "" {
@@ -312,17 +324,39 @@ func gitEnv() []string {
 }
 
 // gitError wraps a failed git command with its first line of stderr, which
-// is where git says what went wrong.
+// is where git says what went wrong, and the command git suggests to run
+// when it suggests one (the safe.directory of a repository owned by
+// another user). what, when not "", says what was being done.
 func gitError(what string, err error, stderr string) error {
+	if what != "" {
+		return fmt.Errorf("%s: %w", what, gitError("", err, stderr))
+	}
 	if errors.Is(err, ErrGitNotFound) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s: %w", what, err)
+		return err
 	}
 	msg := strings.TrimSpace(stderr)
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
+		first, rest := msg[:i], msg[i+1:]
+		msg = first
+		for line := range strings.Lines(rest) {
+			if line = strings.TrimSpace(line); strings.HasPrefix(line, "git config ") {
+				msg += " (to trust it: " + line + ")"
+				break
+			}
+		}
 	}
 	if msg == "" {
-		return fmt.Errorf("%s: git: %w", what, err)
+		return fmt.Errorf("git: %w", err)
 	}
-	return fmt.Errorf("%s: git: %s: %w", what, msg, err)
+	// What git said is the reason; its exit status adds nothing to it.
+	return &gitFailure{msg: "git: " + msg, err: err}
 }
+
+// gitFailure is a git command that failed saying why.
+type gitFailure struct {
+	msg string
+	err error
+}
+
+func (e *gitFailure) Error() string { return e.msg }
+func (e *gitFailure) Unwrap() error { return e.err }

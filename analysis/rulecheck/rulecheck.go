@@ -135,6 +135,21 @@ func (e *Engine) RefreshBaseline(ctx context.Context, absPath, ref string) (chan
 	return b, nil
 }
 
+// UseDiskBaseline caches the file's content on disk as its baseline, as
+// for a file outside any repository: what the editor compares with when git
+// cannot read the repository, so that the lines edited from now on are
+// checked rather than every line.
+func (e *Engine) UseDiskBaseline(absPath string) changes.Baseline {
+	b := changes.Baseline{Kind: changes.OutsideRepo}
+	if data, err := os.ReadFile(absPath); err == nil {
+		b.Text = string(data)
+	}
+	e.bmu.Lock()
+	e.baselines[absPath] = b
+	e.bmu.Unlock()
+	return b
+}
+
 // ForgetBaseline drops a cached baseline (the file was closed).
 func (e *Engine) ForgetBaseline(absPath string) {
 	e.bmu.Lock()

@@ -46,6 +46,26 @@ var ErrBuildCancelled = errors.New("build cancelled")
 // crash): the error carries the end of the output.
 var ErrBuildUnrecognized = errors.New("the build failed with no error kodyls recognises")
 
+// BuildFailure is the error of a build that failed with no error kodyls
+// can place in a file: a command that does not exist (sh's exit 127), a
+// crash, a tool whose output is not parsed. errors.Is(err,
+// ErrBuildUnrecognized) holds.
+type BuildFailure struct {
+	Command string
+	// Status is how it ended, e.g. "exit status 127".
+	Status string
+	// LastLine is the last line of its output ("" when it printed
+	// nothing), where a shell or a tool says what went wrong.
+	LastLine string
+	tail     string
+}
+
+func (e *BuildFailure) Error() string {
+	return fmt.Sprintf("%v: %q failed (%s): %s", ErrBuildUnrecognized, e.Command, e.Status, e.tail)
+}
+
+func (e *BuildFailure) Is(target error) bool { return target == ErrBuildUnrecognized }
+
 // Wait runs the command with sh in the folder root and parses its output
 // into errors. A command that runs and fails is not an error: its output
 // is what is wanted.
@@ -63,7 +83,7 @@ func (b *Build) Wait() ([]errparse.Error, error) {
 	if err != nil && len(errs) == 0 {
 		// It failed, but with nothing kodyls can place in a file: say what
 		// it printed rather than showing a clean build.
-		return nil, fmt.Errorf("%w: %q failed (%v): %s", ErrBuildUnrecognized, b.command, err, lastLines(out, 5))
+		return nil, &BuildFailure{Command: b.command, Status: err.Error(), LastLine: lastLines(out, 1), tail: lastLines(out, 5)}
 	}
 	return errs, nil
 }

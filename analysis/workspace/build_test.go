@@ -35,6 +35,10 @@ func TestBuildOutcomes(t *testing.T) {
 	if !errors.Is(err, workspace.ErrBuildUnrecognized) || !strings.Contains(err.Error(), "gcc: not found") {
 		t.Fatalf("unrecognised failure: %v", err)
 	}
+	var bf *workspace.BuildFailure
+	if !errors.As(err, &bf) || bf.Status != "exit status 127" || bf.LastLine != "sh: 1: gcc: not found" {
+		t.Fatalf("unrecognised failure: %+v, want its exit status and last line", bf)
+	}
 	// The slow build says it is running through a FIFO; the newer build
 	// starts only then, so it supersedes a running build, not a queued one.
 	started := filepath.Join(dir, "started")

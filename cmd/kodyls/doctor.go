@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kodustech/kodyls/analysis/changes"
 	"github.com/kodustech/kodyls/analysis/kodusconfig"
 	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
@@ -24,7 +25,8 @@ const doctorUsage = `Usage: kodyls doctor [--workspace DIR]
 
 Prints how kodyls resolved its configuration for the workspace (the
 environment, KODYLS_SETTINGS, kodus-config.yml, the Kody Rules, the local
-store and the LLM endpoint, which it checks). Exit status: 0, 1 when
+store and the LLM endpoint, which it checks, and the repository, baseRef
+and build.onSave, which it checks too). Exit status: 0, 1 when
 something is wrong (each problem is listed with what to do), 2 on a usage
 error.
 `
@@ -63,22 +65,34 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	gitPath, gerr := exec.LookPath("git")
+	repoTop, hasHead := "", false // the repository, when git can read it
 	if gerr != nil {
 		row("git", "not found")
 		problems = append(problems, "git is not on PATH: kodyls compares buffers with the last commit; install git")
 	} else {
 		out, _ := exec.CommandContext(ctx, gitPath, "--version").Output()
 		row("git", "%s (%s)", gitPath, strings.TrimSpace(string(out)))
-		top, terr := exec.CommandContext(ctx, gitPath, "-C", abs, "rev-parse", "--show-toplevel").Output()
-		if terr != nil {
+		top, inRepo, terr := "", false, error(nil)
+		if wsOK {
+			top, inRepo, terr = changes.RepoRoot(ctx, abs)
+		}
+		switch {
+		case terr != nil:
+			// Git's own reason, such as a repository owned by another
+			// user ("dubious ownership") with the safe.directory to add.
+			row("repository", "unreadable: %v", terr)
+			problems = append(problems, fmt.Sprintf("git cannot read the repository of %s: %v; until it can, the editor compares files with their content when opened", abs, terr))
+		case !inRepo:
 			row("repository", "none (files are compared with their content when opened)")
-		} else {
+		default:
+			repoTop = top
 			head, herr := exec.CommandContext(ctx, gitPath, "-C", abs, "rev-parse", "--short", "HEAD").Output()
 			h := strings.TrimSpace(string(head))
+			hasHead = herr == nil
 			if herr != nil {
 				h = "no commits yet (every file counts as changed)"
 			}
-			row("repository", "%s (HEAD %s)", strings.TrimSpace(string(top)), h)
+			row("repository", "%s (HEAD %s)", top, h)
 		}
 	}
 
@@ -195,6 +209,10 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	row("settings", "review.trigger=%s rules.scope=%s baseRef=%s", cfg.Review.Trigger, cfg.Rules.Scope, cfg.BaseRef)
+	if repoTop != "" && hasHead {
+		problems = append(problems, checkBaseRef(ctx, gitPath, repoTop, cfg.BaseRef, res.Origin["baseRef"], row)...)
+	}
+	problems = append(problems, checkBuildCommand(abs, cfg.Build.OnSave, res.Origin["build.onSave"], row)...)
 	levels := make([]string, 0, len(cfg.Severity))
 	for k, v := range cfg.Severity {
 		levels = append(levels, k+"→"+v)
@@ -264,4 +282,96 @@ func checkLLM(ctx context.Context, res contract.Resolved, row func(k, format str
 		row("", "note: %s", n)
 	}
 	return rep.Problems
+}
+
+// checkBaseRef verifies that baseRef names a commit of the repository, as
+// the editor needs to compare buffers with it.
+func checkBaseRef(ctx context.Context, gitPath, top, ref, origin string, row func(k, format string, a ...any)) []string {
+	cmd := exec.CommandContext(ctx, gitPath, "-C", top, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "LANGUAGE=")
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		why := "names no commit"
+		if msg := strings.TrimSpace(errb.String()); msg != "" {
+			why = "cannot be read (git: " + strings.ReplaceAll(msg, "\n", " ") + ")"
+		}
+		row("baseRef", "%s (from %s): %s in %s", ref, origin, why, top)
+		return []string{fmt.Sprintf("baseRef %q (from %s) %s in %s: the editor compares with HEAD instead; set baseRef to a branch, tag or commit of the repository (`git branch -a` lists the branches)", ref, origin, why, top)}
+	}
+	rev := strings.TrimSpace(out.String())
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if origin == contract.OriginDefault {
+		origin = "the default"
+	}
+	row("baseRef", "%s (commit %s, from %s)", ref, rev, origin)
+	return nil
+}
+
+// checkBuildCommand shows build.onSave and checks that the program it
+// starts exists: a build on save that cannot run fails on every save.
+func checkBuildCommand(workspaceDir, command, origin string, row func(k, format string, a ...any)) []string {
+	if strings.TrimSpace(command) == "" {
+		row("build.onSave", "none (no build on save)")
+		return nil
+	}
+	word := commandWord(command)
+	if word == "" {
+		row("build.onSave", "%s (from %s; starts with shell syntax, not checked)", command, origin)
+		return nil
+	}
+	look := word
+	if strings.Contains(word, "/") && !filepath.IsAbs(word) {
+		look = filepath.Join(workspaceDir, word) // sh runs it in the workspace
+	}
+	path, err := exec.LookPath(look)
+	if err != nil {
+		row("build.onSave", "%s (from %s): %s not found", command, origin, word)
+		where := "on PATH"
+		if strings.Contains(word, "/") {
+			where = "in the workspace"
+		}
+		return []string{fmt.Sprintf("build.onSave %q (from %s): %s is not %s, so the build on save fails; set build.onSave to a command that exists, e.g. \"go build ./...\"", command, origin, word, where)}
+	}
+	row("build.onSave", "%s (from %s; %s is %s)", command, origin, word, path)
+	return nil
+}
+
+// commandWord is the program a shell command line starts, after any
+// variable assignments; "" when it starts with a shell built-in, a keyword
+// or syntax that only running the shell would resolve.
+func commandWord(command string) string {
+	for _, w := range strings.Fields(command) {
+		if i := strings.IndexAny(w, ";&|<>()"); i >= 0 {
+			if i == 0 {
+				return ""
+			}
+			w = w[:i]
+		}
+		if eq := strings.IndexByte(w, '='); eq > 0 && isShellName(w[:eq]) {
+			continue // NAME=value before the command
+		}
+		if strings.ContainsAny(w, "$`\\*?[{~!") {
+			return ""
+		}
+		w = strings.Trim(w, `"'`)
+		switch w {
+		case "", ".", ":", "cd", "source", "eval", "exec", "export", "set", "unset", "test", "true", "false",
+			"echo", "printf", "if", "for", "while", "until", "case", "time", "command", "builtin", "type", "ulimit", "umask", "wait", "trap":
+			return ""
+		}
+		return w
+	}
+	return ""
+}
+
+func isShellName(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }

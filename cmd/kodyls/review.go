@@ -64,14 +64,16 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		return 2
 	}
 	cwd, _ := os.Getwd()
-	root, err := gitOutput(ctx, cwd, "rev-parse", "--show-toplevel")
-	if err != nil {
+	root, inRepo, err := changes.RepoRoot(ctx, cwd)
+	switch {
+	case err != nil:
+		// Git's own reason: a repository owned by another user (git's
+		// "dubious ownership", with the safe.directory to add), no git.
+		fmt.Fprintf(stderr, "kodyls review: cannot read the git repository of %s: %v\n", cwd, err)
+		return 2
+	case !inRepo:
 		fmt.Fprintf(stderr, "kodyls review: %s is not inside a git repository: run it from your project\n", cwd)
 		return 2
-	}
-	root = strings.TrimSpace(root)
-	if real, err := filepath.EvalSymlinks(root); err == nil {
-		root = real
 	}
 	files, err := changedFiles(ctx, root, *base, *staged, paths, cwd)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 )
@@ -94,6 +95,11 @@ type Resolved struct {
 	// Origin maps a dotted key ("llm.baseUrl") to the layer that set it last.
 	Origin   map[string]string
 	Problems []string
+	// Rejected maps a dotted key to the value the validation refused and
+	// replaced (by its default, or nothing for llm.baseUrl), so that what
+	// the user set can be named after it was dropped: an llm.baseUrl that
+	// is not a URL is not "no endpoint configured".
+	Rejected map[string]any
 }
 
 // Layer origins, in merge order.
@@ -119,7 +125,16 @@ func Resolve(getenv func(string) string, initOptions, clientConfig []byte) Resol
 	}
 	r.applyJSON(OriginInit, unwrapSection(initOptions))
 	r.applyJSON(OriginClient, unwrapSection(clientConfig))
+	given := r.Settings.clone()
 	r.Problems = append(r.Problems, r.Settings.validate()...)
+	for _, st := range SettingsTable {
+		if was := st.Get(given); !reflect.DeepEqual(was, st.Get(r.Settings)) {
+			if r.Rejected == nil {
+				r.Rejected = map[string]any{}
+			}
+			r.Rejected[st.Key] = was
+		}
+	}
 	return r
 }
 

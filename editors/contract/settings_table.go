@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // JSON types a setting may have, as JSON Schema spells them.
@@ -242,8 +243,11 @@ func (st Setting) validate(s *Settings, def Settings) []string {
 	return problems
 }
 
+// checkBaseRef refuses what cannot be a revision: whether it names a
+// commit needs git, and is checked where a baseline is read (the server
+// falls back to HEAD and says so) and by `kodyls doctor`.
 func checkBaseRef(s *Settings, d Settings) []string {
-	if strings.TrimSpace(s.BaseRef) == "" || strings.HasPrefix(s.BaseRef, "-") {
+	if strings.TrimSpace(s.BaseRef) == "" || strings.HasPrefix(s.BaseRef, "-") || strings.IndexFunc(s.BaseRef, isSpaceOrControl) >= 0 {
 		ref := s.BaseRef
 		s.BaseRef = d.BaseRef
 		return []string{fmt.Sprintf("baseRef %q is not a git revision; using %q", ref, d.BaseRef)}
@@ -256,7 +260,8 @@ func checkBaseURL(s *Settings, _ Settings) []string {
 		return nil
 	}
 	u, err := url.Parse(s.LLM.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	// url.Parse takes "http://host/ v1" with its blank; no endpoint does.
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.IndexFunc(s.LLM.BaseURL, isSpaceOrControl) >= 0 {
 		bad := s.LLM.BaseURL
 		s.LLM.BaseURL = ""
 		return []string{fmt.Sprintf("llm.baseUrl %q is not an http(s) URL (example: http://localhost:11434/v1); the LLM is disabled until it is fixed", bad)}
@@ -266,3 +271,5 @@ func checkBaseURL(s *Settings, _ Settings) []string {
 	}
 	return nil
 }
+
+func isSpaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
