@@ -148,6 +148,47 @@ func (s *Server) publishReview(ctx context.Context, key string) {
 	s.tellModelViolations(ctx, key)
 }
 
+// hunkContext is how far from a changed line a review finding may lie and
+// still be about the change: the context lines of a hunk.
+const hunkContext = 3
+
+// dropCommittedFindings drops, after the baseline moved (a commit, a
+// checkout), the review findings of a buffer that lie on no changed line
+// nor near one: the change they were about is in the baseline now, and the
+// review is of the changes.
+func (s *Server) dropCommittedFindings(ctx context.Context, key string) {
+	snap, doc := s.snapshot(key)
+	if snap == nil || !snap.Checked() {
+		return
+	}
+	s.reviews.Follow(key, snap.Version)
+	if _, v := s.reviews.Findings(key); v != snap.Version {
+		return
+	}
+	changed := snap.ChangedLines()
+	near := func(line int) bool {
+		for l := line - hunkContext; l <= line+hunkContext; l++ {
+			if changed.Has(l) {
+				return true
+			}
+		}
+		return false
+	}
+	n := s.reviews.Remove(key, func(f filereview.Finding) bool {
+		from := doc.PositionAt(f.Span.Start, s.encoding).Line
+		to := doc.PositionAt(f.Span.End, s.encoding).Line
+		for l := int(from); l <= int(to); l++ {
+			if near(l) {
+				return false
+			}
+		}
+		return true
+	})
+	if n > 0 {
+		s.publishReview(ctx, key)
+	}
+}
+
 // tellModelViolations tells the editor when the Kody Rule violations the
 // model found in a buffer, which the violations panel lists too, were
 // found, moved or dropped since it was last told.

@@ -563,3 +563,27 @@ func TestExplainAnyDiagnosticOffline(t *testing.T) {
 	}
 	s.Shutdown()
 }
+
+// TestCommittedChangeTakesItsReviewFindingsAlong: once the reviewed change
+// is committed, its lines are no longer changed, and the review's finding
+// about them leaves at once, without waiting for another save.
+func TestCommittedChangeTakesItsReviewFindingsAlong(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop})
+	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "save")
+	e.OpenFile("main.go")
+	typeBug(e)
+	e.Save("main.go")
+	e.AwaitDiagnostics("main.go", hasReviewOnLine(6))
+	e.repo.Commit("the loop")
+	e.AwaitDiagnostics("main.go", func(ds []protocol.Diagnostic) bool {
+		for _, d := range ds {
+			if lsptest.Code(d) == "bug" {
+				return false
+			}
+		}
+		return true
+	})
+	e.Shutdown()
+}

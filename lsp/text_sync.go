@@ -333,6 +333,7 @@ func (s *Server) refreshBaselines() {
 			if _, err := s.loadBaseline(ctx, od.folder, od.path, ref); err != nil {
 				return // the session is ending
 			}
+			s.dropCommittedFindings(ctx, string(od.uri))
 			s.checks.Trigger(string(od.uri))
 		}
 	})
