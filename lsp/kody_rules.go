@@ -177,6 +177,7 @@ func (s *Server) reloadRules(ctx context.Context, token protocol.ProgressToken) 
 	}
 	prog.End(fmt.Sprintf("%d rules loaded, %d broken", total, len(allErrs)))
 	for _, f := range folders {
+		s.tellReviewProblems(ctx, f)
 		if f.SplitPending() {
 			s.splitRules(f)
 		}
@@ -191,6 +192,37 @@ func (s *Server) reloadRules(ctx context.Context, token protocol.ProgressToken) 
 	}
 	s.recheckAll()
 	return total, allErrs
+}
+
+// tellReviewProblems tells the user the problems of a folder's review
+// configuration (a kodus-config.yml that does not parse, an ignorePaths
+// pattern kodyls cannot use, a broken prompt override): each once, and
+// again if it comes back after it was fixed. A log line alone would leave
+// the user believing the file took effect.
+func (s *Server) tellReviewProblems(ctx context.Context, f *workspace.Folder) {
+	_, probs := f.Reviewer()
+	now := make(map[string]bool, len(probs))
+	var fresh []string
+	s.mu.Lock()
+	if s.reviewProbs == nil {
+		s.reviewProbs = map[string]map[string]bool{}
+	}
+	for _, p := range probs {
+		if !s.reviewProbs[f.Root][p] && !now[p] {
+			fresh = append(fresh, p)
+		}
+		now[p] = true
+	}
+	s.reviewProbs[f.Root] = now
+	s.mu.Unlock()
+	if len(fresh) == 0 || s.conn == nil {
+		return
+	}
+	msg := fmt.Sprintf("kodyls: the review configuration of %s has problems: %s", f.Root, strings.Join(fresh, "; "))
+	if err := s.conn.Notify(context.WithoutCancel(ctx), protocol.MethodWindowShowMessage,
+		&protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: msg}); err != nil {
+		s.log.Debug("showMessage failed", "error", err)
+	}
 }
 
 // dropGoneRuleFindings removes the model's Kody Rules findings of od whose

@@ -2,6 +2,7 @@ package lsp_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"go.lsp.dev/protocol"
@@ -59,5 +60,48 @@ func TestKodusConfigEditedOnDiskTurnsRulesOn(t *testing.T) {
 	}
 	saveUntil(t, e, "turning kody_rules on runs the rule check", func() bool { return scripts.Check.Times() > 0 })
 	e.AwaitDiagnostics("main.go", hasRuleOnLine("loops-range", 6))
+	e.Shutdown()
+}
+
+// TestBrokenKodusConfigIsTold: a kodus-config.yml that does not parse is
+// told to the user once, not only logged, and told again when it breaks
+// again after a fix.
+func TestBrokenKodusConfigIsTold(t *testing.T) {
+	repo := lsptest.NewRepo(t, map[string]string{
+		"main.go":          reviewGo,
+		"kodus-config.yml": "ignorePaths:\n  - \"secret/**\"\nreviewOptions:\n  bug: true\n   security: false\n",
+	})
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, nil)
+	e := startReviewing(t, repo, fake, t.TempDir(), "save")
+	e.AwaitIdle("")
+	told := func() int {
+		n := 0
+		for _, m := range e.Messages() {
+			if strings.Contains(m, "kodus-config.yml") && strings.Contains(m, "review configuration") {
+				n++
+			}
+		}
+		return n
+	}
+	if n := told(); n != 1 {
+		t.Fatalf("told %d times about the broken kodus-config.yml, want once: %q", n, e.Messages())
+	}
+	write := func(text string) {
+		t.Helper()
+		if err := os.WriteFile(e.Path("kodus-config.yml"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e.Notify(protocol.MethodWorkspaceDidChangeWatchedFiles, &protocol.DidChangeWatchedFilesParams{
+			Changes: []protocol.FileEvent{{URI: e.URI("kodus-config.yml"), Type: protocol.FileChangeTypeChanged}},
+		})
+		e.AwaitIdle("")
+	}
+	write("ignorePaths:\n  - \"secret/**\"\n")
+	write("ignorePaths:\n  - \"secret/**\"\nreviewOptions:\n  bug: true\n   security: false\n")
+	if n := told(); n != 2 {
+		t.Fatalf("told %d times after the file broke again, want twice: %q", n, e.Messages())
+	}
 	e.Shutdown()
 }

@@ -95,6 +95,9 @@ type Server struct {
 	// baselineTold: the baseline fallbacks told to the user since baseRef
 	// last changed.
 	baselineTold map[string]bool
+	// reviewProbs: the problems of each folder's review configuration
+	// (kodus-config.yml, prompt overrides) the user was last told.
+	reviewProbs map[string]map[string]bool
 
 	rules ruleState
 	// rulesLoaded is closed once the rules were first loaded: a review
