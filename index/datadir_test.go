@@ -1,15 +1,11 @@
 package index
 
 import (
-	"path/filepath"
+	"strings"
 	"testing"
 )
 
 func TestDataDir(t *testing.T) {
-	cwd, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -18,7 +14,8 @@ func TestDataDir(t *testing.T) {
 		wantErr bool
 	}{
 		{"env wins", map[string]string{"KODYLS_DATA_DIR": "/data/k", "XDG_DATA_HOME": "/xdg", "HOME": "/home/u"}, "/data/k", SourceEnv, false},
-		{"env relative made absolute", map[string]string{"KODYLS_DATA_DIR": "rel/k", "HOME": "/home/u"}, filepath.Join(cwd, "rel/k"), SourceEnv, false},
+		{"env relative refused", map[string]string{"KODYLS_DATA_DIR": "rel/k", "HOME": "/home/u"}, "", "", true},
+		{"env cleaned", map[string]string{"KODYLS_DATA_DIR": "/data/k/", "HOME": "/home/u"}, "/data/k", SourceEnv, false},
 		{"xdg", map[string]string{"XDG_DATA_HOME": "/xdg", "HOME": "/home/u"}, "/xdg/kodyls", SourceXDG, false},
 		{"xdg relative ignored", map[string]string{"XDG_DATA_HOME": "xdg", "HOME": "/home/u"}, "/home/u/.local/share/kodyls", SourceDefault, false},
 		{"default", map[string]string{"HOME": "/home/u"}, "/home/u/.local/share/kodyls", SourceDefault, false},
@@ -31,6 +28,9 @@ func TestDataDir(t *testing.T) {
 			if tc.wantErr {
 				if err == nil {
 					t.Fatalf("DataDir = %q, %q; want error", dir, source)
+				}
+				if v := tc.env["KODYLS_DATA_DIR"]; v != "" && (!strings.Contains(err.Error(), `KODYLS_DATA_DIR "`+v+`" is a relative path`) || !strings.Contains(err.Error(), "absolute path")) {
+					t.Errorf("error %q: want the variable, its value and what to do", err)
 				}
 				return
 			}

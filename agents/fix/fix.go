@@ -50,6 +50,12 @@ const DefaultTimeout = 10 * time.Minute
 // ErrNoModel is returned when no model is configured.
 var ErrNoModel = errors.New("Fix this error needs a model; configure KODYLS_LLM_BASE_URL (and KODYLS_LLM_MODEL), or the llm settings of your editor")
 
+// noModelError is ErrNoModel saying why there is no model.
+type noModelError struct{ why string }
+
+func (e *noModelError) Error() string        { return "Fix this error needs a model: " + e.why }
+func (e *noModelError) Is(target error) bool { return target == ErrNoModel }
+
 // Verification outcomes.
 const (
 	VerifyPassed  = "passed"
@@ -112,6 +118,9 @@ type Fixer struct {
 	Workspace string
 	Gateway   *llm.Gateway // nil: no model, Fix fails with ErrNoModel
 	Prompts   *prompts.Set
+	// NoModel says why Gateway is nil and what to do (an unusable base URL,
+	// a missing model), for the error Fix returns; "": ErrNoModel's words.
+	NoModel string
 	// Ignore lists the files never read into a prompt nor edited; nil:
 	// the default privacy list (rca.IgnoreList).
 	Ignore func(rel string) bool
@@ -147,6 +156,9 @@ func (f *Fixer) log() *slog.Logger {
 // plan events; it may be nil.
 func (f *Fixer) Fix(ctx context.Context, req Request, emit func(agent.Event)) (*Result, error) {
 	if f.Gateway == nil {
+		if f.NoModel != "" {
+			return nil, &noModelError{f.NoModel}
+		}
 		return nil, ErrNoModel
 	}
 	rounds := f.Rounds

@@ -24,6 +24,10 @@ type CheckReport struct {
 	Problems []string
 	// Notes are advisories that need no action, e.g. a fallback in use.
 	Notes []string
+
+	// modelsNotFound: /models answered 404, so a 404 of the chat request
+	// too says the base URL is wrong, not the model.
+	modelsNotFound bool
 }
 
 // okReply is the schema of the health-check request.
@@ -58,6 +62,16 @@ func (g *Gateway) Check(ctx context.Context, model string) CheckReport {
 		}
 		ce := g.classify(err, info, timedOut, model)
 		var se *StatusError
+		switch {
+		case errors.Is(ce, ErrKeyNotSendable):
+			rep.Problems = append(rep.Problems, ce.Error())
+			return rep
+		case ce.reason == reasonNotAPI:
+			// Something answers there, but a web page, not the API.
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s answers, but not as an OpenAI-compatible API (got %s from /models, not JSON): %s",
+				g.endpoint, info.notAPI(), BaseURLAdvice))
+			return rep
+		}
 		if !errors.As(ce, &se) {
 			rep.Problems = append(rep.Problems, fmt.Sprintf(
 				"the LLM endpoint %s is not reachable (%s): start the server (e.g. `ollama serve`, or llama.cpp's `llama-server --port 8080`) or point KODYLS_LLM_BASE_URL at a running OpenAI-compatible endpoint",
@@ -70,6 +84,11 @@ func (g *Gateway) Check(ctx context.Context, model string) CheckReport {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%d from %s/models (%s): set KODYLS_LLM_API_KEY to a valid API key", se.StatusCode, g.endpoint, se.Message))
 			return rep
 		case 404:
+			if saysBadURL(se.Message) {
+				rep.Problems = append(rep.Problems, badBaseURL(g.endpoint, "/models", se.Message))
+				return rep
+			}
+			rep.modelsNotFound = true
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s does not list models (404 on /models); if chat calls fail too, check that the base URL ends in /v1", g.endpoint))
 		default:
 			rep.Notes = append(rep.Notes, fmt.Sprintf("listing models failed: %v", se))
@@ -152,10 +171,16 @@ func (g *Gateway) checkStructured(ctx context.Context, model string, rep *CheckR
 			rep.Problems = append(rep.Problems, fmt.Sprintf("the check of %s was interrupted: %v", g.endpoint, ctx.Err()))
 		case errors.As(err, &se) && (se.StatusCode == 401 || se.StatusCode == 403):
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%d from %s (%s): set KODYLS_LLM_API_KEY to a valid API key", se.StatusCode, g.endpoint, se.Message))
+		case errors.As(err, &se) && se.StatusCode == 404 && (saysBadURL(se.Message) || rep.modelsNotFound && !mentionsModel(se.Message)):
+			// Neither /models nor the chat is there: the path is wrong.
+			rep.Notes = slices.DeleteFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "404 on /models") })
+			rep.Problems = append(rep.Problems, badBaseURL(g.endpoint, "/models and /chat/completions", se.Message))
 		case errors.As(err, &se) && se.StatusCode == 404:
 			rep.Problems = append(rep.Problems, fmt.Sprintf("model %q is not served by %s (404: %s);%s — set KODYLS_LLM_MODEL", model, g.endpoint, se.Message, available(rep.Models)))
 		case errors.Is(err, context.DeadlineExceeded) || strings.Contains(shortReason(err), "no answer within"):
 			rep.Problems = append(rep.Problems, fmt.Sprintf("model %q did not answer within %s: it may still be loading, try again; on slow hardware raise the timeout or choose a smaller model", model, g.cfg.Timeout))
+		case errors.Is(err, ErrKeyNotSendable), strings.Contains(shortReason(err), reasonNotAPI):
+			rep.Problems = append(rep.Problems, unwrapCall(err).Error())
 		default:
 			rep.Problems = append(rep.Problems, fmt.Sprintf("a test request to model %q failed: %v", model, err))
 		}
@@ -177,6 +202,53 @@ func (g *Gateway) checkStructured(ctx context.Context, model string, rep *CheckR
 	case levelNone:
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%s supports no response_format; kodyls puts the schema in the prompt and validates replies (a newer llama.cpp, vLLM or Ollama enforces the schema)", g.endpoint))
 	}
+}
+
+// saysBadURL reports whether a 404's message says the path is unknown, as
+// OpenAI and the servers that copy it do ("Invalid URL (POST /v1/v1/…)").
+func saysBadURL(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "invalid url") || strings.Contains(m, "unknown url") || strings.Contains(m, "no route")
+}
+
+// mentionsModel reports whether a 404's message is about a model, as
+// servers word an unknown model ("model 'x' not found, try pulling it").
+func mentionsModel(msg string) bool { return strings.Contains(strings.ToLower(msg), "model") }
+
+// badBaseURL is the problem of a base URL whose API paths are not found,
+// with a hint for the usual slips.
+func badBaseURL(endpoint, paths, msg string) string {
+	hint := ""
+	path := endpoint
+	if i := strings.Index(endpoint, "://"); i >= 0 {
+		if j := strings.Index(endpoint[i+3:], "/"); j >= 0 {
+			path = endpoint[i+3+j:]
+		} else {
+			path = ""
+		}
+	}
+	switch {
+	case strings.Contains(path, "/chat/completions") || strings.HasSuffix(path, "/completions"):
+		hint = " (without /chat/completions: kodyls adds the paths)"
+	case strings.Contains(path, "/v1/v1"):
+		hint = " (/v1 appears twice)"
+	case !strings.HasSuffix(path, "/v1"):
+		hint = " (it does not end in /v1)"
+	}
+	if msg == "" {
+		msg = "no message"
+	}
+	return fmt.Sprintf("the base URL %s is not the API root%s: 404 on %s (%s); %s", endpoint, hint, paths, msg, BaseURLAdvice)
+}
+
+// unwrapCall returns the classified error of an attempt inside err (its
+// message says what to do without the retry loop's words), else err.
+func unwrapCall(err error) error {
+	var ce *callError
+	if errors.As(err, &ce) {
+		return ce.err
+	}
+	return err
 }
 
 // modelListed reports whether model is among ids. Ollama lists "name:tag"

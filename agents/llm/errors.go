@@ -46,6 +46,12 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("llm endpoint %s rejected the request with HTTP %d: %s", e.Endpoint, e.StatusCode, msg)
 }
 
+// BaseURLAdvice says what the base URL must be.
+const BaseURLAdvice = "the base URL must be the API root, which ends in /v1 on most servers (e.g. http://localhost:11434/v1); set KODYLS_LLM_BASE_URL or llm.baseUrl"
+
+// reasonNotAPI is the reason of an answer that is no API's.
+const reasonNotAPI = "not an OpenAI-compatible API"
+
 // callError is the outcome of one failed attempt, classified.
 type callError struct {
 	reason     string // short, for Status: "connection refused", "HTTP 503"
@@ -101,11 +107,28 @@ func (g *Gateway) classify(err error, info *respInfo, timedOut bool, model strin
 		}
 		return ce
 	}
+	if status == 0 && strings.Contains(err.Error(), "invalid header field value") {
+		// net/http refuses a header value with a control character; the
+		// only one kodyls fills from the user's settings is the key.
+		return &callError{
+			reason: "API key cannot be sent",
+			err: fmt.Errorf("%w to %s: the key has a line break or another control character, which an HTTP header cannot carry; set llm.apiKey or KODYLS_LLM_API_KEY to the key alone (`kodyls doctor` shows where it comes from)",
+				ErrKeyNotSendable, g.endpoint),
+		}
+	}
 	var urlErr *url.Error
 	if status == 0 && !errors.As(err, &urlErr) {
 		// No request went out: go-openai refused it (for example a
 		// parameter a reasoning model does not take). Retrying cannot help.
 		return &callError{reason: "request refused by the client", err: fmt.Errorf("llm request for model %q not sent: %w", model, err)}
+	}
+	if mt := info.notAPI(); mt != "" {
+		// Not retried: a web page or a proxy's text answers the same
+		// every time. The base URL names a server, not its API.
+		return &callError{
+			reason: reasonNotAPI,
+			err:    fmt.Errorf("llm endpoint %s answers, but not as an OpenAI-compatible API (got %s, not JSON): %s", g.endpoint, mt, BaseURLAdvice),
+		}
 	}
 	if status >= 200 && status < 300 {
 		// The endpoint answered 200 but the body could not be decoded:

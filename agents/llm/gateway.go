@@ -561,11 +561,12 @@ func (g *Gateway) cachePut(ctx context.Context, key string, e *cacheEntry) {
 func isSetupStatus(code int) bool { return code == 401 || code == 403 || code == 404 }
 
 // IsSetupError reports whether err is, or wraps, an answer of the
-// endpoint that says kodyls is set up wrong (HTTP 401, 403 or 404): asking
-// again will not help until the settings change.
+// endpoint that says kodyls is set up wrong (HTTP 401, 403 or 404), or an
+// API key that cannot be sent at all: asking again will not help until the
+// settings change.
 func IsSetupError(err error) bool {
 	var se *StatusError
-	return errors.As(err, &se) && isSetupStatus(se.StatusCode)
+	return errors.As(err, &se) && isSetupStatus(se.StatusCode) || errors.Is(err, ErrKeyNotSendable)
 }
 
 // SetupFailure returns the last answer of the endpoint that says kodyls is

@@ -190,6 +190,10 @@ var (
 	// ErrNotConfigured means the configuration lacks something a call needs
 	// (an endpoint or a model).
 	ErrNotConfigured = errors.New("llm not configured")
+	// ErrKeyNotSendable is returned without any HTTP request when the API
+	// key holds a character an HTTP header cannot carry (a line break or
+	// another control character): no retry or wait can help.
+	ErrKeyNotSendable = errors.New("llm API key cannot be sent")
 	// ErrInvalidReply is returned by [Structured] when the reply could not be
 	// turned into a valid value and the caller gave no fallback.
 	ErrInvalidReply = errors.New("llm reply invalid")

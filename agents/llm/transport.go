@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,10 +16,11 @@ import (
 // turns error responses into error values without their headers, so the
 // Retry-After header of a 429 or 503 would be lost without it.
 type respInfo struct {
-	mu         sync.Mutex
-	status     int
-	retryAfter string
-	tooLarge   bool // the body passed MaxResponseBytes
+	mu          sync.Mutex
+	status      int
+	retryAfter  string
+	contentType string
+	tooLarge    bool // the body passed MaxResponseBytes
 }
 
 func (r *respInfo) setTooLarge() {
@@ -69,6 +71,28 @@ func (r *respInfo) set(status int, retryAfter string) {
 	r.mu.Unlock()
 }
 
+func (r *respInfo) setContentType(ct string) {
+	r.mu.Lock()
+	r.contentType = ct
+	r.mu.Unlock()
+}
+
+// notAPI returns the media type of a successful answer that cannot be an
+// OpenAI-compatible API's (an HTML page, plain text), "" otherwise: JSON,
+// an event stream, or no type said.
+func (r *respInfo) notAPI() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.status < 200 || r.status >= 300 {
+		return ""
+	}
+	mt, _, err := mime.ParseMediaType(r.contentType)
+	if err != nil || mt == "" || strings.Contains(mt, "json") || mt == "text/event-stream" {
+		return ""
+	}
+	return mt
+}
+
 func (r *respInfo) get() (int, string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -93,6 +117,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		info, ok := req.Context().Value(respInfoKey{}).(*respInfo)
 		if ok {
 			info.set(resp.StatusCode, resp.Header.Get("Retry-After"))
+			info.setContentType(resp.Header.Get("Content-Type"))
 		}
 		if resp.ContentLength > MaxResponseBytes {
 			// Refuse at once what is announced too large.

@@ -152,6 +152,10 @@ type Explainer struct {
 	History   index.History // nil: nothing remembered
 	Prompts   *prompts.Set
 	Ignore    func(rel string) bool // files never read into a prompt
+	// NoModel says why Gateway is nil and what to do (an unusable base URL,
+	// a missing model), for the note of an answer given without a model;
+	// "": no model is configured.
+	NoModel string
 	// Strategy is how the agent works towards an answer; nil: ReAct
 	// (DefaultStrategy).
 	Strategy agent.Strategy[ModelAnswer]
@@ -211,7 +215,7 @@ func (x *Explainer) explain(ctx context.Context, errs []errparse.Error, primary 
 	}
 
 	if offline || x.Gateway == nil {
-		rep.RCA, rep.Note = x.offline(e, rep.Similar)
+		rep.RCA, rep.Note = x.offline(e, rep.Similar, offline)
 		rep.Docs = localDocs(ctx, e)
 		return rep, nil
 	}
@@ -230,7 +234,7 @@ func (x *Explainer) explain(ctx context.Context, errs []errparse.Error, primary 
 		}
 		// The model failed: still answer, and say so.
 		x.log().Warn("the model could not explain the error", "error", err)
-		rep.RCA, _ = x.offline(e, rep.Similar)
+		rep.RCA, _ = x.offline(e, rep.Similar, false)
 		then := "try again later"
 		if llm.IsSetupError(err) {
 			// Waiting will not help: the endpoint refused the set-up.
@@ -305,18 +309,33 @@ func shortCause(err error) string {
 // layerPrefix matches the labels the agent layers put before an error.
 var layerPrefix = regexp.MustCompile(`^(?:(?:router|react|rewoo|agent|plan-execute|planexec|graph [\w-]+|node [\w-]+): )+`)
 
+// noModel is what the note of an answer given without a model says
+// after what the answer is: the model was not asked, or why there is
+// none and what to do.
+func (x *Explainer) noModel(asked bool, what string) string {
+	if asked {
+		return "no model was used (offline): " + what
+	}
+	why := x.NoModel
+	if why == "" {
+		why = "no model is configured: set llm.baseUrl and llm.model in the editor's kodyls settings, or KODYLS_LLM_BASE_URL and KODYLS_LLM_MODEL"
+	}
+	return "no model was used: " + what + "; for an analysis of your code, " + why
+}
+
 // offline answers without a model: a past explanation of the same error,
-// else built-in guidance, else what the parse alone says.
-func (x *Explainer) offline(e errparse.Error, similar []Similar) (*Answer, string) {
+// else built-in guidance, else what the parse alone says. asked says the
+// caller wanted no model (offline mode).
+func (x *Explainer) offline(e errparse.Error, similar []Similar, asked bool) (*Answer, string) {
 	for _, s := range similar {
 		if s.Exact && s.RootCause != "" {
 			return &Answer{RootCause: s.RootCause, FixGuidelines: s.FixGuidelines, Confidence: 0.6, Source: SourceHistory, ToolsUsed: []string{}},
-				"no model was used: this is the explanation given when the same error was seen before"
+				x.noModel(asked, "this is the explanation given when the same error was seen before")
 		}
 	}
 	if g, ok := Lookup(e); ok {
 		return &Answer{RootCause: g.RootCause, FixGuidelines: g.Steps, Confidence: 0.4, Source: SourceOffline, ToolsUsed: []string{}},
-			"no model was used: built-in guidance for this kind of error; configure KODYLS_LLM_BASE_URL for an analysis of your code"
+			x.noModel(asked, "built-in guidance for this kind of error")
 	}
 	where := e.File
 	if e.Line > 0 {
@@ -326,7 +345,7 @@ func (x *Explainer) offline(e errparse.Error, similar []Similar) (*Answer, strin
 		RootCause:     fmt.Sprintf("%s reports %q at %s; kodyls has no built-in guidance for this error.", e.Tool, e.Message, where),
 		FixGuidelines: []string{"Read the code at the reported location and the lines around it.", "Search the message in the tool's documentation."},
 		Confidence:    0.1, Source: SourceOffline, ToolsUsed: []string{},
-	}, "no model was used and no guidance matches; configure KODYLS_LLM_BASE_URL for an analysis of your code"
+	}, x.noModel(asked, "kodyls has no guidance for this error")
 }
 
 func (x *Explainer) similar(ctx context.Context, rec index.ErrorRecord) []Similar {

@@ -97,13 +97,14 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	res := contract.Resolve(os.Getenv, nil, nil)
-	svc := workspace.Open(ctx, workspace.Config{Settings: res.Settings, Getenv: os.Getenv, Log: slog.New(slog.DiscardHandler)})
+	svc := openServices(ctx, workspace.Config{Settings: res.Settings, Getenv: os.Getenv, Log: slog.New(slog.DiscardHandler)})
 	defer svc.Close()
 	st := svc.Store
 	dir, source, derr := index.DataDir(os.Getenv)
 	if derr != nil {
 		row("data dir", "unresolved")
-		problems = append(problems, fmt.Sprintf("no data directory: %v; set KODYLS_DATA_DIR", derr))
+		// The error says what to do.
+		problems = append(problems, fmt.Sprintf("no data directory: %v", derr))
 	} else {
 		row("data dir", "%s (from %s)", dir, source)
 		if st == nil {
@@ -189,10 +190,17 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	cfg := res.Settings.Redacted()
-	if cfg.LLM.BaseURL != "" {
+	switch why := res.WhyNoModel(); {
+	case cfg.LLM.BaseURL != "":
 		problems = append(problems, checkLLM(ctx, res, row)...)
-	} else {
+	case res.RejectedBaseURL() != "":
+		// Set, and dropped by the validation: the problem says why.
+		row("llm", "not usable: %s", why)
+	default:
 		row("llm", "not configured: local rules, error parsing and history work offline; set KODYLS_LLM_BASE_URL (e.g. http://localhost:11434/v1) to enable AI review")
+	}
+	for _, n := range res.Notes {
+		row("", "note: %s", n)
 	}
 	if st != nil {
 		if totals, err := st.UsageTotals(ctx, time.Time{}); err == nil {
@@ -240,13 +248,13 @@ func checkLLM(ctx context.Context, res contract.Resolved, row func(k, format str
 	shown := cfg.Redacted()
 	key := "no API key (fine for local endpoints)"
 	if cfg.LLM.APIKey != "" {
-		key = "API key set"
+		key = "API key from " + res.Origin["llm.apiKey"]
 	}
 	model := cfg.LLM.Model
 	if model == "" {
 		model = "(none set)"
 	}
-	row("llm", "%s model %s, %s (from %s)", shown.LLM.BaseURL, model, key, res.Origin["llm.baseUrl"])
+	row("llm", "%s model %s, %s (endpoint from %s)", shown.LLM.BaseURL, model, key, res.Origin["llm.baseUrl"])
 	// The probe sends no user text and must not count as usage or be
 	// answered from the cache: no store.
 	probe := workspace.Open(ctx, workspace.Config{Settings: cfg, NoStore: true, Probe: true, Log: slog.New(slog.DiscardHandler)})
@@ -263,7 +271,11 @@ func checkLLM(ctx context.Context, res contract.Resolved, row func(k, format str
 		if rep.Latency > 0 {
 			lat = fmt.Sprintf(", round trip %v", rep.Latency.Round(time.Millisecond))
 		}
-		row("", "reachable%s; %d models served", lat, len(rep.Models))
+		if len(rep.Models) > 0 {
+			row("", "reachable%s; %d models served", lat, len(rep.Models))
+		} else {
+			row("", "reachable%s", lat)
+		}
 		if rep.Model == "" && len(rep.Models) > 0 {
 			shown, more := rep.Models, ""
 			if len(shown) > 12 {

@@ -17,7 +17,6 @@ import (
 	"github.com/kodustech/kodyls/agents/strategies"
 	"github.com/kodustech/kodyls/analysis/filereview"
 	"github.com/kodustech/kodyls/analysis/workspace"
-	"github.com/kodustech/kodyls/editors/contract"
 )
 
 const evalUsage = `Usage: kodyls eval rca|fix|review [--json] [--strategy NAME|all]
@@ -92,13 +91,14 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logge
 		}
 		names = []string{*strategy}
 	}
-	cfg := contract.Resolve(os.Getenv, nil, nil).Settings
-	if !cfg.LLMConfigured() {
-		fmt.Fprintf(stderr, "kodyls eval %s: no LLM endpoint configured; set KODYLS_LLM_BASE_URL and KODYLS_LLM_MODEL\n", kind)
+	res := resolveSettings("eval "+kind, stderr)
+	cfg := res.Settings
+	if why := res.WhyNoModel(); why != "" {
+		fmt.Fprintf(stderr, "kodyls eval %s: %s\n", kind, why)
 		return 2
 	}
 	// No store: an evaluation must measure the model, not the cache.
-	svc := workspace.Open(ctx, workspace.Config{Settings: cfg, Getenv: os.Getenv, Log: logger, NoStore: true})
+	svc := openServices(ctx, workspace.Config{Settings: cfg, Getenv: os.Getenv, Log: logger, NoStore: true})
 	defer svc.Close()
 	g, err := svc.Gateway()
 	if err != nil {

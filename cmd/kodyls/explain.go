@@ -17,7 +17,6 @@ import (
 	"github.com/kodustech/kodyls/agents/rca"
 	"github.com/kodustech/kodyls/agents/strategies"
 	"github.com/kodustech/kodyls/analysis/workspace"
-	"github.com/kodustech/kodyls/editors/contract"
 )
 
 const explainUsage = `Usage: kodyls explain [--json] [--offline] [--workspace DIR] [--strategy NAME] [--verbose] [FILE|-]
@@ -62,7 +61,8 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return 2
 	}
 
-	svc := workspace.Open(ctx, workspace.Config{Settings: contract.Resolve(os.Getenv, nil, nil).Settings, Getenv: os.Getenv, Log: logger, Offline: *offline})
+	res := resolveSettings("explain", stderr)
+	svc := openServices(ctx, workspace.Config{Settings: res.Settings, Getenv: os.Getenv, Log: logger, Offline: *offline})
 	defer svc.Close()
 	if svc.StoreErr != nil {
 		logger.Warn("nothing is remembered", "error", svc.StoreErr)
@@ -72,6 +72,7 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return 2
 	}
 	x := svc.Explainer(ctx, ws)
+	x.NoModel = res.WhyNoModel()
 	if chosen != nil {
 		x.Strategy = chosen
 	}

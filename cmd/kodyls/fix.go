@@ -17,7 +17,6 @@ import (
 	"github.com/kodustech/kodyls/agents/rca"
 	"github.com/kodustech/kodyls/analysis/errparse"
 	"github.com/kodustech/kodyls/analysis/workspace"
-	"github.com/kodustech/kodyls/editors/contract"
 )
 
 const fixUsage = `Usage: kodyls fix [--apply] [--build CMD] [--json] [--verbose] [--max-time D] [--workspace DIR] [FILE|-]
@@ -92,9 +91,10 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return 2
 	}
 
-	settings := contract.Resolve(os.Getenv, nil, nil).Settings
+	cfg := resolveSettings("fix", stderr)
+	settings := cfg.Settings
 	// The store keeps the fix's checkpoints: a fix cut short resumes.
-	svc := workspace.Open(ctx, workspace.Config{Settings: settings, Getenv: os.Getenv, Log: logger})
+	svc := openServices(ctx, workspace.Config{Settings: settings, Getenv: os.Getenv, Log: logger})
 	defer svc.Close()
 	if _, err := svc.Gateway(); err != nil {
 		fmt.Fprintf(stderr, "kodyls fix: %v\n", err)
@@ -114,6 +114,7 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		req.BuildTimeout = time.Duration(settings.Build.TimeoutMS) * time.Millisecond
 	}
 	fx := svc.Fixer(ws)
+	fx.NoModel = cfg.WhyNoModel()
 	fx.Rounds = *rounds
 	fx.Timeout = *maxTime
 	var emit func(agent.Event)

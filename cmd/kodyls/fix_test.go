@@ -341,7 +341,7 @@ func TestFixNeedsAModel(t *testing.T) {
 	repo := typeErrorRepo(t)
 	output, _ := goBuild(t, repo.Dir)
 	_, errOut, code := runBinStdin(t, testEnv(t), repo.Dir, output, "fix", "--build", "go build ./...")
-	if code != 2 || !strings.Contains(errOut, "Fix this error needs a model; configure KODYLS_LLM_BASE_URL") {
+	if code != 2 || !strings.Contains(errOut, "Fix this error needs a model: no LLM endpoint is configured: set KODYLS_LLM_BASE_URL and KODYLS_LLM_MODEL") {
 		t.Fatalf("code %d stderr %q", code, errOut)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/kodustech/kodyls/analysis/workspace"
-	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/index"
 )
 
@@ -86,10 +85,11 @@ func newHistoryFlags(name string, stderr io.Writer) *flag.FlagSet {
 // openHistory opens the history through the composition root. The
 // returned close function must be called; the index is optional for stats
 // and forget.
-func openHistory(ctx context.Context, needIndex bool) (index.History, func(), error) {
+func openHistory(ctx context.Context, cmd string, stderr io.Writer, needIndex bool) (index.History, func(), error) {
 	// slog's default logger writes where the log package does: stderr or
 	// --log-file. Warnings such as a rebuilt search index reach the user.
-	svc := workspace.Open(ctx, workspace.Config{Settings: contract.Resolve(os.Getenv, nil, nil).Settings, Getenv: os.Getenv, Log: slog.Default()})
+	res := resolveSettings("history "+cmd, stderr)
+	svc := openServices(ctx, workspace.Config{Settings: res.Settings, Getenv: os.Getenv, Log: slog.Default()})
 	h, err := svc.OpenHistory(ctx, needIndex)
 	if err != nil {
 		svc.Close()
@@ -115,7 +115,7 @@ func historySearch(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintln(stderr, "kodyls history search: --limit must be positive")
 		return 2
 	}
-	h, closeFn, err := openHistory(ctx, true)
+	h, closeFn, err := openHistory(ctx, "search", stderr, true)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls history search: %v\n", err)
 		return 1
@@ -224,7 +224,7 @@ func historyStats(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return 2
 	}
 	// Counting needs only the store, so a busy index does not block it.
-	h, closeFn, err := openHistory(ctx, false)
+	h, closeFn, err := openHistory(ctx, "stats", stderr, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls history stats: %v\n", err)
 		return 1
@@ -298,7 +298,7 @@ func historyForget(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return 2
 		}
 	}
-	h, closeFn, err := openHistory(ctx, false)
+	h, closeFn, err := openHistory(ctx, "forget", stderr, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls history forget: %v\n", err)
 		return 1

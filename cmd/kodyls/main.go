@@ -65,9 +65,11 @@ Global flags:
 
 Environment:
   KODYLS_LLM_BASE_URL, KODYLS_LLM_API_KEY, KODYLS_LLM_MODEL   the OpenAI-compatible endpoint
-  (OPENAI_BASE_URL and OPENAI_API_KEY are used when the KODYLS_ ones are unset)
+  (OPENAI_BASE_URL and OPENAI_API_KEY are used when the KODYLS_ ones are unset;
+  OPENAI_API_KEY is sent only to OPENAI_BASE_URL's endpoint or https://api.openai.com)
   KODYLS_SETTINGS    any settings as JSON, e.g. '{"llm":{"timeoutMs":20000}}'
-  KODYLS_DATA_DIR    where the history and index live (default $XDG_DATA_HOME/kodyls)
+  KODYLS_DATA_DIR    where the history and index live, an absolute path
+                     (default $XDG_DATA_HOME/kodyls)
 `
 
 const versionUsage = `Usage: kodyls version

@@ -86,7 +86,7 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	for _, p := range res.Problems {
 		rep.Notes = append(rep.Notes, "configuration: "+p)
 	}
-	svc := workspace.Open(ctx, workspace.Config{Settings: res.Settings, Getenv: os.Getenv, Log: logger, Offline: *offline})
+	svc := openServices(ctx, workspace.Config{Settings: res.Settings, Getenv: os.Getenv, Log: logger, Offline: *offline})
 	defer svc.Close()
 	if svc.StoreErr != nil {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%v: no review cache", svc.StoreErr))

@@ -100,6 +100,7 @@ func newRulesFlags(name string, stderr io.Writer) rulesFlags {
 // rulesWorkspace is a workspace opened through the composition root with
 // its rules loaded.
 type rulesWorkspace struct {
+	res    contract.Resolved
 	svc    *workspace.Services
 	folder *workspace.Folder
 	rules  []*rules.Rule
@@ -111,20 +112,21 @@ type rulesWorkspace struct {
 // only reads rule files. With it, and a model configured, the assistants'
 // files are split by the model first (once per content: the split is kept
 // in the local store).
-func openRules(ctx context.Context, dir string, logger *slog.Logger, withModel bool) (*rulesWorkspace, error) {
+func openRules(ctx context.Context, cmd string, stderr io.Writer, dir string, logger *slog.Logger, withModel bool) (*rulesWorkspace, error) {
 	root, err := rulesRoot(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	settings := contract.Resolve(os.Getenv, nil, nil).Settings
+	res := resolveSettings("rules "+cmd, stderr)
+	settings := res.Settings
 	withModel = withModel && settings.LLMConfigured()
-	svc := workspace.Open(ctx, workspace.Config{
+	svc := openServices(ctx, workspace.Config{
 		Settings: settings,
 		Getenv:   os.Getenv, Log: logger, NoStore: !withModel, Offline: !withModel,
 	})
 	folder := svc.Folder(root)
 	rs, errs := folder.ReloadAndSplit(ctx)
-	return &rulesWorkspace{svc: svc, folder: folder, rules: rs, errs: errs}, nil
+	return &rulesWorkspace{res: res, svc: svc, folder: folder, rules: rs, errs: errs}, nil
 }
 
 // rulesRoot is the absolute, symlink-free workspace root: dir, else the git
@@ -253,7 +255,7 @@ func rulesList(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		fmt.Fprintf(stderr, "kodyls rules list: unexpected argument %q\n", pos[0])
 		return 2
 	}
-	ws, err := openRules(ctx, *f.workspace, logger, true)
+	ws, err := openRules(ctx, "list", stderr, *f.workspace, logger, true)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls rules list: %v\n", err)
 		return 2
@@ -335,7 +337,7 @@ func rulesCheck(ctx context.Context, args []string, stdout, stderr io.Writer, lo
 		fmt.Fprintf(stderr, "kodyls rules check: unexpected argument %q\n", pos[0])
 		return 2
 	}
-	ws, err := openRules(ctx, *f.workspace, logger, false)
+	ws, err := openRules(ctx, "check", stderr, *f.workspace, logger, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls rules check: %v\n", err)
 		return 2
@@ -396,7 +398,7 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		return 2
 	}
 	query, names := pos[0], pos[1:]
-	ws, err := openRules(ctx, *f.workspace, logger, true)
+	ws, err := openRules(ctx, "test", stderr, *f.workspace, logger, true)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls rules test: %v\n", err)
 		return 2
@@ -434,7 +436,7 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		check = checkModel
 	}
 	if r.Detector == nil && !ws.svc.ModelConfigured() {
-		msg := fmt.Sprintf("%q has no local detector: only the model checks it, and no LLM endpoint is configured (set KODYLS_LLM_BASE_URL)", r.Title)
+		msg := fmt.Sprintf("%q has no local detector: only the model checks it, and no model can be used: %s", r.Title, ws.res.WhyNoModel())
 		if *f.json {
 			writeRulesJSON(stdout, struct {
 				Rule       any             `json:"rule"`

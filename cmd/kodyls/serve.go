@@ -43,7 +43,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer
 	// The services keep the review cache, dismissals, usage and history.
 	// Without a store kodyls still serves; it only forgets more.
 	res := contract.Resolve(os.Getenv, nil, nil)
-	svc := workspace.Open(ctx, workspace.Config{Settings: res.Settings, Getenv: os.Getenv, Log: logger})
+	svc := openServices(ctx, workspace.Config{Settings: res.Settings, Getenv: os.Getenv, Log: logger})
 	defer svc.Close()
 	if svc.StoreErr != nil {
 		logger.Warn("nothing is remembered across sessions", "error", svc.StoreErr)

@@ -315,7 +315,7 @@ func TestProblemWording(t *testing.T) {
 		"colour": "blue"
 	}`))
 	want := []string{
-		`workspace/configuration: setting "build.onSave" has the wrong type (3); keeping default value`,
+		`workspace/configuration: setting "build.onSave" has the wrong type (3): expected a string; keeping the default`,
 		`workspace/configuration: unknown setting "colour" (ignored)`,
 		`workspace/configuration: unknown setting "review.when" (ignored)`,
 		`baseRef "-x" is not a git revision; using "HEAD"`,

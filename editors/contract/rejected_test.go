@@ -25,9 +25,9 @@ func TestRejectedValuesAreKept(t *testing.T) {
 }
 
 // A blank inside a base URL is no endpoint's: url.Parse accepts it, the
-// validation does not.
+// validation does not. (Blanks around it are trimmed where it is set.)
 func TestBaseURLWithWhitespace(t *testing.T) {
-	for _, u := range []string{"http://127.0.0.1:8089/ v1", "http://127.0.0.1:8089/v1\t", "http://127.0.0.1:8089/\nv1"} {
+	for _, u := range []string{"http://127.0.0.1:8089/ v1", "http://127.0.0.1:8089/\tv1", "http://127.0.0.1:8089/\nv1"} {
 		r := Resolve(env(nil), []byte(`{"llm":{"baseUrl":`+quote(u)+`,"model":"m"}}`), nil)
 		if r.Settings.LLMConfigured() || !strings.Contains(strings.Join(r.Problems, "\n"), "is not an http(s) URL") {
 			t.Errorf("%q: configured %v, problems %q", u, r.Settings.LLMConfigured(), r.Problems)

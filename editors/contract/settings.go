@@ -12,10 +12,13 @@ package contract
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/url"
 	"reflect"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Section is the configuration section kodyls reads from the editor.
@@ -100,6 +103,10 @@ type Resolved struct {
 	// the user set can be named after it was dropped: an llm.baseUrl that
 	// is not a URL is not "no endpoint configured".
 	Rejected map[string]any
+
+	// Notes are advisories that need no action, such as an API key that was
+	// withheld from an endpoint it is not meant for.
+	Notes []string
 }
 
 // Layer origins, in merge order.
@@ -125,6 +132,7 @@ func Resolve(getenv func(string) string, initOptions, clientConfig []byte) Resol
 	}
 	r.applyJSON(OriginInit, unwrapSection(initOptions))
 	r.applyJSON(OriginClient, unwrapSection(clientConfig))
+	r.scopeOpenAIKey(getenv)
 	given := r.Settings.clone()
 	r.Problems = append(r.Problems, r.Settings.validate()...)
 	for _, st := range SettingsTable {
@@ -136,6 +144,71 @@ func Resolve(getenv func(string) string, initOptions, clientConfig []byte) Resol
 		}
 	}
 	return r
+}
+
+// OpenAIHost is the host OPENAI_API_KEY is meant for.
+const OpenAIHost = "api.openai.com"
+
+// scopeOpenAIKey withholds OPENAI_API_KEY from an endpoint it is not meant
+// for: many tools export it for OpenAI, and sending it to whatever server
+// llm.baseUrl names (a local model, a third party) would leak it. It is
+// used with the base URL of OPENAI_BASE_URL, or with https://api.openai.com.
+func (r *Resolved) scopeOpenAIKey(getenv func(string) string) {
+	if getenv == nil || r.Origin["llm.apiKey"] != OriginEnv+" OPENAI_API_KEY" {
+		return
+	}
+	base := strings.TrimRight(r.Settings.LLM.BaseURL, "/")
+	if base == "" {
+		return
+	}
+	if ob := strings.TrimRight(strings.TrimSpace(getenv("OPENAI_BASE_URL")), "/"); ob != "" && ob == base {
+		return
+	}
+	if u, err := url.Parse(base); err == nil && u.Scheme == "https" && strings.EqualFold(u.Hostname(), OpenAIHost) {
+		return
+	}
+	r.Settings.LLM.APIKey = ""
+	r.Origin["llm.apiKey"] = OriginDefault
+	r.Notes = append(r.Notes, fmt.Sprintf("OPENAI_API_KEY is not sent to %s (from %s): it is used only with OPENAI_BASE_URL's endpoint or https://%s; set KODYLS_LLM_API_KEY or llm.apiKey if this endpoint needs a key",
+		redactURL(base), r.Origin["llm.baseUrl"], OpenAIHost))
+}
+
+// WhyNoModel says why no model can be used and what to do, naming the
+// cause: a base URL that was set but is unusable, a missing model, or
+// nothing configured. It is "" when a model can be used.
+func (r Resolved) WhyNoModel() string {
+	s := r.Settings
+	switch {
+	case s.LLMConfigured():
+		return ""
+	case r.RejectedBaseURL() != "":
+		return fmt.Sprintf("llm.baseUrl %q (from %s) is not a usable http(s) URL: set it to the endpoint's API root, e.g. http://localhost:11434/v1",
+			redactURL(r.RejectedBaseURL()), r.Origin["llm.baseUrl"])
+	case s.LLM.BaseURL != "":
+		return fmt.Sprintf("no model is set for %s (from %s): set KODYLS_LLM_MODEL or llm.model (`kodyls doctor` lists the models the endpoint serves)",
+			redactURL(s.LLM.BaseURL), r.Origin["llm.baseUrl"])
+	case s.ModelSet():
+		return "no LLM endpoint is set (a model is): set KODYLS_LLM_BASE_URL or llm.baseUrl, e.g. http://localhost:11434/v1"
+	}
+	return "no LLM endpoint is configured: set KODYLS_LLM_BASE_URL and KODYLS_LLM_MODEL, or the llm settings of your editor"
+}
+
+// RejectedBaseURL returns the llm.baseUrl that was set but is not used
+// because the validation refused it, "" when there is none.
+func (r Resolved) RejectedBaseURL() string {
+	if r.Settings.LLM.BaseURL != "" {
+		return ""
+	}
+	was, _ := r.Rejected["llm.baseUrl"].(string)
+	return strings.TrimSpace(was)
+}
+
+// redactURL hides the password of a URL's user info.
+func redactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return raw
 }
 
 // SettingsEnv names the environment variable that carries any settings as
@@ -193,7 +266,7 @@ func (r *Resolved) applyJSON(origin string, raw []byte) {
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
-		r.Problems = append(r.Problems, fmt.Sprintf("%s: settings must be a JSON object: %v", origin, err))
+		r.Problems = append(r.Problems, fmt.Sprintf("%s: %s", origin, notAnObject("settings", raw, err)))
 		return
 	}
 	keys := make([]string, 0, len(top))
@@ -204,7 +277,7 @@ func (r *Resolved) applyJSON(origin string, raw []byte) {
 	for _, k := range keys {
 		sub, ok := known[k]
 		if !ok {
-			r.Problems = append(r.Problems, fmt.Sprintf("%s: unknown setting %q (ignored)", origin, k))
+			r.Problems = append(r.Problems, fmt.Sprintf("%s: unknown setting %q (ignored%s)", origin, k, didYouMean(k)))
 			continue
 		}
 		if sub == nil {
@@ -213,7 +286,7 @@ func (r *Resolved) applyJSON(origin string, raw []byte) {
 		}
 		var inner map[string]json.RawMessage
 		if err := json.Unmarshal(top[k], &inner); err != nil {
-			r.Problems = append(r.Problems, fmt.Sprintf("%s: %q must be an object", origin, k))
+			r.Problems = append(r.Problems, fmt.Sprintf("%s: %s", origin, notAnObject(fmt.Sprintf("%q", k), top[k], err)))
 			continue
 		}
 		innerKeys := make([]string, 0, len(inner))
@@ -224,7 +297,7 @@ func (r *Resolved) applyJSON(origin string, raw []byte) {
 		for _, ik := range innerKeys {
 			v := inner[ik]
 			if !contains(sub, ik) {
-				r.Problems = append(r.Problems, fmt.Sprintf("%s: unknown setting %q (ignored)", origin, k+"."+ik))
+				r.Problems = append(r.Problems, fmt.Sprintf("%s: unknown setting %q (ignored%s)", origin, k+"."+ik, didYouMean(k+"."+ik)))
 				continue
 			}
 			r.applyKey(origin, k+"."+ik, v)
@@ -238,7 +311,15 @@ func (r *Resolved) applyKey(origin, key string, v json.RawMessage) {
 	next := r.Settings.clone()
 	st, _ := LookupSetting(key)
 	if err := st.set(&next, v); err != nil {
-		r.Problems = append(r.Problems, fmt.Sprintf("%s: setting %q has the wrong type (%s); keeping %s", origin, key, strings.TrimSpace(string(v)), r.Origin[key]+" value"))
+		keeping := "the default"
+		if o := r.Origin[key]; o != OriginDefault {
+			keeping = "the value from " + o
+		}
+		shown := shorten(strings.Join(strings.Fields(string(v)), " "), 60)
+		if key == "llm.apiKey" {
+			shown = jsonKind(v)
+		}
+		r.Problems = append(r.Problems, fmt.Sprintf("%s: setting %q has the wrong type (%s): expected %s; keeping %s", origin, key, shown, st.Expected(), keeping))
 		return
 	}
 	r.Settings = next
@@ -316,4 +397,144 @@ func cloneMap(m map[string]string) map[string]string {
 		c[k] = v
 	}
 	return c
+}
+
+// notAnObject says why raw, which should be a JSON object, is not one,
+// in JSON's words rather than Go's.
+func notAnObject(what string, raw []byte, err error) string {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return fmt.Sprintf("%s are not valid JSON (%v at byte %d)", what, syn, syn.Offset)
+	}
+	return fmt.Sprintf("%s must be a JSON object, got %s", what, jsonKind(raw))
+}
+
+// jsonKind names the kind of a JSON value with its article: "an array",
+// "a string", "a number", "true", "null".
+func jsonKind(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't':
+		return "true"
+	case 'f':
+		return "false"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// didYouMean suggests the declared key closest to a misspelled one, as
+// "; did you mean …?", or "" when none is close or several are equally
+// close. A key of one object written in another, or at the top ("model"
+// for "llm.model"), is suggested where it belongs.
+func didYouMean(key string) string {
+	group, leaf, nested := strings.Cut(key, ".")
+	name := key
+	if nested {
+		name = leaf
+	}
+	var elsewhere []string
+	for _, st := range SettingsTable {
+		if g, l, ok := strings.Cut(st.Key, "."); ok && (!nested || g != group) && strings.EqualFold(l, name) {
+			elsewhere = append(elsewhere, st.Key)
+		}
+	}
+	if len(elsewhere) == 1 {
+		return fmt.Sprintf("; did you mean %q?", elsewhere[0])
+	}
+	candidates := map[string]string{} // the name compared → the key suggested
+	if nested {
+		for _, sub := range known[group] {
+			candidates[sub] = group + "." + sub
+		}
+	} else {
+		for g := range known {
+			candidates[g] = g
+		}
+	}
+	best, bestD, ties := "", -1, 0
+	for c, suggest := range candidates {
+		d := closeness(name, c)
+		switch {
+		case d < 0:
+		case bestD < 0 || d < bestD:
+			best, bestD, ties = suggest, d, 1
+		case d == bestD:
+			ties++
+		}
+	}
+	if bestD < 0 || ties > 1 {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// closeness is the edit distance between a misspelled key and a declared
+// one, compared without case, or -1 when they are too far apart to
+// suggest: more than a third of the key's letters differ, unless one is
+// the other cut short ("timeout" for "timeoutMs").
+func closeness(a, b string) int {
+	la, lb := strings.ToLower(a), strings.ToLower(b)
+	d := editDistance(la, lb)
+	limit := max(1, min(utf8.RuneCountInString(la), utf8.RuneCountInString(lb))/3)
+	if d <= limit {
+		return d
+	}
+	short, long := la, lb
+	if len(short) > len(long) {
+		short, long = long, short
+	}
+	if strings.HasPrefix(long, short) && len(long)-len(short) <= 3 && len(short) >= 4 {
+		return d
+	}
+	return -1
+}
+
+// editDistance is the edit distance between a and b in runes, a swap of
+// two neighbours counting as one edit (optimal string alignment).
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
+
+// shorten cuts s to at most n bytes, on a rune boundary, marking the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

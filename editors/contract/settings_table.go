@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // JSON types a setting may have, as JSON Schema spells them.
@@ -68,7 +69,8 @@ var SettingsTable = []Setting{
 		"OpenAI-compatible endpoint, e.g. `http://localhost:11434/v1`", "http://localhost:11434/v1").
 		checked(checkBaseURL),
 	stringSetting("llm.apiKey", func(s *Settings) *string { return &s.LLM.APIKey }, "",
-		"not needed for local endpoints", "sk-example"),
+		"not needed for local endpoints", "sk-example").
+		checked(checkAPIKey),
 	stringSetting("llm.model", func(s *Settings) *string { return &s.LLM.Model }, "",
 		"model name", "qwen2.5-coder").
 		documented("none; required with `llm.baseUrl`"),
@@ -147,8 +149,16 @@ func (st Setting) Get(s Settings) any { return st.get(&s) }
 func stringSetting(key string, field func(*Settings) *string, def, desc, example string) Setting {
 	return Setting{
 		Key: key, Type: TypeString, Default: def, Description: desc, Example: example,
-		get:   func(s *Settings) any { return *field(s) },
-		set:   func(s *Settings, v json.RawMessage) error { return json.Unmarshal(v, field(s)) },
+		get: func(s *Settings) any { return *field(s) },
+		// Blanks around a value are a slip (a key pasted with its line
+		// break), never meant: they are dropped wherever it comes from.
+		set: func(s *Settings, v json.RawMessage) error {
+			if err := json.Unmarshal(v, field(s)); err != nil {
+				return err
+			}
+			*field(s) = strings.TrimSpace(*field(s))
+			return nil
+		},
 		reset: func(s *Settings) { *field(s) = def },
 	}
 }
@@ -182,6 +192,7 @@ func mapSetting(key string, field func(*Settings) *map[string]string, def map[st
 				*dst = map[string]string{}
 			}
 			for k, val := range m {
+				val = strings.TrimSpace(val)
 				if values != nil {
 					val = strings.ToLower(val)
 				}
@@ -206,6 +217,40 @@ func (st Setting) documented(defaultDoc string) Setting {
 func (st Setting) checked(check func(s *Settings, def Settings) []string) Setting {
 	st.check = check
 	return st
+}
+
+// Expected says in words what a value of the setting must be, for the
+// problem reported when a value has the wrong type: "an integer
+// (milliseconds, 1000..600000)", "one of the strings save, idle, manual".
+func (st Setting) Expected() string {
+	switch st.Type {
+	case TypeInteger:
+		var about []string
+		if strings.HasSuffix(st.Key, "Ms") {
+			about = append(about, "milliseconds")
+		}
+		if st.Minimum != nil && st.Maximum != nil {
+			about = append(about, fmt.Sprintf("%d..%d", *st.Minimum, *st.Maximum))
+		}
+		if len(about) == 0 {
+			return "an integer"
+		}
+		return "an integer (" + strings.Join(about, ", ") + ")"
+	case TypeObject:
+		what := "an object of strings"
+		if st.Keys != nil {
+			what = fmt.Sprintf("an object whose keys are %s", strings.Join(st.Keys, ", "))
+			if st.Values != nil {
+				return what + " and whose values are " + strings.Join(st.Values, ", ")
+			}
+			return what + ", with string values"
+		}
+		return what
+	}
+	if st.Enum != nil {
+		return "one of the strings " + strings.Join(st.Enum, ", ")
+	}
+	return "a string"
 }
 
 // validate checks the setting's value in s against its enum, range, keys
@@ -241,6 +286,29 @@ func (st Setting) validate(s *Settings, def Settings) []string {
 		problems = append(problems, st.check(s, def)...)
 	}
 	return problems
+}
+
+// checkAPIKey reports a key with a blank or control character inside:
+// no key has one, and a line break cannot be sent in an HTTP header at
+// all. The key itself is never shown.
+func checkAPIKey(s *Settings, _ Settings) []string {
+	for i, r := range []rune(s.LLM.APIKey) {
+		if !unicode.IsSpace(r) && !unicode.IsControl(r) {
+			continue
+		}
+		what := fmt.Sprintf("a control character (U+%04X)", r)
+		switch r {
+		case '\n', '\r':
+			what = "a line break"
+		case '\t':
+			what = "a tab"
+		case ' ':
+			what = "a blank"
+		}
+		return []string{fmt.Sprintf("llm.apiKey has %s at character %d of %d: an API key has none, and the endpoint will refuse it; copy the key again (KODYLS_LLM_API_KEY or llm.apiKey)",
+			what, i+1, utf8.RuneCountInString(s.LLM.APIKey))}
+	}
+	return nil
 }
 
 // checkBaseRef refuses what cannot be a revision: whether it names a
