@@ -12,7 +12,8 @@
 // ForConfig builds a workspace's gate from its kodus-config.yml. Its
 // privacy part, Private (ignorePaths and the files that may hold secrets),
 // is the ignore list of every reader of workspace files besides the
-// review, such as the agents' tools (Refuses).
+// review: the Kody Rules loader (rule files, references, imports), the CLI
+// and the agents' tools (Refuses).
 package gate
 
 import (
@@ -134,10 +135,10 @@ func Compile(o Options) (*Gate, []error) {
 
 // ForConfig returns the gate of a workspace whose kodus-config.yml is cfg:
 // its ignorePaths on top of the built-in lists. It is the one place the
-// workspace's ignore list is built, for the review and the agents. A
-// pattern that cannot be used is left out and reported in problems; the
-// others all apply. When the file's problems may have lost a path to
-// ignore, Incomplete says so.
+// workspace's ignore list is built, for the review, the Kody Rules loader,
+// the CLI and the agents. A pattern that cannot be used is left out and
+// reported in problems; the others all apply. When the file's problems may
+// have lost a path to ignore, Incomplete says so.
 func ForConfig(cfg kodusconfig.Config) (*Gate, []string) {
 	var why []string
 	for _, p := range cfg.IgnoreLost() {

@@ -2,12 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kodustech/kodyls/agents/llmtest"
 	"github.com/kodustech/kodyls/analysis/report"
 	"github.com/kodustech/kodyls/analysis/review/reviewtest"
+	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/lsp/lsptest"
 )
 
@@ -24,6 +28,64 @@ func neverSent(t *testing.T, fake *llmtest.Server) {
 			t.Fatalf("a private file reached the model:\n%s", rec.Body)
 		}
 	}
+}
+
+// TestIgnorePathsKeepRuleSourcesFromTheModel: with kodus-config.yml
+// ignoring private/** and AGENTS.md, a Kody Rule's @file: and [[file:]]
+// references to a private file, directly or through a symbolic link, the
+// "@path" imports of CLAUDE.md, and the ignored AGENTS.md itself never
+// reach the model in a review (rule check, guardian, analysis) nor in the
+// split of the assistants' files; `rules check` and `rules list` say why.
+func TestIgnorePathsKeepRuleSourcesFromTheModel(t *testing.T) {
+	repo := lsptest.NewRepo(t, map[string]string{
+		"kodus-config.yml":  "ignorePaths:\n  - private/**\n  - AGENTS.md\n",
+		"private/notes.txt": "Wrap errors. " + privateMarker + "\n",
+		".kody/rules/notes.md": "---\ntitle: Errors follow the notes\nuuid: rule-notes\npath: \"**/*.go\"\n---\n" +
+			"Wrap errors as @file:private/notes.txt#L1-L1 says, and see [[file:linkpriv.txt]].\n",
+		"CLAUDE.md": "- Keep handlers small.\n- Read @private/notes.txt and @linkpriv.txt first.\n",
+		"AGENTS.md": "- Call " + privateMarker + " support.\n- Run the tests.\n",
+		"main.go":   reviewGo,
+	})
+	if err := os.Symlink("private/notes.txt", filepath.Join(repo.Dir, "linkpriv.txt")); err != nil {
+		t.Skip("symbolic links unavailable:", err)
+	}
+	repo.Write(map[string]string{"main.go": strings.Replace(reviewGo, "i < len(items)", "i <= len(items)", 1)})
+	env := testEnv(t)
+
+	out, errOut, code := runBin(t, env, repo.Dir, "rules", "check")
+	if code != 0 {
+		t.Fatalf("rules check: code %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		".kody/rules/notes.md:6:16: warning: reference @file:private/notes.txt#L1-L1: the file is ignored by kodus-config ignorePaths (private/**), so it is never read into a rule",
+		"warning: reference [[file:linkpriv.txt]]: the file leads to private/notes.txt, which is ignored by kodus-config ignorePaths (private/**), so it is never read into a rule",
+		"CLAUDE.md:2:8: warning: import @private/notes.txt: the file is ignored by kodus-config ignorePaths (private/**), so it is never imported",
+		"warning: import @linkpriv.txt: the file leads to private/notes.txt, which is ignored by kodus-config ignorePaths (private/**), so it is never imported",
+		"AGENTS.md: warning: not read: the file is ignored by kodus-config ignorePaths (AGENTS.md)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rules check does not say %q:\n%s", want, out)
+		}
+	}
+	if _, errOut, _ := runBin(t, env, repo.Dir, "rules", "list"); !strings.Contains(errOut, "skipped rule file: AGENTS.md: not read: the file is ignored by kodus-config ignorePaths (AGENTS.md)") {
+		t.Errorf("rules list does not say AGENTS.md is skipped:\n%s", errOut)
+	}
+
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
+	check := reviewtest.Rules(fake, nil)
+	split := fake.On(llmtest.SchemaName(workspace.SchemaRuleSplit), llmtest.JSON(map[string]any{"rules": []any{}}))
+	withModel := append(slices.Clone(env), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	out, errOut, code = runBin(t, withModel, repo.Dir, "review", "main.go")
+	if code != 0 {
+		t.Fatalf("review: code %d\n%s%s", code, out, errOut)
+	}
+	if check.Check.Times() == 0 || check.Guardian.Times() == 0 || split.Times() == 0 {
+		t.Fatalf("the test did not exercise the rule check (%d), the guardian (%d) and the split (%d)\n%s%s",
+			check.Check.Times(), check.Guardian.Times(), split.Times(), out, errOut)
+	}
+	neverSent(t, fake)
 }
 
 // TestReviewKeepsIgnorePathsWithANegation: a "!" pattern in ignorePaths,

@@ -281,13 +281,22 @@ func rulesList(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		out = append(out, rj)
 	}
 
+	// The rule files left unread because kodus-config ignorePaths ignores
+	// them: their rules are missing from the list, and this is why.
+	var skipped []*rules.LoadError
+	for _, w := range ws.folder.Engine.Warnings() {
+		if w.Skipped {
+			skipped = append(skipped, w)
+		}
+	}
 	if *f.json {
 		writeRulesJSON(stdout, struct {
 			Rules       []ruleJSON    `json:"rules"`
 			TotalTokens int           `json:"totalTokens"`
 			Model       string        `json:"model"`
 			Broken      []problemJSON `json:"broken"`
-		}{out, total, model, toProblemsJSON(ws.errs)})
+			Skipped     []problemJSON `json:"skipped"`
+		}{out, total, model, toProblemsJSON(ws.errs), toProblemsJSON(skipped)})
 		return 0
 	}
 	if len(out) == 0 {
@@ -321,6 +330,9 @@ func rulesList(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	}
 	for _, le := range ws.errs {
 		fmt.Fprintf(stderr, "broken rule file: %s\n", le.Error())
+	}
+	for _, le := range skipped {
+		fmt.Fprintf(stderr, "skipped rule file: %s\n", le.Error())
 	}
 	return 0
 }
