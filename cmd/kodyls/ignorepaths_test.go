@@ -88,6 +88,47 @@ func TestIgnorePathsKeepRuleSourcesFromTheModel(t *testing.T) {
 	neverSent(t, fake)
 }
 
+// TestRulesTestRefusesPrivateFiles: `kodyls rules test RULE FILE...` does
+// not send a FILE that may hold secrets or that kodus-config.yml
+// ignorePaths ignores, and says so; the other FILEs are checked.
+func TestRulesTestRefusesPrivateFiles(t *testing.T) {
+	repo := rulesRepo(t, map[string]string{
+		"kodus-config.yml":     "ignorePaths:\n  - private/**\n",
+		".kody/rules/leaks.md": "---\ntitle: No customer data in code\nuuid: rule-leaks\nseverity: high\n---\nCode never holds customer data.\n",
+		"private/export.go":    "package private\n\n// " + privateMarker + "\n",
+		".env":                 "TOKEN=" + privateMarker + "\n",
+		".kody/rules/pr.md":    "---\ntitle: Exports change with their docs\nuuid: rule-pr\nseverity: high\nscope: pull_request\n---\nA change to an export comes with its docs.\n",
+	})
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	check := reviewtest.Rules(fake, nil)
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	out, errOut, code := runBin(t, env, repo.Dir, "rules", "test", "No customer data", "private/export.go", ".env", "main.go")
+	if code != 0 {
+		t.Fatalf("code %d, want 0 (no violation)\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"private/export.go: not checked: ignored by kodus-config ignorePaths: private/**",
+		".env: not checked: may contain secrets",
+		"0 violation(s) of \"No customer data in code\" in 1 file(s) checked",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, errOut)
+		}
+	}
+	if check.Check.Times() != 1 {
+		t.Errorf("%d rule checks, want 1 (main.go)", check.Check.Times())
+	}
+	// A pull-request rule is judged over the FILEs together: the private
+	// ones are left out of it, and the user is told.
+	_, errOut, code = runBin(t, env, repo.Dir, "rules", "test", "rule-pr", "private/export.go", ".env")
+	if code != 0 || !strings.Contains(errOut, "private/export.go: not checked: ignored by kodus-config ignorePaths") ||
+		!strings.Contains(errOut, ".env: not checked: may contain secrets") || !strings.Contains(errOut, "in 0 file(s) checked") {
+		t.Errorf("pull-request rule: code %d\n%s", code, errOut)
+	}
+	neverSent(t, fake)
+}
+
 // TestReviewKeepsIgnorePathsWithANegation: a "!" pattern in ignorePaths,
 // which kodyls does not support, is reported and left out; the patterns
 // beside it still keep their files out of `kodyls review`.

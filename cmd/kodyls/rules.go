@@ -508,6 +508,14 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		if ctx.Err() != nil {
 			return 2
 		}
+		// A file named explicitly is not read either when it is on the
+		// privacy list, as `kodyls review FILE` refuses it.
+		if explicit {
+			if why := ws.folder.Private(rel); why.Skip() {
+				fmt.Fprintf(stderr, "%s: not checked: %s\n", rel, why)
+				continue
+			}
+		}
 		if !tested.AppliesTo(rel) {
 			if explicit {
 				fmt.Fprintf(stderr, "%s: not checked: outside the rule's paths %s\n", rel, strings.Join(tested.Paths, ", "))
@@ -523,7 +531,7 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		text := string(data)
 		// Changed files go through the same gate as a review (lock,
 		// generated, binary files…); a file named explicitly is tested
-		// whatever it is.
+		// whatever it is, unless it is private (above).
 		if !explicit && ws.folder.Gate(rel, text).Skip() {
 			continue
 		}
@@ -660,6 +668,10 @@ func testPullRequestRule(ctx context.Context, folder *workspace.Folder, rule *ru
 	failed := false
 	if explicit {
 		for _, rel := range files {
+			if why := folder.Private(rel); why.Skip() {
+				fmt.Fprintf(stderr, "%s: not checked: %s\n", rel, why)
+				continue
+			}
 			data, err := readConfined(folder.Root, rel)
 			if err != nil {
 				fmt.Fprintf(stderr, "kodyls rules test: %s: %v\n", rel, err)
