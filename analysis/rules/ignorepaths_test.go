@@ -79,10 +79,12 @@ func TestIgnorePathsKeepReferencesAndImportsOut(t *testing.T) {
 
 // TestIgnorePathsNegationKeepsTheOtherPatterns: a "!" pattern, which
 // kodyls does not support, is left out; the patterns beside it still
-// ignore what they match, the file it meant to bring back included, and
-// the other files are read.
+// ignore what they match, the file it meant to bring back included (also
+// for the search of nested AGENTS.md), and the other files are read.
 func TestIgnorePathsNegationKeepsTheOtherPatterns(t *testing.T) {
 	root := ignoreWorkspace(t, "  - private/**\n  - \"!private/README.md\"\n")
+	// The search for nested instruction files skips private/ as well.
+	writeFile(t, root, "private/AGENTS.md", "- "+privateMarker+" nested.\n- Two.\n")
 	rep := DefaultRegistry().LoadReport(context.Background(), root)
 	leaked(t, rep)
 	w := warningsText(rep)
