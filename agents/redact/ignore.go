@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -41,37 +42,99 @@ var DefaultIgnore = []string{
 
 // Ignore decides which workspace files may be read into a prompt.
 type Ignore struct {
-	patterns []string // lower case, validated
+	patterns []ignorePattern // the extra patterns first, then DefaultIgnore
 }
+
+// ignorePattern is one compiled pattern of an Ignore.
+type ignorePattern struct {
+	glob  string // lower case, validated
+	raw   string // as written
+	extra bool   // one of NewIgnore's extra patterns, not DefaultIgnore
+}
+
+// ErrIgnoreNegation is wrapped by the error of an extra pattern that
+// starts with "!": negation is not supported. Leaving such a pattern out
+// never un-ignores a file another pattern ignores.
+var ErrIgnoreNegation = errors.New(`negation with "!" is not supported; list only the paths to ignore`)
+
+// ErrIgnoreRoot is wrapped by the error of an extra pattern that names the
+// workspace root ("/", "./"), which would ignore every file.
+var ErrIgnoreRoot = errors.New("names the workspace root, which would ignore every file")
 
 // NewIgnore returns an Ignore with DefaultIgnore and extra, the
 // ignorePaths of the kodus configuration: doublestar globs relative to the
-// workspace root. A bad pattern is an error that names it.
+// workspace root. A bad pattern is an error that names it; CompileIgnore
+// keeps the good ones instead.
 func NewIgnore(extra []string) (*Ignore, error) {
-	ig := &Ignore{}
-	for _, list := range [][]string{DefaultIgnore, extra} {
-		for _, p := range list {
-			q := strings.ToLower(strings.TrimSpace(p))
-			q = strings.TrimPrefix(q, "./")
-			q = strings.TrimPrefix(q, "/")
-			if q == "" {
-				continue
-			}
-			// "build/" means a directory of that name at any depth (as in
-			// .gitignore), and everything under it.
-			if strings.HasSuffix(q, "/") {
-				if !strings.Contains(strings.TrimSuffix(q, "/"), "/") {
-					q = "**/" + q
-				}
-				q += "**"
-			}
-			if !doublestar.ValidatePattern(q) {
-				return nil, fmt.Errorf("redact: bad ignore pattern %q", p)
-			}
-			ig.patterns = append(ig.patterns, q)
-		}
+	ig, errs := CompileIgnore(extra)
+	if len(errs) > 0 {
+		return nil, errs[0]
 	}
 	return ig, nil
+}
+
+// CompileIgnore returns an Ignore with DefaultIgnore and every usable
+// pattern of extra, and an error naming each pattern it left out: one that
+// is not a valid glob, starts with "!" (ErrIgnoreNegation) or names the
+// workspace root (ErrIgnoreRoot). A bad pattern never disables the good ones, so
+// what they ignore stays ignored. Empty patterns are skipped.
+func CompileIgnore(extra []string) (*Ignore, []error) {
+	ig := &Ignore{}
+	var errs []error
+	for _, p := range extra {
+		q, err := compileIgnore(p)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case q != "":
+			ig.patterns = append(ig.patterns, ignorePattern{glob: q, raw: p, extra: true})
+		}
+	}
+	for _, p := range DefaultIgnore {
+		q, err := compileIgnore(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ig.patterns = append(ig.patterns, ignorePattern{glob: q, raw: p})
+	}
+	return ig, errs
+}
+
+// CheckIgnorePattern reports what is wrong with an ignore pattern, as
+// CompileIgnore would: nil when it is usable or empty.
+func CheckIgnorePattern(p string) error {
+	_, err := compileIgnore(p)
+	return err
+}
+
+// compileIgnore turns a pattern into the glob Match tries; "" for an empty
+// pattern.
+func compileIgnore(p string) (string, error) {
+	q := strings.ToLower(strings.TrimSpace(p))
+	if q == "" {
+		return "", nil
+	}
+	if strings.HasPrefix(q, "!") {
+		return "", fmt.Errorf("redact: ignore pattern %q: %w", p, ErrIgnoreNegation)
+	}
+	q = strings.TrimPrefix(q, "./")
+	q = strings.TrimLeft(q, "/")
+	if q == "" {
+		return "", fmt.Errorf("redact: ignore pattern %q %w", p, ErrIgnoreRoot)
+	}
+	// "build/" means a directory of that name at any depth (as in
+	// .gitignore), and everything under it.
+	if strings.HasSuffix(q, "/") {
+		if !strings.Contains(strings.TrimSuffix(q, "/"), "/") {
+			q = "**/" + q
+		}
+		q += "**"
+	}
+	if !doublestar.ValidatePattern(q) {
+		return "", fmt.Errorf("redact: bad ignore pattern %q: check for unbalanced [ ] or { } and a trailing \\", p)
+	}
+	return q, nil
 }
 
 // Match reports whether relPath (slash-separated, relative to the
@@ -82,18 +145,30 @@ func NewIgnore(extra []string) (*Ignore, error) {
 //   - matching ignores letter case, since macOS and Windows file systems
 //     do ("SERVER.PEM" is a key file too).
 func (i *Ignore) Match(relPath string) bool {
+	p, _ := i.Which(relPath)
+	return p != ""
+}
+
+// Which returns the pattern, as written, that ignores relPath, and whether
+// it is one of the extra patterns rather than one of DefaultIgnore; ""
+// when relPath is not ignored. The extra patterns are tried first. A nil
+// Ignore ignores nothing.
+func (i *Ignore) Which(relPath string) (pattern string, extra bool) {
+	if i == nil {
+		return "", false
+	}
 	p := strings.ToLower(path.Clean(strings.ReplaceAll(relPath, `\`, "/")))
 	p = strings.TrimPrefix(p, "./")
-	p = strings.TrimPrefix(p, "/")
+	p = strings.TrimLeft(p, "/")
 	if p == "." || p == "" {
-		return false
+		return "", false
 	}
 	for _, pat := range i.patterns {
-		basename := !strings.Contains(pat, "/")
+		basename := !strings.Contains(pat.glob, "/")
 		// Try the path and each of its parent directories.
 		for dir := p; ; {
-			if matchOne(pat, dir, basename) {
-				return true
+			if matchOne(pat.glob, dir, basename) {
+				return pat.raw, pat.extra
 			}
 			k := strings.LastIndexByte(dir, '/')
 			if k < 0 {
@@ -102,7 +177,7 @@ func (i *Ignore) Match(relPath string) bool {
 			dir = dir[:k]
 		}
 	}
-	return false
+	return "", false
 }
 
 func matchOne(pat, p string, basename bool) bool {

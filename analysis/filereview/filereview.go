@@ -503,10 +503,17 @@ func (r *Reviewer) checkPullRequest(ctx context.Context, inputs []Input, all []*
 // CheckRule judges one rule with the model on the change from in.Base to
 // in.Current (the whole file when Base is empty) and anchors what it finds:
 // what `kodyls rules test` runs for a rule without a detector. It returns
-// ErrOffline without a model.
+// ErrOffline without a model, and an error for a file on the privacy list
+// (gate.Gate.Private), which it never sends.
 func (r *Reviewer) CheckRule(ctx context.Context, rule *rules.Rule, in Input) ([]Finding, error) {
 	if r.Pipeline == nil {
 		return nil, ErrOffline
+	}
+	// A rule author names the file, but a private one is never sent.
+	if r.Gate != nil {
+		if why := r.Gate.Private(in.Path); why.Skip() {
+			return nil, fmt.Errorf("%s is not sent to the model: %s", in.Path, why)
+		}
 	}
 	ctxLines := r.Context
 	if ctxLines == 0 {

@@ -347,3 +347,87 @@ func TestConfigKey(t *testing.T) {
 		seen[k] = name
 	}
 }
+
+// TestIgnorePathsWithANegationStillIgnore: one "!" pattern in
+// kodus-config.yml's ignorePaths, which kodyls does not support, is
+// reported and left out; the other patterns keep their files out of the
+// review, so nothing of them reaches the model.
+func TestIgnorePathsWithANegationStillIgnore(t *testing.T) {
+	const marker = "PRIVATE-CODE-61c2"
+	for name, cfg := range map[string]string{
+		"negation": "ignorePaths:\n  - private/**\n  - \"!private/README.md\"\n",
+		"root":     "ignorePaths:\n  - /\n  - private/**\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			writeFile(t, root, "kodus-config.yml", cfg)
+			fake := llmtest.NewServer()
+			defer fake.Close()
+			scripts := reviewtest.Script(fake, nil)
+			g, err := llm.New(llm.Config{BaseURL: fake.URL, Model: "fake-model", MaxRetries: -1, Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			r, problems := ForWorkspace(Workspace{Root: root, Gateway: g})
+			all := strings.Join(problems, "\n")
+			if strings.Contains(all, "default ignore list") || !strings.Contains(all, "kodus-config.yml:") {
+				t.Errorf("problems:\n%s", all)
+			}
+			res, err := r.Review(context.Background(), Input{Path: "private/export.go", Language: "go", Current: "package private\n\n// " + marker + "\nfunc F() {}\n"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Skipped != "ignored by kodus-config ignorePaths: private/**" {
+				t.Errorf("skipped %q", res.Skipped)
+			}
+			for _, rec := range fake.Requests() {
+				if strings.Contains(string(rec.Body), marker) {
+					t.Fatalf("the ignored file reached the model:\n%s", rec.Body)
+				}
+			}
+			if scripts.Calls() != 0 {
+				t.Errorf("%d review calls for an ignored file", scripts.Calls())
+			}
+		})
+	}
+}
+
+// TestIgnoredReferenceNeverReachesTheCheck: a rule referencing a file that
+// kodus-config.yml ignorePaths ignores is checked without that file's text.
+func TestIgnoredReferenceNeverReachesTheCheck(t *testing.T) {
+	const marker = "PRIVATE-NOTE-0b7d"
+	root := t.TempDir()
+	for name, text := range map[string]string{
+		"kodus-config.yml":      "ignorePaths:\n  - private/**\n",
+		".kody/rules/errors.md": "---\ntitle: Errors follow the notes\nuuid: rule-notes\npath: \"**/*.go\"\n---\nWrap errors as the notes say: @file:private/notes.txt#L1-L1\n",
+		"private/notes.txt":     marker + " wrap with %w\n",
+	} {
+		writeFile(t, root, name, text)
+	}
+	rs, errs := rules.DefaultRegistry().Load(context.Background(), root)
+	if len(errs) > 0 || len(rs) != 1 {
+		t.Fatalf("rules %v errors %v", rs, errs)
+	}
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, nil)
+	check := reviewtest.Rules(fake, nil)
+	g, err := llm.New(llm.Config{BaseURL: fake.URL, Model: "fake-model", MaxRetries: -1, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	r, _ := ForWorkspace(Workspace{Root: root, Gateway: g, Rules: rs})
+	if _, err := r.Review(context.Background(), Input{Path: "main.go", Language: "go", Current: "package main\n\nfunc f() error { return nil }\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if check.Check.Times() != 1 {
+		t.Fatalf("%d rule checks, want 1", check.Check.Times())
+	}
+	for _, rec := range fake.Requests() {
+		if strings.Contains(string(rec.Body), marker) {
+			t.Fatalf("the ignored file reached the model:\n%s", rec.Body)
+		}
+	}
+}

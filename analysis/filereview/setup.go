@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/kodustech/kodyls/agents/llm"
-	"github.com/kodustech/kodyls/agents/redact"
 	"github.com/kodustech/kodyls/analysis/gate"
 	"github.com/kodustech/kodyls/analysis/kodusconfig"
 	"github.com/kodustech/kodyls/analysis/review"
@@ -33,11 +32,9 @@ func ForWorkspace(w Workspace) (*Reviewer, []string) {
 	for _, p := range cfg.Problems {
 		problems = append(problems, p.String())
 	}
-	g, err := gate.New(gate.Options{IgnorePaths: cfg.IgnorePaths})
-	if err != nil {
-		problems = append(problems, fmt.Sprintf("kodus-config ignorePaths: %v (using the default ignore list)", err))
-		g, _ = gate.New(gate.Options{})
-	}
+	// A bad pattern is left out with a problem; the others all apply.
+	g, gp := gate.ForConfig(cfg)
+	problems = append(problems, gp...)
 	set, pp := prompts.LoadWorkspace(w.Root)
 	for _, p := range pp {
 		// Both readers parse kodus-config.yml: report its problems once.
@@ -62,12 +59,9 @@ func ForWorkspace(w Workspace) (*Reviewer, []string) {
 			// checks again.
 			r.RulesKey += "@" + w.Gateway.Model(llm.TaskRules)
 		}
-		o := review.Options{Prompts: set, Config: cfg, Logger: w.Log, KodyRules: true, Workspace: w.Root}
-		if ig, err := redact.NewIgnore(cfg.IgnorePaths); err == nil {
-			o.Ignore = ig.Match
-		} else {
-			o.Workspace = "" // no evidence rather than a read of a private file
-		}
+		// The evidence the review reads is no file the user named: while
+		// the ignore list is incomplete, none is read.
+		o := review.Options{Prompts: set, Config: cfg, Logger: w.Log, KodyRules: true, Workspace: w.Root, Ignore: g.Refuses}
 		r.Pipeline = review.New(w.Gateway, o)
 	}
 	return r, problems

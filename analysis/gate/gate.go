@@ -8,12 +8,20 @@
 // empty Reason means "review it". The path rules run first and need no
 // content, so callers can ask CheckPath before reading a file at all, which
 // is how an ignored file is kept from ever entering a prompt.
+//
+// ForConfig builds a workspace's gate from its kodus-config.yml. Its
+// privacy part, Private (ignorePaths and the files that may hold secrets),
+// is the ignore list of every reader of workspace files besides the
+// review: the Kody Rules loader (rule files, references, imports), the CLI
+// and the agents' tools (Refuses).
 package gate
 
 import (
 	"github.com/kodustech/kodyls/agents/redact"
+	"github.com/kodustech/kodyls/analysis/kodusconfig"
 
 	"bytes"
+	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -63,32 +71,27 @@ type Options struct {
 	// MaxLines is the most lines a reviewed file may have: DefaultMaxLines
 	// when 0, no limit when negative.
 	MaxLines int
+	// Incomplete says why IgnorePaths may lack a path the workspace means
+	// to ignore (its kodus-config.yml does not parse, a pattern is not a
+	// glob), "" when nothing is missing. See Gate.Incomplete.
+	Incomplete string
 }
 
 // Gate holds the compiled rules. The zero value is not usable; call New.
 type Gate struct {
-	ignores  []pattern
-	secrets  []pattern
-	privacy  *redact.Ignore // the ignore list of every prompt (agents/redact)
-	maxBytes int
-	maxLines int
+	// privacy is the ignore list of every prompt (agents/redact): its
+	// default list and the ignorePaths.
+	privacy    *redact.Ignore
+	incomplete string
+	maxBytes   int
+	maxLines   int
 }
 
-// pattern is one compiled ignore glob.
-type pattern struct {
-	raw  string // as the user wrote it, for the Reason
-	glob string
-	// name: the glob has no slash and is tried against each path element,
-	// as in .gitignore, so "*.log" or "dist" match at any depth.
-	name bool
-	// baseOnly restricts a name pattern to the file's own name, not its
-	// directories; the secret patterns are about files.
-	baseOnly bool
-}
-
-// New compiles the options. Ignore patterns are doublestar globs ("**"
-// crosses directories, "*" does not) over slash-separated paths relative to
-// the repository root, and follow .gitignore where the two differ from plain
+// New compiles the options. Ignore patterns are those of the privacy
+// ignore list (agents/redact), which matches them for every reader of
+// workspace files: doublestar globs ("**" crosses directories, "*" does
+// not) over slash-separated paths relative to the repository root, that
+// ignore letter case and follow .gitignore where the two differ from plain
 // glob matching:
 //
 //   - a pattern without a slash matches a file or directory name at any
@@ -96,87 +99,73 @@ type pattern struct {
 //     dist directory;
 //   - a pattern that matches a directory ignores everything under it:
 //     "build/out" is "build/out/**";
-//   - a leading "/" or "./" and a trailing "/" are dropped.
+//   - a leading "/" or "./" is dropped, and a trailing "/" matches
+//     directories only.
 //
-// Empty patterns are skipped. A pattern that is not a valid glob, or starts
-// with "!" (negation is not supported), is an error that names it.
+// Empty patterns are skipped. A pattern that is not a valid glob, starts
+// with "!" (negation is not supported) or names the root is an error that
+// names it; Compile keeps the other patterns instead.
 func New(o Options) (*Gate, error) {
-	g := &Gate{maxBytes: o.MaxBytes, maxLines: o.MaxLines}
+	g, errs := Compile(o)
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return g, nil
+}
+
+// Compile compiles the options as New does, but leaves out each ignore
+// pattern it cannot use and returns an error naming it: every other
+// pattern applies, so a mistake in one never un-ignores what another
+// ignores.
+func Compile(o Options) (*Gate, []error) {
+	g := &Gate{maxBytes: o.MaxBytes, maxLines: o.MaxLines, incomplete: o.Incomplete}
 	if g.maxBytes == 0 {
 		g.maxBytes = DefaultMaxBytes
 	}
 	if g.maxLines == 0 {
 		g.maxLines = DefaultMaxLines
 	}
-	for _, raw := range o.IgnorePaths {
-		p, ok, err := compile(raw)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			g.ignores = append(g.ignores, p)
-		}
+	var errs []error
+	g.privacy, errs = redact.CompileIgnore(o.IgnorePaths)
+	for i, err := range errs {
+		errs[i] = fmt.Errorf("gate: %w", err)
 	}
-	priv, err := redact.NewIgnore(nil)
-	if err != nil {
-		return nil, fmt.Errorf("gate: privacy ignore list: %w", err)
-	}
-	g.privacy = priv
-	for _, raw := range SecretPaths {
-		p, _, err := compile(raw)
-		if err != nil {
-			return nil, fmt.Errorf("gate: built-in secret pattern: %w", err)
-		}
-		p.baseOnly = true
-		g.secrets = append(g.secrets, p)
-	}
-	return g, nil
+	return g, errs
 }
 
-func compile(raw string) (pattern, bool, error) {
-	glob := strings.TrimSpace(raw)
-	if glob == "" {
-		return pattern{}, false, nil
+// ForConfig returns the gate of a workspace whose kodus-config.yml is cfg:
+// its ignorePaths on top of the built-in lists. It is the one place the
+// workspace's ignore list is built, for the review, the Kody Rules loader,
+// the CLI and the agents. A pattern that cannot be used is left out and
+// reported in problems; the others all apply. When the file's problems may
+// have lost a path to ignore, Incomplete says so.
+func ForConfig(cfg kodusconfig.Config) (*Gate, []string) {
+	var why []string
+	for _, p := range cfg.IgnoreLost() {
+		why = append(why, p.String())
 	}
-	if strings.HasPrefix(glob, "!") {
-		return pattern{}, false, fmt.Errorf("gate: ignore pattern %q: negation with \"!\" is not supported; list only the paths to ignore", raw)
+	g, errs := Compile(Options{IgnorePaths: cfg.IgnorePaths, Incomplete: strings.Join(why, "; ")})
+	var problems []string
+	for _, err := range errs {
+		msg := fmt.Sprintf("kodus-config ignorePaths: %v (the pattern is left out; the others apply)", err)
+		problems = append(problems, msg)
+		// Leaving a negation out ignores more, never less.
+		if !errors.Is(err, redact.ErrIgnoreNegation) && g.incomplete == "" {
+			g.incomplete = msg
+		}
 	}
-	glob = strings.TrimPrefix(glob, "./")
-	glob = strings.TrimLeft(glob, "/")
-	glob = strings.TrimRight(glob, "/")
-	if glob == "" {
-		return pattern{}, false, fmt.Errorf("gate: ignore pattern %q names the repository root, which would ignore every file", raw)
-	}
-	if !doublestar.ValidatePattern(glob) {
-		return pattern{}, false, fmt.Errorf("gate: invalid ignore pattern %q: check for unbalanced [ ] or { } and a trailing \\", raw)
-	}
-	return pattern{raw: raw, glob: glob, name: !strings.Contains(glob, "/")}, true, nil
+	return g, problems
 }
 
-// match reports whether the pattern matches the clean relative path rel or,
-// unless baseOnly, one of its parent directories.
-func (p pattern) match(rel string) bool {
-	if p.name {
-		if p.baseOnly {
-			return doublestar.MatchUnvalidated(p.glob, path.Base(rel))
+// secretName reports the pattern of SecretPaths that the file name base
+// matches, "" when none does.
+func secretName(base string) string {
+	for _, p := range SecretPaths {
+		if doublestar.MatchUnvalidated(p, base) {
+			return p
 		}
-		for elem := range strings.SplitSeq(rel, "/") {
-			if doublestar.MatchUnvalidated(p.glob, elem) {
-				return true
-			}
-		}
-		return false
 	}
-	for dir := rel; ; {
-		if doublestar.MatchUnvalidated(p.glob, dir) {
-			return true
-		}
-		i := strings.LastIndexByte(dir, '/')
-		if i < 0 {
-			return false
-		}
-		dir = dir[:i]
-	}
+	return ""
 }
 
 // normalize turns an OS-specific or "./"-prefixed relative path into the
@@ -189,26 +178,59 @@ func normalize(relPath string) string {
 	return strings.TrimLeft(p, "/")
 }
 
+// Private says why the file at relPath must never be read into a prompt:
+// it is ignored by kodus-config ignorePaths or may hold secrets; "" when
+// it may be read. It is the part of CheckPath that is about privacy
+// rather than cost, and applies to every reader of workspace files.
+func (g *Gate) Private(relPath string) Reason {
+	rel := normalize(relPath)
+	p, extra := g.privacy.Which(rel)
+	if extra {
+		return Reason("ignored by kodus-config ignorePaths: " + p)
+	}
+	if s := secretName(path.Base(rel)); s != "" {
+		return Reason("may contain secrets (always ignored: " + s + ")")
+	}
+	// The privacy list is what no prompt may ever contain; it is broader
+	// than SecretPaths (credential files, Terraform variables…).
+	if p != "" {
+		return Reason("may contain secrets (on the privacy ignore list)")
+	}
+	return ""
+}
+
+// IgnoredBy returns the kodus-config ignorePaths pattern, as written, that
+// ignores relPath; "" when none does.
+func (g *Gate) IgnoredBy(relPath string) string {
+	p, extra := g.privacy.Which(normalize(relPath))
+	if !extra {
+		return ""
+	}
+	return p
+}
+
+// Incomplete says why the workspace's ignorePaths may lack a path it means
+// to ignore (see Options.Incomplete); "" when they are complete. The
+// review, of the files the user edits or names, goes on with the patterns
+// it has; a reader of files the user did not name (a rule's references, a
+// file a model asks for) refuses every file while it is set: see Refuses.
+func (g *Gate) Incomplete() string { return g.incomplete }
+
+// Refuses reports whether a reader of files the user did not name, such as
+// a tool a model calls or the evidence a review gathers, must not read the
+// file at relPath: it is Private, or the ignore list is Incomplete.
+func (g *Gate) Refuses(relPath string) bool {
+	return g.incomplete != "" || g.Private(relPath).Skip()
+}
+
 // CheckPath applies the rules that need only the path: ignore patterns,
 // secrets, vendored directories, lock files, and generated or minified
 // file names. relPath is relative to the repository root.
 func (g *Gate) CheckPath(relPath string) Reason {
+	if r := g.Private(relPath); r != "" {
+		return r
+	}
 	rel := normalize(relPath)
-	for _, p := range g.ignores {
-		if p.match(rel) {
-			return Reason("ignored by kodus-config ignorePaths: " + p.raw)
-		}
-	}
-	for _, p := range g.secrets {
-		if p.match(rel) {
-			return Reason("may contain secrets (always ignored: " + p.raw + ")")
-		}
-	}
-	// The privacy list is what no prompt may ever contain; it is broader
-	// than the patterns above (credential files, Terraform variables…).
-	if g.privacy != nil && g.privacy.Match(rel) {
-		return Reason("may contain secrets (on the privacy ignore list)")
-	}
 	if dir := vendorDir(rel); dir != "" {
 		return Reason("vendored (" + dir + "/)")
 	}

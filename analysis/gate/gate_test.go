@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/kodustech/kodyls/analysis/kodusconfig"
 )
 
 const goSrc = "package x\n\nfunc F() int { return 1 }\n"
@@ -338,5 +340,64 @@ func TestPrivacyIgnoreListIsEnforced(t *testing.T) {
 		if !g.CheckPath(p).Skip() {
 			t.Errorf("%s is on the privacy ignore list but would be reviewed", p)
 		}
+	}
+}
+
+// TestForConfigKeepsTheGoodPatterns: a kodus-config.yml whose ignorePaths
+// hold a negation, the root or a broken glob beside good patterns still
+// ignores what the good ones match; only a problem that may have lost a
+// path to ignore makes the list Incomplete, so that readers of files
+// nobody named refuse them all.
+func TestForConfigKeepsTheGoodPatterns(t *testing.T) {
+	for _, tt := range []struct {
+		name, yaml string
+		incomplete bool
+	}{
+		{"negation", "ignorePaths:\n  - private/**\n  - \"!private/README.md\"\n", false},
+		{"root", "ignorePaths:\n  - private/**\n  - /\n", true},
+		{"leading slash", "ignorePaths:\n  - /private/**\n", false},
+		{"broken glob", "ignorePaths:\n  - private/**\n  - \"src/[a-\"\n", true},
+		{"set twice", "ignorePaths:\n  - private/**\nignorePaths:\n  - other/**\n", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, probs := kodusconfig.Parse("kodus-config.yml", []byte(tt.yaml))
+			cfg.Problems = probs
+			g, _ := ForConfig(cfg)
+			for _, p := range []string{"private/notes.txt", "private/README.md", "PRIVATE/Notes.txt"} {
+				if r := g.CheckPath(p); !strings.HasPrefix(string(r), "ignored by kodus-config ignorePaths: ") {
+					t.Errorf("CheckPath(%q) = %q, want it ignored by the good pattern", p, r)
+				}
+				if !g.Private(p).Skip() || !g.Refuses(p) || g.IgnoredBy(p) == "" {
+					t.Errorf("%s is not private", p)
+				}
+			}
+			if g.CheckPath("main.go").Skip() || g.Private("main.go").Skip() {
+				t.Error("main.go is ignored")
+			}
+			if got := g.Incomplete() != ""; got != tt.incomplete {
+				t.Errorf("Incomplete() = %q, want set: %v", g.Incomplete(), tt.incomplete)
+			}
+			if g.Refuses("main.go") != tt.incomplete {
+				t.Errorf("Refuses(main.go) = %v with Incomplete %q", g.Refuses("main.go"), g.Incomplete())
+			}
+		})
+	}
+}
+
+// TestCompileLeavesOutOnlyTheBadPatterns: Compile reports each pattern it
+// cannot use and applies the others; New refuses them.
+func TestCompileLeavesOutOnlyTheBadPatterns(t *testing.T) {
+	g, errs := Compile(Options{IgnorePaths: []string{"dist/**", "!dist/keep.js", "/", "src/[a-"}})
+	if len(errs) != 3 {
+		t.Fatalf("errors %v, want 3", errs)
+	}
+	if r := g.CheckPath("dist/keep.js"); r != "ignored by kodus-config ignorePaths: dist/**" {
+		t.Errorf("CheckPath(dist/keep.js) = %q", r)
+	}
+	if g.CheckPath("src/a.go").Skip() {
+		t.Error("the root pattern ignored every file")
+	}
+	if g.Incomplete() != "" {
+		t.Errorf("Compile set Incomplete: %q", g.Incomplete())
 	}
 }

@@ -13,6 +13,7 @@
 package kodusconfig
 
 import (
+	"github.com/kodustech/kodyls/agents/redact"
 	"github.com/kodustech/kodyls/analysis/kodusconfig/yamlpos"
 
 	"errors"
@@ -21,12 +22,10 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -123,6 +122,11 @@ type Problem struct {
 	// Line is 1-based; 0 when the problem concerns the file as a whole.
 	Line int
 	Msg  string
+	// IgnoreLost says that the problem may have left out a path the file
+	// means to ignore: the file cannot be read or parsed, ignorePaths is
+	// not a list or is set twice, a pattern is not a valid glob. See
+	// Config.IgnoreLost.
+	IgnoreLost bool
 }
 
 func (p Problem) String() string {
@@ -164,22 +168,30 @@ func (c Config) Enabled(label string) bool {
 }
 
 // Ignored reports whether the file at rel (workspace-relative) matches one
-// of the ignorePaths. A pattern without a slash also matches the file's
-// base name anywhere in the tree ("*.lock", "yarn.lock"), which is how
-// such patterns are read in .gitignore files and how users expect them to
-// work.
+// of the ignorePaths, as the review and every other reader of workspace
+// files match them (agents/redact): a pattern without a slash also matches
+// the file's base name anywhere in the tree ("*.lock", "yarn.lock"), which
+// is how such patterns are read in .gitignore files and how users expect
+// them to work.
 func (c Config) Ignored(rel string) bool {
-	rel = strings.TrimPrefix(path.Clean(strings.ReplaceAll(rel, "\\", "/")), "./")
-	base := path.Base(rel)
-	for _, p := range c.IgnorePaths {
-		if doublestar.MatchUnvalidated(p, rel) {
-			return true
-		}
-		if !strings.Contains(p, "/") && doublestar.MatchUnvalidated(p, base) {
-			return true
+	ig, _ := redact.CompileIgnore(c.IgnorePaths)
+	_, extra := ig.Which(rel)
+	return extra
+}
+
+// IgnoreLost returns the problems that may have left out a path the file
+// means to ignore (see Problem.IgnoreLost). The IgnorePaths that were read
+// apply all the same; a reader that must not read a private file it was
+// not asked for (a rule's reference, a file a model asks for) refuses
+// every file while there are any.
+func (c Config) IgnoreLost() []Problem {
+	var out []Problem
+	for _, p := range c.Problems {
+		if p.IgnoreLost {
+			out = append(out, p)
 		}
 	}
-	return false
+	return out
 }
 
 // SeverityRank orders severity levels: critical 4, high 3, medium 2, low 1,
@@ -198,18 +210,25 @@ func SeverityRank(level string) int {
 // through an os.Root, so a symbolic link cannot make kodyls read a file
 // outside the workspace. An empty root gives Default.
 func Load(root string) Config {
-	c := Default()
 	if root == "" {
-		return c
+		return Default()
 	}
 	r, err := os.OpenRoot(root)
 	if err != nil {
-		c.Problems = append(c.Problems, Problem{File: root, Msg: fmt.Sprintf("cannot open the workspace: %v", err)})
+		c := Default()
+		c.Problems = append(c.Problems, Problem{File: root, Msg: fmt.Sprintf("cannot open the workspace: %v", err), IgnoreLost: true})
 		return c
 	}
 	defer r.Close()
+	return LoadFS(r.FS())
+}
+
+// LoadFS reads the configuration as Load does from fsys, the workspace
+// root; open fsys through os.Root so that no link leads outside it.
+func LoadFS(fsys fs.FS) Config {
+	c := Default()
 	for _, name := range FileNames {
-		data, err := readFile(r, name)
+		data, err := readFile(fsys, name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -219,7 +238,7 @@ func Load(root string) Config {
 		}
 		c.File = name
 		if err != nil {
-			c.Problems = append(c.Problems, Problem{File: name, Msg: err.Error()})
+			c.Problems = append(c.Problems, Problem{File: name, Msg: err.Error(), IgnoreLost: true})
 			continue
 		}
 		parsed, probs := Parse(name, data)
@@ -231,8 +250,8 @@ func Load(root string) Config {
 }
 
 // readFile reads a regular file of at most maxFileSize bytes.
-func readFile(r *os.Root, name string) ([]byte, error) {
-	f, err := r.Open(name)
+func readFile(fsys fs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -263,10 +282,15 @@ func Parse(file string, data []byte) (Config, []Problem) {
 	bad := func(n *yaml.Node, format string, args ...any) {
 		probs = append(probs, Problem{File: file, Line: n.Line, Msg: fmt.Sprintf(format, args...)})
 	}
+	// lost reports a problem that may leave out a path to ignore.
+	lost := func(n *yaml.Node, format string, args ...any) {
+		bad(n, format, args...)
+		probs[len(probs)-1].IgnoreLost = true
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		line, msg := yamlpos.ErrorLine(err, data)
-		return c, []Problem{{File: file, Line: line, Msg: "invalid YAML: " + msg}}
+		return c, []Problem{{File: file, Line: line, Msg: "invalid YAML: " + msg, IgnoreLost: true}}
 	}
 	if len(doc.Content) == 0 {
 		return c, nil // an empty file
@@ -276,15 +300,21 @@ func Parse(file string, data []byte) (Config, []Problem) {
 		return c, nil
 	}
 	if top.Kind != yaml.MappingNode {
-		bad(top, "expected a mapping at the top of the file, found %s", yamlpos.KindName(top))
+		lost(top, "expected a mapping at the top of the file, found %s", yamlpos.KindName(top))
 		return c, probs
 	}
 	// Only the keys read here are checked; the others belong to other
 	// parts of kodyls (v2PromptOverrides) or to the Kodus platform only
 	// (automatedReviewActive, summary, …), and are no mistake.
-	sections := mapping(top, bad, nil)
+	sections := mapping(top, func(n *yaml.Node, format string, args ...any) {
+		if n.Value == "ignorePaths" {
+			lost(n, format, args...) // set twice: the second list is not read
+			return
+		}
+		bad(n, format, args...)
+	}, nil)
 	if n, ok := sections["ignorePaths"]; ok {
-		c.IgnorePaths = ignorePaths(n, bad)
+		c.IgnorePaths = ignorePaths(n, bad, lost)
 	}
 	if n, ok := sections["reviewOptions"]; ok {
 		reviewOptions(n, bad, c.ReviewOptions)
@@ -300,19 +330,22 @@ func Parse(file string, data []byte) (Config, []Problem) {
 
 type badFunc func(n *yaml.Node, format string, args ...any)
 
-func ignorePaths(n *yaml.Node, bad badFunc) []string {
+// ignorePaths reads the list of patterns. A pattern the privacy list
+// (agents/redact) cannot use is reported and left out, every other one
+// kept; lost reports those whose absence may leave a path unignored.
+func ignorePaths(n *yaml.Node, bad, lost badFunc) []string {
 	if yamlpos.IsNull(n) {
 		return nil
 	}
 	if n.Kind != yaml.SequenceNode {
-		bad(n, "ignorePaths: expected a list of glob patterns, found %s", yamlpos.KindName(n))
+		lost(n, "ignorePaths: expected a list of glob patterns, found %s", yamlpos.KindName(n))
 		return nil
 	}
 	var out []string
 	for _, item := range n.Content {
 		item = yamlpos.Deref(item)
 		if item.Kind != yaml.ScalarNode || yamlpos.IsNull(item) {
-			bad(item, "ignorePaths: expected a glob pattern, found %s", yamlpos.KindName(item))
+			lost(item, "ignorePaths: expected a glob pattern, found %s", yamlpos.KindName(item))
 			continue
 		}
 		p := strings.TrimPrefix(strings.TrimSpace(item.Value), "./")
@@ -320,8 +353,16 @@ func ignorePaths(n *yaml.Node, bad badFunc) []string {
 			bad(item, "ignorePaths: empty pattern is ignored")
 			continue
 		}
-		if !doublestar.ValidatePattern(p) {
-			bad(item, "ignorePaths: %q is not a valid glob pattern (check its brackets and braces)", p)
+		switch err := redact.CheckIgnorePattern(p); {
+		case errors.Is(err, redact.ErrIgnoreNegation):
+			// Leaving it out ignores more, never less.
+			bad(item, "ignorePaths: %q: negation with \"!\" is not supported, so the pattern is left out; what the other patterns ignore stays ignored", p)
+			continue
+		case errors.Is(err, redact.ErrIgnoreRoot):
+			lost(item, "ignorePaths: %q names the workspace root, which would ignore every file; the pattern is left out", p)
+			continue
+		case err != nil:
+			lost(item, "ignorePaths: %q is not a valid glob pattern (check its brackets and braces)", p)
 			continue
 		}
 		if !slices.Contains(out, p) {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -330,5 +331,51 @@ func TestSeverityRank(t *testing.T) {
 	}
 	if SeverityRank(" HIGH ") != SeverityRank("high") {
 		t.Error("SeverityRank is not case-insensitive")
+	}
+}
+
+// TestIgnorePathsProblems: a pattern kodyls cannot use is reported on its
+// line and left out, the others kept; IgnoreLost lists the problems that
+// may have dropped a path to ignore, and a negation, whose absence
+// ignores more, is not one of them.
+func TestIgnorePathsProblems(t *testing.T) {
+	for _, tt := range []struct {
+		name, yaml string
+		paths      []string
+		problem    string // part of the one problem, "" for none
+		lost       bool
+	}{
+		{"negation", "ignorePaths:\n  - private/**\n  - \"!private/README.md\"\n", []string{"private/**"}, `ignorePaths: "!private/README.md": negation with "!" is not supported`, false},
+		{"root", "ignorePaths:\n  - private/**\n  - /\n", []string{"private/**"}, `ignorePaths: "/" names the workspace root`, true},
+		{"leading slash", "ignorePaths:\n  - /private/**\n", []string{"/private/**"}, "", false},
+		{"bad glob", "ignorePaths:\n  - private/**\n  - \"a/[b\"\n", []string{"private/**"}, "ignorePaths: \"a/[b\" is not a valid glob pattern", true},
+		{"empty", "ignorePaths:\n  - private/**\n  - \"\"\n", []string{"private/**"}, "ignorePaths: empty pattern is ignored", false},
+		{"not a list", "ignorePaths: private/**\n", nil, "ignorePaths: expected a list", true},
+		{"set twice", "ignorePaths: [a/**]\nignorePaths: [b/**]\n", []string{"a/**"}, "ignorePaths is set twice", true},
+		{"invalid YAML", "ignorePaths:\n\t- a\n", nil, "invalid YAML", true},
+		{"not a mapping", "- a\n", nil, "expected a mapping at the top", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			if err := os.WriteFile(filepath.Join(root, "kodus-config.yml"), []byte(tt.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c := Load(root)
+			if !slices.Equal(c.IgnorePaths, tt.paths) {
+				t.Errorf("IgnorePaths = %q, want %q", c.IgnorePaths, tt.paths)
+			}
+			if tt.problem == "" {
+				if len(c.Problems) != 0 || len(c.IgnoreLost()) != 0 {
+					t.Errorf("problems %v", c.Problems)
+				}
+				return
+			}
+			if len(c.Problems) != 1 || !strings.Contains(c.Problems[0].Msg, tt.problem) {
+				t.Fatalf("problems %v, want one containing %q", c.Problems, tt.problem)
+			}
+			if got := len(c.IgnoreLost()) == 1; got != tt.lost {
+				t.Errorf("IgnoreLost() = %v, want lost: %v", c.IgnoreLost(), tt.lost)
+			}
+		})
 	}
 }

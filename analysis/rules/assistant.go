@@ -154,7 +154,8 @@ func (a *Assistant) hasSuffix(name string) bool {
 }
 
 // Load implements Source.
-func (a *Assistant) Load(ctx context.Context, fsys fs.FS) (rules []*Rule, errs []*LoadError) {
+func (a *Assistant) Load(ctx context.Context, ws Workspace) (rules []*Rule, errs []*LoadError) {
+	fsys := ws.FS
 	var parsed []*LoadError
 	read := func(p string, data []byte) {
 		rs, es := a.Parse(p, data)
@@ -162,13 +163,13 @@ func (a *Assistant) Load(ctx context.Context, fsys fs.FS) (rules []*Rule, errs [
 		parsed = append(parsed, es...)
 	}
 	if a.dir != "" {
-		errs = walkRuleFiles(ctx, fsys, a.dir, true, a.hasSuffix, read)
+		errs = walkRuleFiles(ctx, ws, a.dir, true, a.hasSuffix, read)
 		return rules, append(errs, parsed...)
 	}
 	if ctx.Err() != nil {
 		return nil, nil
 	}
-	im := &importer{a: a, fsys: fsys, groups: map[string]*importGroup{}}
+	im := &importer{a: a, ws: ws, groups: map[string]*importGroup{}}
 	readScoped := func(p string, data []byte) {
 		dir := "."
 		if a.nested && p != a.file {
@@ -190,7 +191,7 @@ func (a *Assistant) Load(ctx context.Context, fsys fs.FS) (rules []*Rule, errs [
 	// A missing file, or a parent that is not a directory, means no
 	// rules.
 	if _, err := fs.Lstat(fsys, a.file); err == nil {
-		data, lerr := readRuleFile(fsys, a.file, nil)
+		data, lerr := readRuleFile(ws, a.file, nil)
 		switch {
 		case lerr != nil:
 			errs = append(errs, lerr)
@@ -201,7 +202,7 @@ func (a *Assistant) Load(ctx context.Context, fsys fs.FS) (rules []*Rule, errs [
 		errs = append(errs, &LoadError{File: a.file, Msg: fmt.Sprintf("cannot read: %v", err)})
 	}
 	if a.nested {
-		files, warn := nestedFiles(ctx, fsys, workspaceGate(fsys), a.file)
+		files, warn := nestedFiles(ctx, fsys, ws.gate(), a.file)
 		if warn != nil {
 			errs = append(errs, warn)
 		}
@@ -209,7 +210,7 @@ func (a *Assistant) Load(ctx context.Context, fsys fs.FS) (rules []*Rule, errs [
 			if ctx.Err() != nil {
 				break
 			}
-			data, lerr := readRuleFile(fsys, f, nil)
+			data, lerr := readRuleFile(ws, f, nil)
 			switch {
 			case lerr != nil:
 				errs = append(errs, lerr)

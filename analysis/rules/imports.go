@@ -151,7 +151,7 @@ type importGroup struct {
 // importer reads the "@path" imports of one source's files during a Load.
 type importer struct {
 	a      *Assistant
-	fsys   fs.FS
+	ws     Workspace
 	groups map[string]*importGroup
 	order  []string // the imported files, in the order first met
 	warns  []*LoadError
@@ -246,10 +246,13 @@ const notFound = "not found"
 
 // read reads an imported file; why says why it cannot.
 func (im *importer) read(target string) (data []byte, why string) {
-	if secretFiles != nil && secretFiles.Match(target) {
-		return nil, "the file may hold secrets, so it is never imported"
+	if why := im.ws.unreadable(); why != "" {
+		return nil, why + ", so no file is imported until it is fixed"
 	}
-	info, err := fs.Stat(im.fsys, target)
+	if why := im.ws.private(target); why != "" {
+		return nil, "the file " + why + ", so it is never imported"
+	}
+	info, err := fs.Stat(im.ws.FS, target)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 		return nil, notFound + ": " + target + " does not exist in the workspace"
@@ -258,7 +261,7 @@ func (im *importer) read(target string) (data []byte, why string) {
 	case !info.Mode().IsRegular():
 		return nil, target + " is not a regular file"
 	}
-	data, lerr := readRuleFile(im.fsys, target, nil)
+	data, lerr := readRuleFile(im.ws, target, nil)
 	if lerr != nil {
 		return nil, lerr.Msg
 	}

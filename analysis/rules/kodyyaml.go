@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path"
 	"strconv"
 	"strings"
@@ -70,9 +69,9 @@ func isYAMLName(name string) bool {
 // Load implements Source. A broken file, or a broken rule of a list, is
 // reported with its line; the other rules, of the same file too where the
 // YAML allows it, still load.
-func (s KodyYAML) Load(ctx context.Context, fsys fs.FS) (rules []*Rule, errs []*LoadError) {
+func (s KodyYAML) Load(ctx context.Context, ws Workspace) (rules []*Rule, errs []*LoadError) {
 	var parsed []*LoadError
-	errs = walkRuleFiles(ctx, fsys, s.dir(), false, isYAMLName, func(p string, data []byte) {
+	errs = walkRuleFiles(ctx, ws, s.dir(), false, isYAMLName, func(p string, data []byte) {
 		rs, es := ParseKodyYAML(p, data)
 		rules = append(rules, rs...)
 		parsed = append(parsed, es...)

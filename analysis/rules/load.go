@@ -60,10 +60,10 @@ func (KodyMarkdown) Owns(rel string) bool {
 // to directories are not, which keeps link cycles from looping. Names
 // starting with "." are skipped: they are editor backups and lock files,
 // not rules.
-func (KodyMarkdown) Load(ctx context.Context, fsys fs.FS) (rules []*Rule, errs []*LoadError) {
+func (KodyMarkdown) Load(ctx context.Context, ws Workspace) (rules []*Rule, errs []*LoadError) {
 	isMD := func(name string) bool { return strings.EqualFold(path.Ext(name), ".md") }
 	var parsed []*LoadError
-	errs = walkRuleFiles(ctx, fsys, kodyRulesDir, true, isMD, func(p string, data []byte) {
+	errs = walkRuleFiles(ctx, ws, kodyRulesDir, true, isMD, func(p string, data []byte) {
 		rule, warns, err := ParseMarkdown(p, data)
 		parsed = append(parsed, warns...)
 		var lerr *LoadError
@@ -85,7 +85,8 @@ func (KodyMarkdown) Load(ctx context.Context, fsys fs.FS) (rules []*Rule, errs [
 // problem. Names starting with "." are skipped, files and directories
 // alike; symbolic links to files inside the workspace are followed, those
 // to directories are not.
-func walkRuleFiles(ctx context.Context, fsys fs.FS, dir string, recursive bool, match func(name string) bool, fn func(p string, data []byte)) (errs []*LoadError) {
+func walkRuleFiles(ctx context.Context, ws Workspace, dir string, recursive bool, match func(name string) bool, fn func(p string, data []byte)) (errs []*LoadError) {
+	fsys := ws.FS
 	info, err := fs.Stat(fsys, dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
@@ -121,7 +122,7 @@ func walkRuleFiles(ctx context.Context, fsys fs.FS, dir string, recursive bool, 
 		if strings.HasPrefix(name, ".") || !match(name) {
 			return nil
 		}
-		data, lerr := readRuleFile(fsys, p, d)
+		data, lerr := readRuleFile(ws, p, d)
 		switch {
 		case lerr != nil:
 			errs = append(errs, lerr)
@@ -139,11 +140,21 @@ func walkRuleFiles(ctx context.Context, fsys fs.FS, dir string, recursive bool, 
 // readRuleFile reads one rule file. It returns (nil, nil) for entries that
 // are not rule files after all, such as a symbolic link to a directory; d
 // may be nil for a file found by name rather than by walking.
-func readRuleFile(fsys fs.FS, p string, d fs.DirEntry) ([]byte, *LoadError) {
-	// Rule text goes into review prompts: a link to a file that may hold
-	// secrets (CLAUDE.md → .env, an import of notes.md → .env) is that file.
-	if real, ok := followLinks(fsys, p); ok && real != p && secretFiles != nil && secretFiles.Match(real) {
-		return nil, &LoadError{File: p, Msg: fmt.Sprintf("leads to %s, which may hold secrets, so it is never read as a rule", real)}
+func readRuleFile(ws Workspace, p string, d fs.DirEntry) ([]byte, *LoadError) {
+	fsys := ws.FS
+	// Rule text goes into review prompts: a rule file on the workspace's
+	// ignore list is not read, nor is a link to a file on it (CLAUDE.md →
+	// .env, an import of notes.md → private/notes.md), which is that file.
+	// A link to a secret file is an error; a file the team chose to ignore
+	// is a warning.
+	if why := ws.privateName(p); why != "" {
+		return nil, &LoadError{File: p, Warning: true, Skipped: true, Msg: "not read: the file " + why + ", and no file on the ignore list is sent to the model"}
+	}
+	if real, ok := followLinks(fsys, p); ok && real != p {
+		if why := ws.privateName(real); why != "" {
+			ignored := ws.gate().IgnoredBy(real) != ""
+			return nil, &LoadError{File: p, Warning: ignored, Skipped: ignored, Msg: fmt.Sprintf("leads to %s, which %s, so it is never read as a rule", real, why)}
+		}
 	}
 	var mode fs.FileMode
 	if d != nil {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/kodustech/kodyls/analysis/gate"
-	"github.com/kodustech/kodyls/analysis/kodusconfig"
 )
 
 // The bounds of the walk that looks for AGENTS.md and CLAUDE.md in the
@@ -38,25 +37,6 @@ var generatedDirs = map[string]bool{
 // pathGate is the gate without the workspace's ignorePaths, for answers
 // from the path alone (Owns).
 var pathGate, _ = gate.New(gate.Options{})
-
-// workspaceGate returns the review gate of the workspace in fsys, with the
-// ignorePaths of its kodus-config.yml, so that the walk skips what the
-// review skips. A configuration that cannot be read or compiled gives the
-// gate without ignorePaths.
-func workspaceGate(fsys fs.FS) *gate.Gate {
-	for _, name := range kodusconfig.FileNames {
-		data, err := fs.ReadFile(fsys, name)
-		if err != nil || len(data) > MaxFileSize {
-			continue
-		}
-		cfg, _ := kodusconfig.Parse(name, data)
-		if g, err := gate.New(gate.Options{IgnorePaths: cfg.IgnorePaths}); err == nil {
-			return g
-		}
-		break
-	}
-	return pathGate
-}
 
 // nestedDirOK reports, from the path alone, whether dir (a clean,
 // workspace-relative directory other than ".") is one the walk enters:
@@ -197,7 +177,7 @@ func (r *Registry) NestedDirs(ctx context.Context, root, under string) []string 
 		return nil
 	}
 	defer closeFS()
-	g := workspaceGate(fsys)
+	g := workspaceOf(fsys).gate()
 	var dirs []string
 	if under != "." {
 		dirs = append(dirs, under)

@@ -12,8 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/kodustech/kodyls/agents/redact"
 )
 
 // The limits of what one reference attaches to a rule: rules travel in
@@ -34,15 +32,53 @@ var referenceRE = regexp.MustCompile(
 	"@file:([^\\s#`'\"<>()\\[\\]{}|,;]+)(?:#L(\\d+)(?:-L?(\\d+))?)?" +
 		`|\[\[file:([^\]#|\n]+?)(?:#L(\d+)(?:-L?(\d+))?)?\]\]`)
 
-// secretFiles are the files never read into a rule, whatever a rule
-// references: a rule's text goes into review prompts.
-var secretFiles, _ = redact.NewIgnore(nil)
+// private says why the workspace file rel must never be read into a
+// rule, whose text goes into prompts: it is on the workspace's privacy
+// list (ignorePaths, secret files) as named or where its symbolic links
+// lead. The answer completes "the file …" ("may hold secrets", "leads to
+// .env, which may hold secrets"); "" when the file may be read.
+func (ws Workspace) private(rel string) string {
+	if why := ws.privateName(rel); why != "" {
+		return why
+	}
+	// A symbolic link to such a file is that file.
+	if real, ok := followLinks(ws.FS, rel); ok && real != rel {
+		if why := ws.privateName(real); why != "" {
+			return fmt.Sprintf("leads to %s, which %s", real, why)
+		}
+	}
+	return ""
+}
+
+// privateName is private for the path alone.
+func (ws Workspace) privateName(rel string) string {
+	g := ws.gate()
+	if p := g.IgnoredBy(rel); p != "" {
+		return fmt.Sprintf("is ignored by kodus-config ignorePaths (%s)", p)
+	}
+	if g.Private(rel).Skip() {
+		return "may hold secrets"
+	}
+	return ""
+}
+
+// unreadable says why no file the user did not name may be read into a
+// rule (a reference, an import): the ignore list may be incomplete. It
+// completes "… so no file is read"; "" when files may be read.
+func (ws Workspace) unreadable() string {
+	if why := ws.gate().Incomplete(); why != "" {
+		return "kodus-config ignorePaths may lack a path to ignore (" + why + ")"
+	}
+	return ""
+}
 
 // resolveReferences attaches to r the lines of the workspace files its
-// text references. fsys is the workspace opened through os.Root, so that
+// text references. ws.FS is the workspace opened through os.Root, so that
 // no symbolic link leads outside it; absolute paths and ".." are refused
-// before it is asked. A reference that cannot be resolved is a warning.
-func resolveReferences(fsys fs.FS, r *Rule) (warns []*LoadError) {
+// before it is asked, and files on its ignore list are not read. A
+// reference that cannot be resolved is a warning.
+func resolveReferences(ws Workspace, r *Rule) (warns []*LoadError) {
+	fsys := ws.FS
 	text := r.Body
 	if text == "" {
 		text = r.Instructions
@@ -89,7 +125,7 @@ func resolveReferences(fsys fs.FS, r *Rule) (warns []*LoadError) {
 		}
 		// A sentence may end right after the path.
 		p = strings.TrimRight(strings.TrimSpace(p), ".:!?")
-		ref, problem := readReference(fsys, p, from, to)
+		ref, problem := readReference(ws, p, from, to)
 		if problem != "" {
 			warn("%s", problem)
 			continue
@@ -103,7 +139,8 @@ func resolveReferences(fsys fs.FS, r *Rule) (warns []*LoadError) {
 // readReference reads the lines from to to (1-based, inclusive; the whole
 // file when from is "") of the workspace file p. problem says why it
 // cannot, in words for the rule's author.
-func readReference(fsys fs.FS, p, from, to string) (ref Reference, problem string) {
+func readReference(ws Workspace, p, from, to string) (ref Reference, problem string) {
+	fsys := ws.FS
 	slashed := strings.ReplaceAll(p, `\`, "/")
 	switch {
 	case slashed == "":
@@ -120,12 +157,11 @@ func readReference(fsys fs.FS, p, from, to string) (ref Reference, problem strin
 	if !fs.ValidPath(rel) || rel == "." {
 		return ref, "not a valid workspace-relative file path"
 	}
-	if secretFiles != nil && secretFiles.Match(rel) {
-		return ref, "the file may hold secrets, so it is never read into a rule"
+	if why := ws.unreadable(); why != "" {
+		return ref, why + ", so no file is read into a rule until it is fixed"
 	}
-	// A symbolic link to such a file is that file.
-	if real, ok := followLinks(fsys, rel); ok && real != rel && secretFiles != nil && secretFiles.Match(real) {
-		return ref, fmt.Sprintf("the file leads to %s, which may hold secrets, so it is never read into a rule", real)
+	if why := ws.private(rel); why != "" {
+		return ref, "the file " + why + ", so it is never read into a rule"
 	}
 	start, end := 1, 0 // end 0: to the end of the file
 	if from != "" {

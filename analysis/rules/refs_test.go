@@ -73,7 +73,7 @@ func TestReferences(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ws.Close()
-			warns := resolveReferences(ws.FS(), r)
+			warns := resolveReferences(Workspace{FS: ws.FS()}, r)
 			if len(r.References) != len(tt.refs) {
 				t.Fatalf("references = %+v, want %d", r.References, len(tt.refs))
 			}

@@ -270,11 +270,16 @@ func normalizePattern(p string) string {
 // loading, such as an unknown front-matter key or a reference that cannot
 // be resolved: the file is not broken. Registry.Load leaves warnings out;
 // Registry.LoadReport returns them apart from the errors.
+//
+// Skipped marks the warning of a rule file that was not read at all
+// because it is on the workspace's ignore list (kodus-config ignorePaths)
+// or leads there.
 type LoadError struct {
 	File         string
 	Line, Column int
 	Msg          string
 	Warning      bool
+	Skipped      bool
 }
 
 // Error formats the problem as "file:line:col: msg", the form editors and

@@ -7,6 +7,9 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/kodustech/kodyls/analysis/gate"
+	"github.com/kodustech/kodyls/analysis/kodusconfig"
 )
 
 // Source is one kind of rule file kodyls reads from a workspace: the Kody
@@ -29,14 +32,45 @@ type Source interface {
 	// source reads from, whether they exist or not. Watchers also watch
 	// their parent directories, so that creating one is noticed.
 	WatchPaths() []string
-	// Load reads the source's rules from fsys, the workspace root opened
-	// through os.Root so that no path can lead outside it. Rule.File and
+	// Load reads the source's rules from the workspace ws, whose FS is
+	// the root opened through os.Root so that no path can lead outside
+	// it; no file on its ignore list is read. Rule.File and
 	// LoadError.File are workspace-relative slash-separated paths. A broken
 	// file yields a *LoadError and never stops the others from loading;
 	// problems that do not stop a rule from loading are LoadErrors with
 	// Warning set. When ctx is cancelled Load stops early and returns what
 	// it has.
-	Load(ctx context.Context, fsys fs.FS) ([]*Rule, []*LoadError)
+	Load(ctx context.Context, ws Workspace) ([]*Rule, []*LoadError)
+}
+
+// Workspace is the workspace a Source reads its rules from.
+type Workspace struct {
+	// FS is the workspace root, opened through os.Root so that no path
+	// can lead outside it.
+	FS fs.FS
+	// Ignore is the workspace's ignore list, gate.ForConfig of its
+	// kodus-config.yml: rule text goes into prompts, so a rule file, a
+	// reference or an import on its privacy list is not read, and the
+	// search for nested instruction files skips what the review skips.
+	// nil: the built-in lists without ignorePaths.
+	Ignore *gate.Gate
+}
+
+// workspaceOf is the Workspace of fsys, the workspace root opened through
+// os.Root, with the ignore list of its kodus-config.yml. The problems of
+// that file are the review's to report (kodyls doctor, the editor); a
+// reference it refuses says why.
+func workspaceOf(fsys fs.FS) Workspace {
+	g, _ := gate.ForConfig(kodusconfig.LoadFS(fsys))
+	return Workspace{FS: fsys, Ignore: g}
+}
+
+// gate is the ignore list in force.
+func (ws Workspace) gate() *gate.Gate {
+	if ws.Ignore != nil {
+		return ws.Ignore
+	}
+	return pathGate
 }
 
 // Registry is an ordered list of rule sources. Earlier sources win when two
@@ -103,13 +137,15 @@ func (r *Registry) LoadReport(ctx context.Context, root string) Report {
 		return rep
 	}
 	defer ws.Close()
-	fsys := ws.FS()
+	// The ignore list is read with the rules, from the same root, so a
+	// change of kodus-config.yml applies at the next reload.
+	w := workspaceOf(ws.FS())
 	var problems []*LoadError
 	for _, src := range r.sources {
 		if ctx.Err() != nil {
 			break
 		}
-		rs, es := src.Load(ctx, fsys)
+		rs, es := src.Load(ctx, w)
 		slices.SortStableFunc(rs, byFile)
 		for _, rule := range rs {
 			rule.Source = src.Name()
@@ -125,7 +161,7 @@ func (r *Registry) LoadReport(ctx context.Context, root string) Report {
 		if ctx.Err() != nil {
 			break
 		}
-		problems = append(problems, resolveReferences(fsys, rule)...)
+		problems = append(problems, resolveReferences(w, rule)...)
 	}
 	for _, p := range problems {
 		if p.Warning {

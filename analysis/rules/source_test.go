@@ -20,8 +20,8 @@ func (s listSource) Name() string         { return s.name }
 func (s listSource) Owns(rel string) bool { return rel == s.file }
 func (s listSource) WatchPaths() []string { return []string{s.file} }
 
-func (s listSource) Load(ctx context.Context, fsys fs.FS) (rules []*Rule, errs []*LoadError) {
-	data, err := fs.ReadFile(fsys, s.file)
+func (s listSource) Load(ctx context.Context, ws Workspace) (rules []*Rule, errs []*LoadError) {
+	data, err := fs.ReadFile(ws.FS, s.file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

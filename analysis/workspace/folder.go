@@ -86,6 +86,18 @@ func (f *Folder) Gate(rel string, text string) gate.Reason {
 	return r.Gate.Check(rel, []byte(text))
 }
 
+// Private says why a file must never be read into a prompt, even when the
+// user names it: kodus-config ignorePaths or a file that may hold
+// secrets. "" when it may be read. Unlike Gate it says nothing about lock,
+// generated or large files, which a user may still ask for by name.
+func (f *Folder) Private(rel string) gate.Reason {
+	r, _ := f.Reviewer()
+	if r.Gate == nil {
+		return ""
+	}
+	return r.Gate.Private(rel)
+}
+
 // RuleFinding is a violation of a rule's local detector.
 type RuleFinding struct {
 	ID string

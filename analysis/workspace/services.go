@@ -31,6 +31,7 @@ import (
 	"github.com/kodustech/kodyls/agents/rca"
 	"github.com/kodustech/kodyls/agents/redact"
 	"github.com/kodustech/kodyls/analysis/filereview"
+	"github.com/kodustech/kodyls/analysis/gate"
 	"github.com/kodustech/kodyls/analysis/kodusconfig"
 	"github.com/kodustech/kodyls/analysis/rules"
 	"github.com/kodustech/kodyls/editors/contract"
@@ -382,16 +383,16 @@ func (s *Services) Explainer(ctx context.Context, root string) *rca.Explainer {
 
 // privacyList is what an explanation or a fix in root never reads into a
 // prompt nor edits: the default privacy list and the ignorePaths of the
-// workspace's kodus-config.yml, as for the review. When those patterns are
-// broken it refuses every file rather than read one the team meant to keep
-// private (the doctor and the editor report the broken configuration).
+// workspace's kodus-config.yml, as for the review (gate.ForConfig). When a
+// problem of that file may have lost a path to ignore it refuses every file
+// rather than read one the team meant to keep private (the doctor and the
+// editor report the broken configuration).
 func (s *Services) privacyList(root string) func(rel string) bool {
-	ig, err := redact.NewIgnore(kodusconfig.Load(root).IgnorePaths)
-	if err != nil {
-		s.log.Warn("kodus-config ignorePaths unusable: explanations and fixes read no workspace file", "workspace", root, "error", err)
-		return func(string) bool { return true }
+	g, _ := gate.ForConfig(kodusconfig.Load(root))
+	if why := g.Incomplete(); why != "" {
+		s.log.Warn("kodus-config ignorePaths incomplete: explanations and fixes read no workspace file", "workspace", root, "problem", why)
 	}
-	return ig.Match
+	return g.Refuses
 }
 
 // Fixer returns the "Fix this error" feature of a workspace root with the

@@ -283,13 +283,22 @@ func rulesList(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		out = append(out, rj)
 	}
 
+	// The rule files left unread because kodus-config ignorePaths ignores
+	// them: their rules are missing from the list, and this is why.
+	var skipped []*rules.LoadError
+	for _, w := range ws.folder.Engine.Warnings() {
+		if w.Skipped {
+			skipped = append(skipped, w)
+		}
+	}
 	if *f.json {
 		writeRulesJSON(stdout, struct {
 			Rules       []ruleJSON    `json:"rules"`
 			TotalTokens int           `json:"totalTokens"`
 			Model       string        `json:"model"`
 			Broken      []problemJSON `json:"broken"`
-		}{out, total, model, toProblemsJSON(ws.errs)})
+			Skipped     []problemJSON `json:"skipped"`
+		}{out, total, model, toProblemsJSON(ws.errs), toProblemsJSON(skipped)})
 		return 0
 	}
 	if len(out) == 0 {
@@ -323,6 +332,9 @@ func rulesList(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	}
 	for _, le := range ws.errs {
 		fmt.Fprintf(stderr, "broken rule file: %s\n", le.Error())
+	}
+	for _, le := range skipped {
+		fmt.Fprintf(stderr, "skipped rule file: %s\n", le.Error())
 	}
 	return 0
 }
@@ -498,6 +510,14 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		if ctx.Err() != nil {
 			return 2
 		}
+		// A file named explicitly is not read either when it is on the
+		// privacy list, as `kodyls review FILE` refuses it.
+		if explicit {
+			if why := ws.folder.Private(rel); why.Skip() {
+				fmt.Fprintf(stderr, "%s: not checked: %s\n", rel, why)
+				continue
+			}
+		}
 		if !tested.AppliesTo(rel) {
 			if explicit {
 				fmt.Fprintf(stderr, "%s: not checked: outside the rule's paths %s\n", rel, strings.Join(tested.Paths, ", "))
@@ -513,7 +533,7 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		text := string(data)
 		// Changed files go through the same gate as a review (lock,
 		// generated, binary files…); a file named explicitly is tested
-		// whatever it is.
+		// whatever it is, unless it is private (above).
 		if !explicit && ws.folder.Gate(rel, text).Skip() {
 			continue
 		}
@@ -650,6 +670,10 @@ func testPullRequestRule(ctx context.Context, folder *workspace.Folder, rule *ru
 	failed := false
 	if explicit {
 		for _, rel := range files {
+			if why := folder.Private(rel); why.Skip() {
+				fmt.Fprintf(stderr, "%s: not checked: %s\n", rel, why)
+				continue
+			}
 			data, err := readConfined(folder.Root, rel)
 			if err != nil {
 				fmt.Fprintf(stderr, "kodyls rules test: %s: %v\n", rel, err)
