@@ -111,6 +111,7 @@ type Server struct {
 	changeSet changeSetViolations
 	build     builds
 	status    statusState
+	git       gitWatch // the repositories' git directories, watched for baseline moves
 }
 
 type clientCapabilities struct {

@@ -28,6 +28,11 @@ type openDoc struct {
 	language    string            // the client's languageId
 	openVersion int32
 
+	// loadMu makes the buffer's baseline loads run one at a time, each
+	// reading the base ref when it starts: the last load started (after
+	// a settings change, a git command) is the last one cached.
+	loadMu sync.Mutex
+
 	mu            sync.Mutex
 	baselineReady bool
 	skip          gate.Reason // the file gate's verdict at open or the last save
@@ -60,11 +65,10 @@ func (s *Server) didOpen(p *protocol.DidOpenTextDocumentParams) {
 	s.publishRuleFileErrors(s.ctx, od)
 	// The baseline needs git, which is too slow for the read loop: load it
 	// in the background and diagnose once it is there.
-	ref := s.settings().BaseRef
 	done := s.work.add(key)
 	s.goBackground(func(ctx context.Context) {
 		defer done()
-		if _, err := s.loadBaseline(ctx, od.folder, od.path, ref); err != nil {
+		if err := s.loadBufferBaseline(ctx, od); err != nil {
 			return // the session is ending
 		}
 		s.regate(od)
@@ -213,8 +217,9 @@ func (s *Server) didSave(p *protocol.DidSaveTextDocumentParams) {
 		if od.folder != nil {
 			key := string(od.uri)
 			done := s.work.add(key)
-			s.goBackground(func(context.Context) {
+			s.goBackground(func(ctx context.Context) {
 				defer done()
+				s.refreshBaselineOnSave(ctx, od)
 				s.regate(od)
 				s.checks.Trigger(key)
 			})
@@ -322,7 +327,6 @@ func (s *Server) recheckAll() {
 // refreshBaselines re-reads every open buffer's baseline (HEAD moved, or the
 // base ref setting changed) and re-checks.
 func (s *Server) refreshBaselines() {
-	ref := s.settings().BaseRef
 	done := s.work.add("")
 	s.goBackground(func(ctx context.Context) {
 		defer done()
@@ -330,7 +334,7 @@ func (s *Server) refreshBaselines() {
 			if od.folder == nil {
 				continue
 			}
-			if _, err := s.loadBaseline(ctx, od.folder, od.path, ref); err != nil {
+			if err := s.loadBufferBaseline(ctx, od); err != nil {
 				return // the session is ending
 			}
 			s.dropCommittedFindings(ctx, string(od.uri))

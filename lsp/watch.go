@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"go.lsp.dev/protocol"
 
+	"github.com/kodustech/kodyls/analysis/changes"
 	"github.com/kodustech/kodyls/analysis/kodusconfig"
 	"github.com/kodustech/kodyls/analysis/rulecheck"
 	"github.com/kodustech/kodyls/analysis/rules"
@@ -28,7 +30,8 @@ type fileChange int
 const (
 	changeNone     fileChange = 0
 	changeRules    fileChange = 1 << iota // a rule file, as the rule-source registry says
-	changeBaseline                        // the repository's HEAD or index
+	changeBaseline                        // the repository's HEAD, index or refs
+	changeRepo                            // a .git appeared or went: look up the repositories again
 )
 
 // classify maps a changed path to what must be refreshed. fsnotify and the
@@ -36,10 +39,15 @@ const (
 // inputs.
 func (s *Server) classify(path string) fileChange {
 	path = filepath.Clean(path)
-	what := changeNone
+	what := s.git.classify(path)
 	for _, e := range s.allEngines() {
 		if rel, ok := e.Rel(path); ok {
 			what |= classifyRel(e.Registry(), rel)
+			if rel == ".git" || strings.HasSuffix(rel, "/.git") {
+				// git init, a clone or a submodule: a buffer's baseline
+				// may now come from another repository.
+				what |= changeRepo | changeBaseline
+			}
 			if what&changeRules == 0 && readsRuleFrom(e.Rules(), rel) {
 				// A file the sources do not own but a rule was read
 				// from: one that CLAUDE.md imports, or one a rule
@@ -120,6 +128,9 @@ func (s *Server) applyFileChanges(ctx context.Context, what fileChange) {
 	if what&changeRules != 0 {
 		s.reloadRules(ctx, nil)
 	}
+	if what&changeRepo != 0 {
+		s.lookUpRepos(ctx)
+	}
 	if what&changeBaseline != 0 {
 		s.refreshBaselines()
 	}
@@ -128,7 +139,7 @@ func (s *Server) applyFileChanges(ctx context.Context, what fileChange) {
 func (s *Server) didChangeWatchedFiles(p *protocol.DidChangeWatchedFilesParams) {
 	var what fileChange
 	for _, c := range p.Changes {
-		what |= s.classify(c.URI.FsPath())
+		what |= s.classify(canonicalEventPath(c.URI.FsPath()))
 	}
 	if what != changeNone {
 		// Counted from here, on the read loop: a kodyls/awaitIdle that
@@ -139,6 +150,13 @@ func (s *Server) didChangeWatchedFiles(p *protocol.DidChangeWatchedFilesParams) 
 			s.applyFileChanges(ctx, what)
 		})
 	}
+}
+
+// canonicalEventPath is canonicalPath for a file that may be gone: its
+// directory is resolved, so that a path the editor names through a
+// symbolic link still matches the watched directories.
+func canonicalEventPath(p string) string {
+	return filepath.Join(canonicalPath(filepath.Dir(p)), filepath.Base(p))
 }
 
 // watchFiles watches the rule sources' paths and the git metadata of every
@@ -152,10 +170,14 @@ func (s *Server) watchFiles(ctx context.Context, ready func()) {
 		s.log.Warn("file watching unavailable; use kodyls.reloadRules after editing rules", "error", err)
 		return
 	}
-	defer w.Close()
+	defer func() {
+		s.stopGitWatch()
+		_ = w.Close()
+	}()
 	for _, e := range s.allEngines() {
 		s.watchWorkspace(w, e)
 	}
+	s.startGitWatch(ctx, w)
 	ready()
 	// Once the rules are loaded, the files they were read from too.
 	loaded := s.rulesLoaded
@@ -182,6 +204,11 @@ func (s *Server) watchFiles(ctx context.Context, ready func()) {
 				return
 			}
 			what := s.classify(ev.Name)
+			if ev.Has(fsnotify.Create) && s.git.refsDir(ev.Name) {
+				// refs/heads/feature/ for refs/heads/feature/x: its
+				// refs are watched too (fsnotify is not recursive).
+				s.addTree(w, ev.Name)
+			}
 			if ev.Has(fsnotify.Create) && s.watchNestedDir(w, ev.Name) {
 				// A new directory may come with an AGENTS.md already
 				// in it (a checkout, a move).
@@ -218,16 +245,15 @@ func (s *Server) watchFiles(ctx context.Context, ready func()) {
 	}
 }
 
-// watchWorkspace watches the root and the git metadata of one workspace,
-// every directory above a watch path of its rule sources (so that creating
-// the path is noticed) and the watch paths themselves with every directory
-// below them. Missing directories are normal and skipped. Parents are
+// watchWorkspace watches the root of one workspace (where a .git may
+// appear; the git directories are gitWatch's), every directory above a
+// watch path of its rule sources (so that creating the path is noticed)
+// and the watch paths themselves with every directory below them. Missing directories are normal and skipped. Parents are
 // watched before their trees are walked, so a directory created meanwhile
 // is either seen by the walk or reported as an event.
 func (s *Server) watchWorkspace(w *fsnotify.Watcher, e *rulecheck.Engine) {
 	root := e.Root()
 	_ = w.Add(root)
-	_ = w.Add(filepath.Join(root, ".git"))
 	for _, p := range e.Registry().WatchPaths() {
 		for dir := path.Dir(p); dir != "." && dir != "/"; dir = path.Dir(dir) {
 			_ = w.Add(filepath.Join(root, filepath.FromSlash(dir)))
@@ -286,4 +312,211 @@ func (s *Server) addTree(w *fsnotify.Watcher, root string) {
 		}
 		return nil
 	})
+}
+
+// gitWatch is the git metadata watched for baseline moves: for every
+// repository in use (a workspace folder's, an open buffer's), the
+// directory with its HEAD and index and the one with its refs. A
+// workspace folder below the repository's root, a linked worktree and a
+// submodule keep them outside the workspace, so they are asked of git.
+// objects/ and logs/ are not watched: every baseline move also writes
+// HEAD, the index or a ref.
+type gitWatch struct {
+	mu    sync.Mutex
+	w     *fsnotify.Watcher // nil while no watcher runs
+	asked map[string]bool   // directories whose repository was looked up
+	dirs  []changes.GitDirs // the repositories found, each once
+}
+
+// classify says whether path, absolute and clean, is a file git rewrites
+// when a baseline moves: a work tree's HEAD or index, a ref or the packed
+// refs. Lock files are not: git renames them onto those names.
+func (g *gitWatch) classify(path string) fileChange {
+	if strings.HasSuffix(path, ".lock") {
+		return changeNone
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, d := range g.dirs {
+		if rel, ok := relSlash(d.Git, path); ok && (rel == "HEAD" || rel == "index") {
+			return changeBaseline
+		}
+		if rel, ok := relSlash(d.Common, path); ok && (rel == "packed-refs" ||
+			strings.HasPrefix(rel, "refs/") || strings.HasPrefix(rel, "reftable/")) {
+			return changeBaseline
+		}
+	}
+	return changeNone
+}
+
+// refsDir reports whether path is a directory in a watched repository's
+// refs/, whose files and subdirectories must be watched too.
+func (g *gitWatch) refsDir(path string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, d := range g.dirs {
+		if rel, ok := relSlash(d.Common, path); ok && strings.HasPrefix(rel, "refs/") {
+			return true
+		}
+	}
+	return false
+}
+
+// relSlash is path relative to dir, slash-separated, and false when path
+// is not below dir.
+func relSlash(dir, path string) (string, bool) {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// watchRepoOf watches the git directories of the repository containing
+// dir, once per dir unless again is set (a .git appeared or went since).
+// Without a running watcher the directories are kept for it to add when
+// it starts.
+func (s *Server) watchRepoOf(ctx context.Context, dir string, again bool) {
+	if dir == "" {
+		return
+	}
+	g := &s.git
+	g.mu.Lock()
+	if g.asked[dir] && !again {
+		g.mu.Unlock()
+		return
+	}
+	if g.asked == nil {
+		g.asked = map[string]bool{}
+	}
+	g.asked[dir] = true
+	g.mu.Unlock()
+	d, ok, err := changes.FindGitDirs(ctx, dir)
+	if err != nil {
+		g.mu.Lock()
+		delete(g.asked, dir) // asked again next time
+		g.mu.Unlock()
+		s.log.Debug("cannot find the git directories", "dir", dir, "error", err)
+		return
+	}
+	if !ok {
+		return
+	}
+	g.mu.Lock()
+	known := slices.Contains(g.dirs, d)
+	if !known {
+		g.dirs = append(g.dirs, d)
+	}
+	w := g.w
+	g.mu.Unlock()
+	if w != nil && (!known || again) {
+		s.addGitDirs(w, d)
+	}
+}
+
+// addGitDirs watches one repository's git directories: HEAD and index,
+// packed-refs, and refs/ with every directory below it.
+func (s *Server) addGitDirs(w *fsnotify.Watcher, d changes.GitDirs) {
+	for _, dir := range []string{d.Git, d.Common} {
+		if err := w.Add(dir); err != nil {
+			s.log.Debug("cannot watch", "dir", dir, "error", err)
+		}
+	}
+	s.addTree(w, filepath.Join(d.Common, "refs"))
+	if st, err := os.Stat(filepath.Join(d.Common, "reftable")); err == nil && st.IsDir() {
+		_ = w.Add(filepath.Join(d.Common, "reftable"))
+	}
+}
+
+// startGitWatch hands the watcher to gitWatch and watches the
+// repositories of the workspace folders and of the buffers already open.
+func (s *Server) startGitWatch(ctx context.Context, w *fsnotify.Watcher) {
+	s.git.mu.Lock()
+	s.git.w = w
+	s.git.mu.Unlock()
+	for _, e := range s.allEngines() {
+		s.watchRepoOf(ctx, e.Root(), false)
+	}
+	s.git.mu.Lock()
+	dirs := slices.Clone(s.git.dirs)
+	s.git.mu.Unlock()
+	for _, d := range dirs {
+		s.addGitDirs(w, d)
+	}
+}
+
+func (s *Server) stopGitWatch() {
+	s.git.mu.Lock()
+	s.git.w = nil
+	s.git.mu.Unlock()
+}
+
+// lookUpRepos looks up again the repositories of the workspace folders and
+// of the buffers' baselines: a .git appeared (git init, a clone, a
+// submodule) or went.
+func (s *Server) lookUpRepos(ctx context.Context) {
+	s.git.mu.Lock()
+	dirs := make([]string, 0, len(s.git.asked))
+	for dir := range s.git.asked {
+		dirs = append(dirs, dir)
+	}
+	s.git.mu.Unlock()
+	for _, e := range s.allEngines() {
+		if !slices.Contains(dirs, e.Root()) {
+			dirs = append(dirs, e.Root())
+		}
+	}
+	for _, dir := range dirs {
+		s.watchRepoOf(ctx, dir, true)
+	}
+}
+
+// loadBufferBaseline reads a buffer's baseline at the base ref the
+// settings name when it starts (loadBaseline: with its fallbacks, told to
+// the user), one load of a buffer at a time, and watches the git
+// directories of the repository it came from. The error is only ctx's.
+func (s *Server) loadBufferBaseline(ctx context.Context, od *openDoc) error {
+	od.loadMu.Lock()
+	defer od.loadMu.Unlock()
+	b, err := s.loadBaseline(ctx, od.folder, od.path, s.settings().BaseRef)
+	if err != nil {
+		return err
+	}
+	s.watchRepoOf(ctx, b.RepoRoot, false)
+	return nil
+}
+
+// refreshBaselineOnSave re-reads a saved buffer's baseline and keeps it
+// when it did not change. It catches the baseline moves the watcher
+// cannot see: a git directory on a network file system, a repository
+// created around the workspace after start.
+func (s *Server) refreshBaselineOnSave(ctx context.Context, od *openDoc) {
+	od.loadMu.Lock()
+	defer od.loadMu.Unlock()
+	ref := s.settings().BaseRef
+	b, err := changes.Load(ctx, od.path, ref)
+	if err != nil {
+		s.log.Debug("cannot re-read the baseline on save", "path", od.path, "error", err)
+		return
+	}
+	if old, ok := od.folder.Engine.Baseline(od.path); !ok || sameBaseline(old, b) {
+		return // unchanged, or never read: opening reads it
+	}
+	// Read again through the engine, which caches it (and keeps the text
+	// on disk as the baseline outside a repository).
+	if b, err = s.loadBaseline(ctx, od.folder, od.path, ref); err != nil {
+		return // the session is ending
+	}
+	s.watchRepoOf(ctx, b.RepoRoot, false)
+}
+
+// sameBaseline reports whether a baseline just read says what the cached
+// one says. Outside a repository the baseline is the text the file had
+// when it was opened, which a save must not replace.
+func sameBaseline(cached, read changes.Baseline) bool {
+	if cached.Kind == changes.OutsideRepo && read.Kind == changes.OutsideRepo {
+		return true
+	}
+	return cached.Kind == read.Kind && cached.RepoRoot == read.RepoRoot &&
+		cached.RelPath == read.RelPath && cached.Rev == read.Rev && cached.Text == read.Text
 }
