@@ -200,7 +200,7 @@ func (s *Server) reloadRules(ctx context.Context, token protocol.ProgressToken) 
 // again if it comes back after it was fixed. A log line alone would leave
 // the user believing the file took effect.
 func (s *Server) tellReviewProblems(ctx context.Context, f *workspace.Folder) {
-	_, probs := f.Reviewer()
+	rv, probs := f.Reviewer()
 	now := make(map[string]bool, len(probs))
 	var fresh []string
 	s.mu.Lock()
@@ -219,6 +219,9 @@ func (s *Server) tellReviewProblems(ctx context.Context, f *workspace.Folder) {
 		return
 	}
 	msg := fmt.Sprintf("kodyls: the review configuration of %s has problems: %s", f.Root, strings.Join(fresh, "; "))
+	if rv != nil && rv.Gate != nil && rv.Gate.Incomplete() != "" {
+		msg += ". Until it is fixed no file is sent to the model: its ignorePaths may not all apply"
+	}
 	if err := s.conn.Notify(context.WithoutCancel(ctx), protocol.MethodWindowShowMessage,
 		&protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: msg}); err != nil {
 		s.log.Debug("showMessage failed", "error", err)

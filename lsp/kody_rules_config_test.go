@@ -88,6 +88,9 @@ func TestBrokenKodusConfigIsTold(t *testing.T) {
 	if n := told(); n != 1 {
 		t.Fatalf("told %d times about the broken kodus-config.yml, want once: %q", n, e.Messages())
 	}
+	if m := e.Messages(); !strings.Contains(strings.Join(m, "\n"), "no file is sent to the model") {
+		t.Errorf("the message does not say the model gets nothing meanwhile: %q", m)
+	}
 	write := func(text string) {
 		t.Helper()
 		if err := os.WriteFile(e.Path("kodus-config.yml"), []byte(text), 0o644); err != nil {

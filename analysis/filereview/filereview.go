@@ -125,6 +125,10 @@ func (r *Reviewer) Review(ctx context.Context, in Input) (Result, error) {
 			res.Skipped = reason
 			return res, nil
 		}
+		if reason := r.unsendable(in.Path); reason.Skip() {
+			res.Skipped = reason
+			return res, nil
+		}
 	}
 	ctxLines := r.Context
 	if ctxLines == 0 {
@@ -461,7 +465,7 @@ func (r *Reviewer) checkPullRequest(ctx context.Context, inputs []Input, all []*
 	var paths []string
 	texts := map[string]string{}
 	for _, in := range inputs {
-		if r.Gate != nil && r.Gate.Check(in.Path, []byte(in.Current)).Skip() {
+		if r.Gate != nil && (r.Gate.Check(in.Path, []byte(in.Current)).Skip() || r.unsendable(in.Path).Skip()) {
 			continue
 		}
 		ctxLines := r.Context
@@ -500,6 +504,20 @@ func (r *Reviewer) checkPullRequest(ctx context.Context, inputs []Input, all []*
 	return out, nil
 }
 
+// unsendable says why the file at path must not reach the model: it is
+// private (gate.Gate.Private), or the workspace's ignorePaths could not
+// all be read (a kodus-config.yml that does not parse), so any file may
+// be one the user meant to keep out. r.Gate is not nil.
+func (r *Reviewer) unsendable(path string) gate.Reason {
+	if why := r.Gate.Private(path); why.Skip() {
+		return why
+	}
+	if why := r.Gate.Incomplete(); why != "" {
+		return gate.Reason("not sent to the model until kodus-config.yml is fixed: its ignorePaths may lack a path to ignore (" + why + ")")
+	}
+	return ""
+}
+
 // CheckRule judges one rule with the model on the change from in.Base to
 // in.Current (the whole file when Base is empty) and anchors what it finds:
 // what `kodyls rules test` runs for a rule without a detector. It returns
@@ -511,7 +529,7 @@ func (r *Reviewer) CheckRule(ctx context.Context, rule *rules.Rule, in Input) ([
 	}
 	// A rule author names the file, but a private one is never sent.
 	if r.Gate != nil {
-		if why := r.Gate.Private(in.Path); why.Skip() {
+		if why := r.unsendable(in.Path); why.Skip() {
 			return nil, fmt.Errorf("%s is not sent to the model: %s", in.Path, why)
 		}
 	}

@@ -177,3 +177,48 @@ func TestReviewKeepsIgnorePathsWithANegation(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewWithUnreadableIgnorePathsSendsNothing: a kodus-config.yml
+// that does not parse may hide the ignorePaths the team set, so no file
+// goes to the model until it is fixed; the report says why, and the local
+// Kody Rules still run.
+func TestReviewWithUnreadableIgnorePathsSendsNothing(t *testing.T) {
+	repo := lsptest.NewRepo(t, map[string]string{
+		"kodus-config.yml":    "ignorePaths:\n  - \"secret/**\"\nreviewOptions:\n  bug: true\n   security: false\n",
+		"secret/keys.go":      "package secret\n",
+		"main.go":             reviewGo,
+		".kody/rules/todo.md": lsptest.RuleFile("No TODO left in code", "no-todo", "high", "**/*.go", "TODO"),
+	})
+	repo.Write(map[string]string{
+		"secret/keys.go": "package secret\n\n// TODO rotate\nconst Key = \"" + privateMarker + "\"\n",
+		"main.go":        strings.Replace(reviewGo, "i < len(items)", "i <= len(items)", 1),
+	})
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	scripts := reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	out, errOut, code := runBin(t, env, repo.Dir, "review", "--format", "json")
+	if code != 0 {
+		t.Fatalf("code %d\n%s%s", code, out, errOut)
+	}
+	var rep report.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	for _, f := range rep.Files {
+		if !strings.Contains(f.Skipped, "until kodus-config.yml is fixed") {
+			t.Errorf("file %+v sent to the model", f)
+		}
+	}
+	if n := scripts.Calls(); n != 0 {
+		t.Errorf("%d model calls with an unreadable ignore list", n)
+	}
+	todo := false
+	for _, f := range rep.Findings {
+		todo = todo || f.RuleID == "no-todo"
+	}
+	if !todo {
+		t.Errorf("the local rule did not run: %+v", rep.Findings)
+	}
+	neverSent(t, fake)
+}
