@@ -184,11 +184,28 @@ type tolerantStream struct {
 	// wmu serializes writes: the error replies written from the read loop
 	// must not interleave with the connection's own writes.
 	wmu sync.Mutex
+
+	// ended is closed when reading stops for good (the editor closed the
+	// pipe, or it broke); readErr is why. The connection itself reports
+	// its end only once no request is in flight, and a request waiting
+	// on the model would keep the server running, and calling the model,
+	// for an editor that is gone.
+	ended   chan struct{}
+	endOnce sync.Once
+	readErr error
 }
 
-func newStream(rwc io.ReadWriteCloser, log *slog.Logger) jsonrpc2.Stream {
+func newStream(rwc io.ReadWriteCloser, log *slog.Logger) *tolerantStream {
 	// The library's stream writes the frames; headerReader reads them.
-	return &tolerantStream{Stream: jsonrpc2.NewHeaderStream(rwc), frames: &headerReader{r: bufio.NewReader(rwc)}, log: log}
+	return &tolerantStream{Stream: jsonrpc2.NewHeaderStream(rwc), frames: &headerReader{r: bufio.NewReader(rwc)}, log: log, ended: make(chan struct{})}
+}
+
+// end records that reading stopped for good, and why.
+func (s *tolerantStream) end(err error) {
+	s.endOnce.Do(func() {
+		s.readErr = err
+		close(s.ended)
+	})
 }
 
 func (s *tolerantStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
@@ -207,6 +224,7 @@ func (s *tolerantStream) Read(ctx context.Context) (jsonrpc2.Message, int64, err
 			err = nil
 		}
 		if err != nil {
+			s.end(err)
 			return nil, 0, err
 		}
 		msg, derr := jsonrpc2.DecodeMessage(body)

@@ -587,3 +587,28 @@ func TestCommittedChangeTakesItsReviewFindingsAlong(t *testing.T) {
 	})
 	e.Shutdown()
 }
+
+// TestEditorGoneEndsTheRunningReview: an editor that goes away without
+// shutdown (killed, crashed) while its "review this file" waits on the
+// model ends the server at once: the model call is aborted, not waited
+// for on behalf of an editor that is gone.
+func TestEditorGoneEndsTheRunningReview(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop}, llmtest.Reply{Hang: true})
+	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "off")
+	e.OpenFile("main.go")
+	typeBug(e)
+	go func() { _ = e.ExecuteCommand(contract.CommandReviewFile, contract.ReviewFileArgs{URI: e.URI("main.go")}, nil) }()
+	if !fake.WaitSchema(review.SchemaAnalyze, 1, 5*time.Second) {
+		t.Fatal("the analysis request never left")
+	}
+	e.HangUp()
+	// The model call's own timeout is 5 s here (a minute by default).
+	if code, err := e.Wait(3 * time.Second); err != nil || code != 1 {
+		t.Fatalf("server after the editor went away: exit %d, %v; want it ended (exit 1) without waiting for the model", code, err)
+	}
+	if !fake.WaitDisconnects(1, 2*time.Second) {
+		t.Error("the model call was not aborted")
+	}
+}

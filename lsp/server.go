@@ -7,6 +7,7 @@ package lsp
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -166,7 +167,8 @@ func New(opts Options) *Server {
 func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) int {
 	s.ctx, s.stop = context.WithCancel(ctx)
 	defer s.stop()
-	s.conn = jsonrpc2.NewConn(newStream(rwc, s.log), jsonrpc2.WithCodec(codec{}))
+	stream := newStream(rwc, s.log)
+	s.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(codec{}))
 	s.diags = newPublisher(s.conn, s.log, s.currentVersion)
 	s.checks = newScheduler(s.ctx, s.diagnose, s.work)
 	s.conn.Go(s.ctx, s.handler())
@@ -174,12 +176,16 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) int {
 	code := 1
 	select {
 	case code = <-s.exited:
-	case <-s.conn.Done():
-		if err := s.conn.Err(); err != nil {
-			s.log.Warn("connection ended", "error", err)
-		} else {
-			s.log.Info("client closed the connection without exit")
+	case <-stream.ended:
+		// The work still running is for an editor that is gone: it is
+		// cancelled below, not waited for.
+		select {
+		case code = <-s.exited: // an exit read just before the end of input
+		default:
+			s.connectionEnded(stream.readErr)
 		}
+	case <-s.conn.Done():
+		s.connectionEnded(s.conn.Err())
 	case <-ctx.Done():
 	}
 	s.shutdownWork()
@@ -197,6 +203,15 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) int {
 		s.log.Debug("connection did not close within 200ms (stdin still open); exiting anyway")
 	}
 	return code
+}
+
+// connectionEnded logs why the editor's connection ended without exit.
+func (s *Server) connectionEnded(err error) {
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		s.log.Info("client closed the connection without exit")
+		return
+	}
+	s.log.Warn("connection ended", "error", err)
 }
 
 // shutdownWork cancels everything the server started and waits for it.

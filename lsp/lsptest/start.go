@@ -23,6 +23,15 @@ type Session struct {
 	// Process is the binary's process (nil in process).
 	Process *os.Process
 	wait    func() (int, error)
+	hangUp  func() error
+}
+
+// HangUp closes the editor's end of the connection without shutdown or
+// exit, as an editor that crashed or was killed does.
+func (s *Session) HangUp() {
+	if err := s.hangUp(); err != nil {
+		s.t.Fatalf("hang up: %v", err)
+	}
 }
 
 // Wait waits for the server to end and returns its exit code.
@@ -59,7 +68,7 @@ func StartInProcess(t testing.TB, root string, opts lsp.Options) *Session {
 	}()
 	var once sync.Once
 	var code int
-	s := &Session{Editor: NewEditor(t, client, root), Server: srv}
+	s := &Session{Editor: NewEditor(t, client, root), Server: srv, hangUp: client.Close}
 	s.wait = func() (int, error) {
 		once.Do(func() { code = <-done })
 		return code, nil
@@ -95,7 +104,7 @@ func StartBinary(t testing.TB, bin, root string, env []string) *Session {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
 	}
-	s := &Session{Editor: NewEditor(t, procRWC{Reader: stdout, WriteCloser: stdin}, root), Process: cmd.Process}
+	s := &Session{Editor: NewEditor(t, procRWC{Reader: stdout, WriteCloser: stdin}, root), Process: cmd.Process, hangUp: stdin.Close}
 	var once sync.Once
 	var code int
 	var werr error
