@@ -599,7 +599,9 @@ func TestEditorGoneEndsTheRunningReview(t *testing.T) {
 	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "off")
 	e.OpenFile("main.go")
 	typeBug(e)
-	go func() { _ = e.ExecuteCommand(contract.CommandReviewFile, contract.ReviewFileArgs{URI: e.URI("main.go")}, nil) }()
+	go func() {
+		_ = e.ExecuteCommand(contract.CommandReviewFile, contract.ReviewFileArgs{URI: e.URI("main.go")}, nil)
+	}()
 	if !fake.WaitSchema(review.SchemaAnalyze, 1, 5*time.Second) {
 		t.Fatal("the analysis request never left")
 	}
