@@ -21,6 +21,7 @@ func (s *Server) loadBaseline(ctx context.Context, folder *workspace.Folder, pat
 	if err != nil {
 		return b, err
 	}
+	s.dropClosedBaseline(folder, path)
 	if fb != nil {
 		s.baselineFallback(fb)
 	}
@@ -62,4 +63,20 @@ func (s *Server) baselineFallback(fb *workspace.BaselineFallback) {
 		&protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: msg}); err != nil {
 		s.log.Debug("showMessage failed", "error", err)
 	}
+}
+
+// dropClosedBaseline forgets a baseline just read for a file no buffer
+// holds any more: closed while git read it, its didClose came before the
+// load ended and would otherwise leave the file's text cached for the rest
+// of the session. Under s.mu, so that a didOpen of the same file either
+// came before (and the baseline stays) or loads its own after.
+func (s *Server) dropClosedBaseline(folder *workspace.Folder, path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, od := range s.open {
+		if od.path == path {
+			return
+		}
+	}
+	folder.Engine.ForgetBaseline(path)
 }

@@ -11,3 +11,14 @@ func (s *Server) ToldCauses() int {
 	defer s.status.mu.Unlock()
 	return len(s.status.told)
 }
+
+// CachesBaseline reports whether a workspace folder keeps the baseline
+// of the file at path in memory.
+func (s *Server) CachesBaseline(path string) bool {
+	for _, f := range s.allFolders() {
+		if _, ok := f.Engine.Baseline(path); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -732,3 +732,31 @@ func TestConfigurationProblemShownAgainWhenItComesBack(t *testing.T) {
 	}
 	s.Shutdown()
 }
+
+// TestQuicklyClosedFilesLeaveNoBaselineBehind: files opened and closed
+// at once (a preview, an extension opening documents in bulk) do not keep
+// their committed text in memory once their baseline load ends.
+func TestQuicklyClosedFilesLeaveNoBaselineBehind(t *testing.T) {
+	files := map[string]string{}
+	for i := range 40 {
+		files[fmt.Sprintf("pkg/f%d.go", i)] = fmt.Sprintf("package pkg\n\nconst C%d = %d\n", i, i)
+	}
+	repo := lsptest.NewRepo(t, files)
+	e := lsptest.StartInProcess(t, repo.Dir, lsp.Options{})
+	e.Initialize(lsptest.InitOptions{})
+	for name := range files {
+		e.OpenFile(name)
+		e.Close(name)
+	}
+	e.AwaitIdle("")
+	kept := 0
+	for name := range files {
+		if e.Server.CachesBaseline(e.Path(name)) {
+			kept++
+		}
+	}
+	if kept != 0 {
+		t.Errorf("%d of %d closed files keep their baseline in memory", kept, len(files))
+	}
+	e.Shutdown()
+}
