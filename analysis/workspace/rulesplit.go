@@ -42,16 +42,30 @@ type splitReply struct {
 // cache (so that an unchanged file is never split twice, across restarts
 // too) and in memory (for a process without a store). A split that failed
 // is not asked again in the same process, so a reload after it cannot
-// start it over and over.
+// start it over and over. Memory keeps only the current content's entry
+// of each file: a file edited all day must not keep every version's
+// answer (the store keeps them, with a time to live).
 type splitter struct {
 	mu       sync.Mutex
 	answers  map[string][]rules.SplitRule
 	failed   map[string]bool
 	inflight map[string]bool
+	current  map[string]string // by folder root and file: the key of its content now
 }
 
 func newSplitter() *splitter {
-	return &splitter{answers: map[string][]rules.SplitRule{}, failed: map[string]bool{}, inflight: map[string]bool{}}
+	return &splitter{answers: map[string][]rules.SplitRule{}, failed: map[string]bool{}, inflight: map[string]bool{}, current: map[string]string{}}
+}
+
+// see records that the file owner (folder root and file) now has the
+// content of key, and forgets what memory kept for its other content.
+// sp.mu is held.
+func (sp *splitter) see(owner, key string) {
+	if old, ok := sp.current[owner]; ok && old != key {
+		delete(sp.answers, old)
+		delete(sp.failed, old)
+	}
+	sp.current[owner] = key
 }
 
 // splitFile is an assistant's file among a folder's rules that a model may
@@ -126,10 +140,12 @@ func (s *Services) splitFiles(root string, rs []*rules.Rule) []splitFile {
 	return kept
 }
 
-// lookup returns the cached split of key.
-func (s *Services) lookupSplit(ctx context.Context, key string) ([]rules.SplitRule, bool) {
+// lookupSplit returns the cached split of key, the content of the file
+// owner (folder root and file) now.
+func (s *Services) lookupSplit(ctx context.Context, owner, key string) ([]rules.SplitRule, bool) {
 	sp := s.split
 	sp.mu.Lock()
+	sp.see(owner, key)
 	a, ok := sp.answers[key]
 	sp.mu.Unlock()
 	if ok || s.Store == nil {
@@ -143,7 +159,9 @@ func (s *Services) lookupSplit(ctx context.Context, key string) ([]rules.SplitRu
 		return nil, false
 	}
 	sp.mu.Lock()
-	sp.answers[key] = a
+	if sp.current[owner] == key {
+		sp.answers[key] = a
+	}
 	sp.mu.Unlock()
 	return a, true
 }
@@ -158,7 +176,7 @@ func (f *Folder) refineRules(ctx context.Context, rs []*rules.Rule) []*rules.Rul
 	replace := map[*rules.Rule][]*rules.Rule{} // by the file's first rule
 	drop := map[*rules.Rule]bool{}
 	for _, sf := range files {
-		answer, ok := f.s.lookupSplit(ctx, sf.key)
+		answer, ok := f.s.lookupSplit(ctx, f.Root+"\x00"+sf.file, sf.key)
 		if !ok {
 			f.s.split.mu.Lock()
 			failed := f.s.split.failed[sf.key]
@@ -255,11 +273,14 @@ func (f *Folder) SplitRules(ctx context.Context) bool {
 		answer, err := f.s.askSplit(ctx, g, sf)
 		sp.mu.Lock()
 		delete(sp.inflight, sf.key)
-		switch {
-		case err == nil:
-			sp.answers[sf.key] = answer
-		case ctx.Err() == nil:
-			sp.failed[sf.key] = true
+		// Kept only while the file still has this content.
+		if sp.current[f.Root+"\x00"+sf.file] == sf.key {
+			switch {
+			case err == nil:
+				sp.answers[sf.key] = answer
+			case ctx.Err() == nil:
+				sp.failed[sf.key] = true
+			}
 		}
 		sp.mu.Unlock()
 		if err != nil {

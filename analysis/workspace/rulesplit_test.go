@@ -233,3 +233,30 @@ func TestNoModelNoSplit(t *testing.T) {
 		t.Fatal("a split is pending without a model")
 	}
 }
+
+// TestSplitsOfAnEditedFileDoNotPileUp: a server that runs for days while
+// AGENTS.md is edited keeps in memory the split of its current content
+// only; the store keeps the others.
+func TestSplitsOfAnEditedFileDoNotPileUp(t *testing.T) {
+	ctx := context.Background()
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	split := fake.On(llmtest.SchemaName(workspace.SchemaRuleSplit), splitReply(agentsSplit))
+	repo := lsptest.NewRepo(t, map[string]string{"AGENTS.md": agentsMD, "main.go": "package main\n"})
+	svc := splitServices(t, fake, t.TempDir(), false)
+	f := svc.Folder(repo.Dir)
+	for i := range 20 {
+		text := strings.Replace(agentsMD, "# AGENTS.md\n", fmt.Sprintf("# AGENTS.md (revision %d)\n", i), 1)
+		if err := os.WriteFile(filepath.Join(repo.Dir, "AGENTS.md"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rs, _ := f.ReloadAndSplit(ctx)
+		sameRules(t, fmt.Sprintf("revision %d", i), rs, agentsRefined)
+	}
+	if split.Times() != 20 {
+		t.Fatalf("%d split calls, want one per revision", split.Times())
+	}
+	if n := svc.SplitsInMemory(); n > 1 {
+		t.Errorf("%d splits kept in memory after 20 revisions of one file, want the current one", n)
+	}
+}
