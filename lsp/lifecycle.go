@@ -22,6 +22,9 @@ func (s *Server) initialize(_ context.Context, params []byte) (any, error) {
 	if err := decode(params, &p); err != nil {
 		return nil, invalidParams(protocol.MethodInitialize, err)
 	}
+	if p.ProcessID != nil {
+		s.watchParent(int(*p.ProcessID))
+	}
 	caps := p.Capabilities
 	s.encoding = negotiateEncoding(caps.General)
 	if w := caps.Window; w != nil {

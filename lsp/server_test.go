@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"net"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -759,4 +760,24 @@ func TestQuicklyClosedFilesLeaveNoBaselineBehind(t *testing.T) {
 		t.Errorf("%d of %d closed files keep their baseline in memory", kept, len(files))
 	}
 	e.Shutdown()
+}
+
+// TestServerEndsWithTheEditorsProcess: the editor's process, named in
+// initialize, is gone (killed while something else keeps the server's
+// input open): the server exits rather than run on as an orphan.
+func TestServerEndsWithTheEditorsProcess(t *testing.T) {
+	editor := exec.Command("sleep", "60")
+	if err := editor.Start(); err != nil {
+		t.Skip("cannot start a stand-in editor process:", err)
+	}
+	e := lsptest.StartInProcess(t, lsptest.NewRepo(t, map[string]string{"main.go": "package main\n"}).Dir, lsp.Options{})
+	e.Initialize(lsptest.InitOptions{ProcessID: int32(editor.Process.Pid)})
+	if code, err := e.Wait(500 * time.Millisecond); err == nil {
+		t.Fatalf("the server exited (%d) while the editor's process runs", code)
+	}
+	_ = editor.Process.Kill()
+	_ = editor.Wait()
+	if code, err := e.Wait(10 * time.Second); err != nil || code != 1 {
+		t.Fatalf("after the editor's process ended: exit %d, %v; want the server gone (exit 1)", code, err)
+	}
 }

@@ -287,6 +287,8 @@ type InitOptions struct {
 	// Folders are more workspace folders after the root, as paths relative
 	// to it (a nested folder) or absolute, in the order given.
 	Folders []string
+	// ProcessID is the editor's process id sent in initialize (none when 0).
+	ProcessID int32
 }
 
 // Initialize performs initialize and initialized.
@@ -307,6 +309,9 @@ func (e *Editor) Initialize(o InitOptions) *protocol.InitializeResult {
 			Workspace: &protocol.WorkspaceClientCapabilities{Configuration: &cfg},
 			Window:    &protocol.WindowClientCapabilities{WorkDoneProgress: &wdp, ShowDocument: &sd},
 		},
+	}
+	if o.ProcessID != 0 {
+		p.ProcessID = &o.ProcessID
 	}
 	if o.ChangeAnnotations {
 		p.Capabilities.Workspace.WorkspaceEdit = &protocol.WorkspaceEditClientCapabilities{ChangeAnnotationSupport: &protocol.ChangeAnnotationsSupportOptions{}}
