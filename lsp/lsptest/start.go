@@ -177,3 +177,12 @@ type buildError struct {
 }
 
 func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+// RemoveBuiltBinary deletes what BuildBinary built; a test binary that
+// calls BuildBinary calls it from TestMain once its tests ran, so that
+// each `go test` run does not leave a binary behind in the temp dir.
+func RemoveBuiltBinary() {
+	if builtBin != "" {
+		_ = os.RemoveAll(filepath.Dir(builtBin))
+	}
+}
