@@ -125,7 +125,7 @@ func (r *Reviewer) Review(ctx context.Context, in Input) (Result, error) {
 			res.Skipped = reason
 			return res, nil
 		}
-		if reason := r.unsendable(in.Path); reason.Skip() {
+		if reason := r.unsendable(in.Path); reason.Skip() && r.Pipeline != nil {
 			res.Skipped = reason
 			return res, nil
 		}

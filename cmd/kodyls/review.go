@@ -131,7 +131,11 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 			}
 		}
 		if unchecked > 0 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%d Kody Rule(s) without a detector not checked offline: they need a model (KODYLS_LLM_BASE_URL and KODYLS_LLM_MODEL); `kodyls rules list` shows them", unchecked))
+			why := res.WhyNoModel()
+			if *offline || why == "" {
+				why = "--offline"
+			}
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%d Kody Rule(s) without a detector not checked offline: they need a model (%s); `kodyls rules list` shows them", unchecked, why))
 		}
 	}
 	_, problems := folder.Reviewer()
