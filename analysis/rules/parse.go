@@ -626,16 +626,30 @@ func (d *decoder) paths(k, v *yaml.Node, r *Rule) *LoadError {
 		}
 		return valueOrKey(k, v)
 	}
+	// Every bad pattern is reported, not only the first: the first is
+	// the rule's error, the others go with the file's further errors.
+	var first *LoadError
 	for i, p := range list {
 		p = normalizePattern(p)
 		glob := strings.TrimPrefix(p, "!")
-		if glob == "" {
-			return d.errAt(itemNode(i), "path pattern %q matches nothing; write a glob such as \"src/**/*.go\"", list[i])
+		var lerr *LoadError
+		switch {
+		case glob == "":
+			lerr = d.errAt(itemNode(i), "path pattern %q matches nothing; write a glob such as \"src/**/*.go\"", list[i])
+		case !doublestar.ValidatePattern(glob):
+			lerr = d.errAt(itemNode(i), "invalid path glob %q: check for unbalanced [ ] or { } and a trailing \\", list[i])
 		}
-		if !doublestar.ValidatePattern(glob) {
-			return d.errAt(itemNode(i), "invalid path glob %q: check for unbalanced [ ] or { } and a trailing \\", list[i])
+		switch {
+		case lerr == nil:
+			list[i] = p
+		case first == nil:
+			first = lerr
+		default:
+			d.more = append(d.more, lerr)
 		}
-		list[i] = p
+	}
+	if first != nil {
+		return first
 	}
 	r.Paths = list
 	return nil

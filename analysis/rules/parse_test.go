@@ -356,3 +356,13 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestEveryBadPathGlobIsReported: a rule author who fixes the first bad
+// glob of a list learns of the next one now, not at the next check.
+func TestEveryBadPathGlobIsReported(t *testing.T) {
+	_, more, err := ParseMarkdown("r.md", []byte("---\ntitle: t\npath: [\"src/[a\", \"lib/{x\", \"ok/**\"]\n---\nBody.\n"))
+	assertLoadError(t, err, 3, 8, `invalid path glob "src/[a"`)
+	if len(more) != 1 || more[0].Line != 3 || more[0].Column != 18 || !strings.Contains(more[0].Msg, `"lib/{x"`) {
+		t.Fatalf("further errors %v, want the second glob at 3:18", more)
+	}
+}

@@ -367,7 +367,7 @@ func rulesCheck(ctx context.Context, args []string, stdout, stderr io.Writer, lo
 		if c := strings.Compare(a.File, b.File); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Line, b.Line)
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
 	if *f.json {
 		writeRulesJSON(stdout, struct {
