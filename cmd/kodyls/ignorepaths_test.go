@@ -135,7 +135,9 @@ func TestRulesTestRefusesPrivateFiles(t *testing.T) {
 func TestReviewKeepsIgnorePathsWithANegation(t *testing.T) {
 	for name, cfg := range map[string]string{
 		"negation": "ignorePaths:\n  - private/**\n  - \"!private/README.md\"\n",
-		"root":     "ignorePaths:\n  - /\n  - private/**\n",
+		// "/" would ignore every file: left out, it leaves the list short
+		// of what was meant, so nothing goes to the model.
+		"root": "ignorePaths:\n  - /\n  - private/**\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			repo := lsptest.NewRepo(t, map[string]string{
@@ -163,15 +165,22 @@ func TestReviewKeepsIgnorePathsWithANegation(t *testing.T) {
 			for _, f := range rep.Files {
 				skipped[f.Path] = f.Skipped
 			}
-			if skipped["private/export.go"] != "ignored by kodus-config ignorePaths: private/**" || skipped["main.go"] != "" {
+			mainSkip := ""
+			if name == "root" {
+				mainSkip = skipped["main.go"]
+				if !strings.Contains(mainSkip, "until kodus-config.yml is fixed") {
+					t.Errorf("main.go: %q, want it held back", mainSkip)
+				}
+			}
+			if skipped["private/export.go"] != "ignored by kodus-config ignorePaths: private/**" || skipped["main.go"] != mainSkip {
 				t.Errorf("files %+v", rep.Files)
 			}
 			notes := strings.Join(rep.Notes, "\n")
 			if !strings.Contains(notes, "kodus-config.yml:") || strings.Contains(notes, "default ignore list") {
 				t.Errorf("notes:\n%s", notes)
 			}
-			if scripts.Calls() == 0 {
-				t.Fatal("main.go was not reviewed")
+			if reviewed := scripts.Calls() > 0; reviewed != (name != "root") {
+				t.Fatalf("main.go reviewed: %v", reviewed)
 			}
 			neverSent(t, fake)
 		})
