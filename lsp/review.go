@@ -15,6 +15,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/kodustech/kodyls/analysis/anchor"
+	"github.com/kodustech/kodyls/analysis/changes"
 	"github.com/kodustech/kodyls/analysis/filereview"
 	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
@@ -98,6 +99,7 @@ func (s *Server) reviewDoc(ctx context.Context, key string, token protocol.Progr
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	od := s.openDoc(key)
 	snap, _ := s.snapshot(key)
 	switch {
 	case snap == nil:
@@ -108,28 +110,46 @@ func (s *Server) reviewDoc(ctx context.Context, key string, token protocol.Progr
 	if err := s.withBaseline(ctx, snap); err != nil {
 		return nil, err
 	}
+	if s.openDoc(key) != od {
+		// Closed (and maybe reopened) while git read the baseline.
+		return nil, jsonrpc2.NewError(protocol.CodeContentModified, workspace.ErrStale.Error())
+	}
 
-	prog := s.beginProgress(ctx, token, "Kody review: "+snap.Rel)
-	s.modelWorkStarted()
-	res, err := s.reviews.Run(ctx, snap)
+	// One progress report per review that talks to the model: not for one
+	// that joins a running review of the same version, nor while waiting.
+	var prog *progress
+	res, err := s.reviews.Run(ctx, snap, func() {
+		prog = s.beginProgress(ctx, token, "Kody review: "+snap.Rel)
+		s.modelWorkStarted()
+	})
+	end := func(msg string) {
+		if prog != nil {
+			prog.End(msg)
+		}
+	}
 	s.reviewDegraded(res.Degraded, err)
-	s.modelWorkEnded()
+	if prog != nil {
+		s.modelWorkEnded()
+	}
 	sum := &contract.ReviewSummary{URI: uri.URI(key), Version: snap.Version, Hunks: res.Hunks, CachedHunks: res.CachedHunks, Skipped: string(res.Skipped), Degraded: res.Degraded}
 	switch {
 	case errors.Is(err, filereview.ErrOffline):
 		sum.Offline = true
 	case errors.Is(err, workspace.ErrStale):
-		prog.End("superseded: a newer version of the buffer is reviewed")
+		end("superseded: a newer version of the buffer is reviewed")
 		return nil, jsonrpc2.NewError(protocol.CodeContentModified, err.Error())
 	case err != nil:
-		prog.End("cancelled")
+		end("cancelled")
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, err
 	}
 	sum.Findings = len(res.Findings)
-	prog.End(fmt.Sprintf("%d findings (%d of %d hunks from cache)", sum.Findings, res.CachedHunks, res.Hunks))
+	end(fmt.Sprintf("%d findings (%d of %d hunks from cache)", sum.Findings, res.CachedHunks, res.Hunks))
+	// A commit during the review moved the baseline: the findings about
+	// what it committed leave before they are shown.
+	s.dropCommittedFindings(ctx, key, snap.Baseline)
 	s.publishReview(ctx, key)
 	return sum, nil
 }
@@ -152,37 +172,39 @@ func (s *Server) publishReview(ctx context.Context, key string) {
 // still be about the change: the context lines of a hunk.
 const hunkContext = 3
 
-// dropCommittedFindings drops, after the baseline moved (a commit, a
-// checkout), the review findings of a buffer that lie on no changed line
-// nor near one: the change they were about is in the baseline now, and the
-// review is of the changes.
-func (s *Server) dropCommittedFindings(ctx context.Context, key string) {
+// dropCommittedFindings drops, once the baseline moved away from before
+// (a commit, a checkout), the review findings of a buffer that were about
+// the change and no longer are: near a changed line then, near none now.
+// The change they were about is in the baseline. A finding that was near
+// no change (a remark about the whole file) is left alone, and nothing
+// is dropped when the baseline did not move (git status rewrites the
+// index without changing it).
+func (s *Server) dropCommittedFindings(ctx context.Context, key string, before changes.Baseline) {
 	snap, doc := s.snapshot(key)
-	if snap == nil || !snap.Checked() {
+	if snap == nil || !snap.Checked() || sameBaseline(before, snap.Baseline) {
 		return
 	}
 	s.reviews.Follow(key, snap.Version)
 	if _, v := s.reviews.Findings(key); v != snap.Version {
 		return
 	}
-	changed := snap.ChangedLines()
-	near := func(line int) bool {
-		for l := line - hunkContext; l <= line+hunkContext; l++ {
-			if changed.Has(l) {
+	was := changes.AllLines()
+	if before.Kind != changes.Untracked {
+		was = changes.Changed(before.Text, snap.Text)
+	}
+	now := snap.ChangedLines()
+	near := func(set changes.LineSet, from, to int) bool {
+		for l := from - hunkContext; l <= to+hunkContext; l++ {
+			if set.Has(l) {
 				return true
 			}
 		}
 		return false
 	}
 	n := s.reviews.Remove(key, func(f filereview.Finding) bool {
-		from := doc.PositionAt(f.Span.Start, s.encoding).Line
-		to := doc.PositionAt(f.Span.End, s.encoding).Line
-		for l := int(from); l <= int(to); l++ {
-			if near(l) {
-				return false
-			}
-		}
-		return true
+		from := int(doc.PositionAt(f.Span.Start, s.encoding).Line)
+		to := int(doc.PositionAt(f.Span.End, s.encoding).Line)
+		return near(was, from, to) && !near(now, from, to)
 	})
 	if n > 0 {
 		s.publishReview(ctx, key)

@@ -614,3 +614,74 @@ func TestEditorGoneEndsTheRunningReview(t *testing.T) {
 		t.Error("the model call was not aborted")
 	}
 }
+
+// printRemark is a suggestion about a line the change did not touch (the
+// model sees the whole file): not about the change, so a commit does not
+// take it along, and git rewriting its index takes nothing.
+var printRemark = reviewtest.Suggestion{
+	SuggestionContent:  "Print a newline after the total.",
+	ExistingCode:       "fmt.Print(total(nil))",
+	ImprovedCode:       "fmt.Println(total(nil))",
+	OneSentenceSummary: "End the output with a newline",
+	RelevantLinesStart: 14, RelevantLinesEnd: 14,
+	Label: "style", Severity: "low",
+}
+
+// TestGitStatusKeepsReviewFindings: git rewriting its index (git status
+// after a save, as editors run it) moves no baseline, and every finding
+// stays; a commit then takes only the finding about the committed change.
+func TestGitStatusKeepsReviewFindings(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop, printRemark})
+	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "save")
+	e.OpenFile("main.go")
+	typeBug(e)
+	e.Save("main.go")
+	both := func(ds []protocol.Diagnostic) bool { return hasReviewOnLine(6)(ds) && hasRemarkOnLine(13)(ds) }
+	e.AwaitDiagnostics("main.go", both)
+	e.repo.Git("status", "--short")
+	e.repo.Write(map[string]string{"notes.txt": "x\n"})
+	e.repo.Git("add", "notes.txt")
+	e.AwaitIdle("")
+	if ds := e.Diagnostics("main.go"); !both(ds) {
+		t.Fatalf("after git status and git add of another file: %s", lsptest.Describe(ds))
+	}
+	e.repo.Commit("the loop")
+	e.AwaitDiagnostics("main.go", func(ds []protocol.Diagnostic) bool { return !hasReviewOnLine(6)(ds) && hasRemarkOnLine(13)(ds) })
+	e.Shutdown()
+}
+
+func hasRemarkOnLine(line uint32) func([]protocol.Diagnostic) bool {
+	return func(ds []protocol.Diagnostic) bool {
+		for _, d := range ds {
+			if lsptest.Code(d) == "style" && d.Range.Start.Line == line {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// TestCommitDuringReviewTakesItsFindingsAlong: a review that ends after
+// the change it was about was committed shows no finding about it.
+func TestCommitDuringReviewTakesItsFindingsAlong(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	slow := llmtest.JSON(map[string]any{"codeSuggestions": []reviewtest.Suggestion{rangeLoop}})
+	slow.Latency = time.Second
+	reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop}, slow)
+	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "save")
+	e.OpenFile("main.go")
+	typeBug(e)
+	e.Save("main.go")
+	if !fake.WaitSchema(review.SchemaAnalyze, 1, 5*time.Second) {
+		t.Fatal("the analysis request never left")
+	}
+	e.repo.Commit("the loop")
+	e.AwaitIdle("")
+	if ds := e.Diagnostics("main.go"); hasReviewOnLine(6)(ds) {
+		t.Fatalf("a finding about the committed change is shown: %s", lsptest.Describe(ds))
+	}
+	e.Shutdown()
+}

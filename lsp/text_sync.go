@@ -334,10 +334,11 @@ func (s *Server) refreshBaselines() {
 			if od.folder == nil {
 				continue
 			}
+			before, _ := od.folder.Engine.Baseline(od.path)
 			if err := s.loadBufferBaseline(ctx, od); err != nil {
 				return // the session is ending
 			}
-			s.dropCommittedFindings(ctx, string(od.uri))
+			s.dropCommittedFindings(ctx, string(od.uri), before)
 			s.checks.Trigger(string(od.uri))
 		}
 	})

@@ -41,12 +41,48 @@ type Reviews struct {
 }
 
 type docReview struct {
-	cancel   context.CancelFunc // the running review; nil when none
-	seq      uint64             // identifies the running review
-	call     *reviewCall        // the running review, for others of its version to join
-	wantV    int32              // the newest version a review was asked for
+	cancel  context.CancelFunc // the running review; nil when none
+	call    *reviewCall        // the running review, for others of its version to join
+	waiting map[int32]int      // versions asked for whose reviews have not started nor given up
+	// asked is closed, and replaced, when a review is asked for, so that
+	// reviews waiting for the running one see at once that a newer one
+	// supersedes them.
+	asked    chan struct{}
 	findings []filereview.Finding
 	version  int32 // the version the findings' spans refer to
+}
+
+// newerWanted reports whether a review of a version newer than v waits.
+func (d *docReview) newerWanted(v int32) bool {
+	for w, n := range d.waiting {
+		if w > v && n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// want records that a review of version v waits; the returned function
+// records that it no longer does. r.mu is held for both.
+func (d *docReview) want(v int32) (done func()) {
+	if d.waiting == nil {
+		d.waiting = map[int32]int{}
+	}
+	d.waiting[v]++
+	if d.asked != nil {
+		close(d.asked)
+	}
+	d.asked = make(chan struct{})
+	once := false
+	return func() {
+		if once {
+			return
+		}
+		once = true
+		if d.waiting[v]--; d.waiting[v] <= 0 {
+			delete(d.waiting, v)
+		}
+	}
 }
 
 // NewReviews returns an empty review state that moves findings with the
@@ -78,15 +114,19 @@ func (r *Reviews) Running() int {
 // document reached meanwhile. A review of the version already being
 // reviewed joins the running one (a save, then "review this file", then
 // "review the workspace" cost one review); a review of a newer version
-// waits for the running one to end first. The error is ErrStale when a
-// review of a newer version was asked for before this one could keep its
+// waits for the running one to end first. started, when not nil, is
+// called when this call's own review starts talking to the model (not
+// when it joins or waits), so that the editor shows one progress report
+// per review that runs. The error is ErrStale when a review of a newer
+// version was asked for (and still waits) before this one could keep its
 // findings, or the document was closed.
-func (r *Reviews) Run(ctx context.Context, snap *Snapshot) (filereview.Result, error) {
+func (r *Reviews) Run(ctx context.Context, snap *Snapshot, started func()) (filereview.Result, error) {
 	r.mu.Lock()
 	d := r.doc(snap.URI)
-	d.wantV = max(d.wantV, snap.Version)
+	unwant := d.want(snap.Version)
 	for {
-		if r.docs[snap.URI] != d || d.wantV > snap.Version {
+		if r.docs[snap.URI] != d || d.newerWanted(snap.Version) {
+			unwant()
 			r.mu.Unlock()
 			return filereview.Result{}, ErrStale
 		}
@@ -94,33 +134,43 @@ func (r *Reviews) Run(ctx context.Context, snap *Snapshot) (filereview.Result, e
 		if c == nil {
 			break
 		}
+		asked := d.asked
 		r.mu.Unlock()
 		select {
 		case <-c.done:
+			if c.version == snap.Version && !(errors.Is(c.err, context.Canceled) && ctx.Err() == nil) {
+				// Joined: unless its caller gave up on it and this one did not.
+				r.mu.Lock()
+				unwant()
+				r.mu.Unlock()
+				return c.res, c.err
+			}
+		case <-asked: // a review was asked for: is this one superseded?
 		case <-ctx.Done():
+			r.mu.Lock()
+			unwant()
+			r.mu.Unlock()
 			return filereview.Result{}, ctx.Err()
-		}
-		if c.version == snap.Version && !(errors.Is(c.err, context.Canceled) && ctx.Err() == nil) {
-			// Joined: unless its caller gave up on it and this one did not.
-			return c.res, c.err
 		}
 		r.mu.Lock()
 	}
+	unwant()
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	d.seq++
-	seq := d.seq
 	c := &reviewCall{version: snap.Version, done: make(chan struct{})}
 	d.cancel, d.call = cancel, c
 	r.running++
 	r.mu.Unlock()
 
+	if started != nil {
+		started()
+	}
 	res, err := snap.Folder.Review(rctx, snap.ReviewInput())
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.running--
-	res, err = r.keep(ctx, rctx, d, seq, snap, res, err)
+	res, err = r.keep(ctx, rctx, d, snap, res, err)
 	if d.call == c {
 		d.call = nil
 	}
@@ -137,11 +187,11 @@ type reviewCall struct {
 	err     error
 }
 
-// keep records the result of the review seq of d, moved to the version
-// the document reached meanwhile, and returns what its callers get. r.mu
-// is held.
-func (r *Reviews) keep(ctx, rctx context.Context, d *docReview, seq uint64, snap *Snapshot, res filereview.Result, err error) (filereview.Result, error) {
-	current := d.seq == seq && r.docs[snap.URI] == d
+// keep records the result of the running review of d, moved to the
+// version the document reached meanwhile, and returns what its callers
+// get. r.mu is held.
+func (r *Reviews) keep(ctx, rctx context.Context, d *docReview, snap *Snapshot, res filereview.Result, err error) (filereview.Result, error) {
+	current := r.docs[snap.URI] == d
 	if current {
 		d.cancel = nil
 	}
@@ -151,7 +201,7 @@ func (r *Reviews) keep(ctx, rctx context.Context, d *docReview, seq uint64, snap
 		}
 		return res, err
 	}
-	if !current || rctx.Err() != nil || d.wantV > snap.Version {
+	if !current || rctx.Err() != nil || d.newerWanted(snap.Version) {
 		return res, ErrStale
 	}
 	at := max(d.version, snap.Version)

@@ -78,7 +78,7 @@ func (r *reviewed) snapshot(t *testing.T, v int32, text string) *workspace.Snaps
 func runAsync(ctx context.Context, rs *workspace.Reviews, snap *workspace.Snapshot) <-chan error {
 	done := make(chan error, 1)
 	go func() {
-		_, err := rs.Run(ctx, snap)
+		_, err := rs.Run(ctx, snap, nil)
 		done <- err
 	}()
 	return done
@@ -123,7 +123,7 @@ func TestReviewsFollowEdits(t *testing.T) {
 				return tt.edits, tt.known
 			})
 			snap := r.snapshot(t, 3, buggyGo)
-			res, err := rs.Run(t.Context(), snap)
+			res, err := rs.Run(t.Context(), snap, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,7 +189,7 @@ func TestNewerReviewWaitsForOlder(t *testing.T) {
 	newer := r.snapshot(t, 2, buggyGo)
 	second := make(chan error, 1)
 	go func() {
-		res, err := rs.Run(t.Context(), newer)
+		res, err := rs.Run(t.Context(), newer, nil)
 		if err == nil && len(res.Findings) != 1 {
 			err = errors.New("the second review lost the first one's finding")
 		}
@@ -253,7 +253,7 @@ func TestReviewsRemoveFindLinkForget(t *testing.T) {
 	r := startReviewed(t, []reviewtest.Suggestion{offByOne, document})
 	rs := workspace.NewReviews(nil)
 	snap := r.snapshot(t, 5, buggyGo)
-	if _, err := rs.Run(t.Context(), snap); err != nil {
+	if _, err := rs.Run(t.Context(), snap, nil); err != nil {
 		t.Fatal(err)
 	}
 	fs, _ := rs.Findings(snap.URI)
@@ -326,5 +326,64 @@ func TestForgetCancelsRunningReview(t *testing.T) {
 	}
 	if fs, v := rs.Findings(snap.URI); fs != nil || v != 0 || rs.Running() != 0 {
 		t.Fatalf("the closed document has findings %+v at version %d, %d running", fs, v, rs.Running())
+	}
+}
+
+// TestCancelledWaiterLeavesTheRunningReviewItsFindings: a review of a
+// newer version that gives up while it waits supersedes nothing: the
+// running review keeps its findings.
+func TestCancelledWaiterLeavesTheRunningReviewItsFindings(t *testing.T) {
+	r := startReviewed(t, []reviewtest.Suggestion{offByOne}, slowly(suggest(offByOne)))
+	rs := workspace.NewReviews(func(string, int32, int32) ([]anchor.Edit, bool) { return nil, true })
+	first := runAsync(t.Context(), rs, r.snapshot(t, 1, buggyGo))
+	if !r.fake.WaitSchema(review.SchemaAnalyze, 1, wait) {
+		t.Fatal("the analysis request never left")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	second := runAsync(ctx, rs, r.snapshot(t, 2, buggyGo))
+	cancel()
+	if err := await(t, second, "the waiting review"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the cancelled waiting review returned %v", err)
+	}
+	if err := await(t, first, "the running review"); err != nil {
+		t.Fatalf("the running review returned %v after a waiter gave up, want its findings", err)
+	}
+	if fs, _ := rs.Findings(r.snapshot(t, 1, buggyGo).URI); len(fs) != 1 {
+		t.Fatalf("findings %+v, want the running review's", fs)
+	}
+}
+
+// TestSupersededWaiterEndsAtOnce: of the reviews waiting for a running
+// one, those a newer request supersedes end at once (an editor shows
+// each as a progress report) instead of when the running one ends; only
+// the review that starts says so through started.
+func TestSupersededWaiterEndsAtOnce(t *testing.T) {
+	r := startReviewed(t, []reviewtest.Suggestion{offByOne}, llmtest.Reply{Hang: true})
+	rs := workspace.NewReviews(func(string, int32, int32) ([]anchor.Edit, bool) { return nil, true })
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	started := make(chan int32, 4)
+	run := func(v int32) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := rs.Run(ctx, r.snapshot(t, v, buggyGo), func() { started <- v })
+			done <- err
+		}()
+		return done
+	}
+	first := run(1)
+	if !r.fake.WaitSchema(review.SchemaAnalyze, 1, wait) {
+		t.Fatal("the analysis request never left")
+	}
+	second := run(2)
+	third := run(3)
+	if err := await(t, second, "the superseded review"); !errors.Is(err, workspace.ErrStale) {
+		t.Fatalf("the superseded review returned %v while the first still runs, want ErrStale", err)
+	}
+	cancel()
+	await(t, first, "the first review")
+	await(t, third, "the third review")
+	if got := <-started; got != 1 || len(started) != 0 {
+		t.Errorf("started for version %d (and %d more); want only the first, the others never ran", got, len(started))
 	}
 }
