@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/analysis/gate"
+	"github.com/kodustech/kodyls/analysis/kodusconfig"
 	"github.com/kodustech/kodyls/analysis/rules"
 	"github.com/kodustech/kodyls/prompts"
 )
@@ -115,8 +117,14 @@ func (s *Services) splitFiles(root string, rs []*rules.Rule) []splitFile {
 		return nil
 	}
 	defer ws.Close()
+	// What the model is sent honours the workspace's ignore list, and
+	// nothing is sent while kodus-config.yml may have lost part of it.
+	privacy, _ := gate.ForConfig(kodusconfig.Load(root))
 	kept := out[:0]
 	for _, sf := range out {
+		if privacy.Refuses(sf.file) {
+			continue
+		}
 		st, err := ws.Stat(sf.file)
 		if err != nil || !st.Mode().IsRegular() || st.Size() > rules.MaxFileSize {
 			continue

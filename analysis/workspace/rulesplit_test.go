@@ -260,3 +260,24 @@ func TestSplitsOfAnEditedFileDoNotPileUp(t *testing.T) {
 		t.Errorf("%d splits kept in memory after 20 revisions of one file, want the current one", n)
 	}
 }
+
+// TestNoSplitWhileIgnorePathsAreUnreadable: a kodus-config.yml that does
+// not parse may have lost the pattern that ignores AGENTS.md, so the file
+// is not sent to the model to be split; its sections stay the rules.
+func TestNoSplitWhileIgnorePathsAreUnreadable(t *testing.T) {
+	ctx := context.Background()
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	split := fake.On(llmtest.SchemaName(workspace.SchemaRuleSplit), splitReply(agentsSplit))
+	repo := lsptest.NewRepo(t, map[string]string{
+		"AGENTS.md":        agentsMD,
+		"main.go":          "package main\n",
+		"kodus-config.yml": "ignorePaths: [AGENTS.md\n",
+	})
+	f := splitServices(t, fake, t.TempDir(), false).Folder(repo.Dir)
+	rs, _ := f.ReloadAndSplit(ctx)
+	if split.Times() != 0 || len(fake.ChatRequests()) != 0 {
+		t.Fatalf("%d split calls, %d requests while ignorePaths cannot be read", split.Times(), len(fake.ChatRequests()))
+	}
+	sameRules(t, "the sections", rs, agentsWithoutModel)
+}
