@@ -201,6 +201,13 @@ func (s *Server) reloadRules(ctx context.Context, token protocol.ProgressToken) 
 // the user believing the file took effect.
 func (s *Server) tellReviewProblems(ctx context.Context, f *workspace.Folder) {
 	rv, probs := f.Reviewer()
+	// A rule file the ignore list keeps unread is no rule at all: said
+	// here, not only on the file (which the user may never open).
+	for _, w := range f.Engine.Warnings() {
+		if w.Skipped {
+			probs = append(probs, "Kody Rule file "+w.Error())
+		}
+	}
 	now := make(map[string]bool, len(probs))
 	var fresh []string
 	s.mu.Lock()

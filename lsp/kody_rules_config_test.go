@@ -108,3 +108,29 @@ func TestBrokenKodusConfigIsTold(t *testing.T) {
 	}
 	e.Shutdown()
 }
+
+// TestRuleFilesIgnoredByIgnorePathsAreTold: ignorePaths written to keep
+// docs out of reviews ("**/*.md") also leaves the Kody Rule files unread;
+// the editor says so once, not only on the rule file.
+func TestRuleFilesIgnoredByIgnorePathsAreTold(t *testing.T) {
+	repo := lsptest.NewRepo(t, map[string]string{
+		"main.go":              reviewGo,
+		".kody/rules/loops.md": loopRule("Loops over slices use range"),
+		"kodus-config.yml":     "ignorePaths: [\"**/*.md\"]\n",
+	})
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	reviewtest.Script(fake, nil)
+	e := startReviewing(t, repo, fake, t.TempDir(), "save")
+	e.AwaitIdle("")
+	told := 0
+	for _, m := range e.Messages() {
+		if strings.Contains(m, "Kody Rule file .kody/rules/loops.md: not read") && strings.Contains(m, "**/*.md") {
+			told++
+		}
+	}
+	if told != 1 {
+		t.Fatalf("told %d times that the rule file is not read, want once: %q", told, e.Messages())
+	}
+	e.Shutdown()
+}

@@ -81,6 +81,9 @@ func TestIgnorePathsKeepRuleSourcesFromTheModel(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("review: code %d\n%s%s", code, out, errOut)
 	}
+	if !strings.Contains(out, "note: Kody Rule file AGENTS.md: not read: the file is ignored by kodus-config ignorePaths (AGENTS.md)") {
+		t.Errorf("review does not say AGENTS.md is not read:\n%s", out)
+	}
 	if check.Check.Times() == 0 || check.Guardian.Times() == 0 || split.Times() == 0 {
 		t.Fatalf("the test did not exercise the rule check (%d), the guardian (%d) and the split (%d)\n%s%s",
 			check.Check.Times(), check.Guardian.Times(), split.Times(), out, errOut)

@@ -123,6 +123,11 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	for _, le := range ruleErrs {
 		rep.Notes = append(rep.Notes, "broken Kody Rule: "+le.Error())
 	}
+	for _, w := range folder.Engine.Warnings() {
+		if w.Skipped {
+			rep.Notes = append(rep.Notes, "Kody Rule file "+w.Error())
+		}
+	}
 	if rep.Offline {
 		unchecked := 0
 		for _, r := range loaded {
