@@ -537,8 +537,8 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		if !explicit && ws.folder.Gate(rel, text).Skip() {
 			continue
 		}
-		checked = append(checked, rel)
 		if tested.Detector != nil {
+			checked = append(checked, rel)
 			violations = append(violations, detectInFile(&tested, rel, text)...)
 			continue
 		}
@@ -549,6 +549,7 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 			failed = true
 			continue
 		}
+		checked = append(checked, rel)
 		for _, v := range found {
 			violations = append(violations, violationJSON{
 				File: rel, Line: v.Span.StartLine + 1, Column: colAt(text, v.Span.Start), EndColumn: colAt(text, v.Span.End),
