@@ -5,8 +5,6 @@ package shell
 import (
 	"bytes"
 	"context"
-	"os/exec"
-	"syscall"
 )
 
 // Run runs command with sh in dir, in its own process group, so that
@@ -14,9 +12,8 @@ import (
 // not only the shell. It returns stdout and stderr interleaved, and
 // ctx.Err() when ctx ended the command.
 func Run(ctx context.Context, dir, command string) (string, error) {
-	cmd := exec.Command("sh", "-c", command)
+	cmd := shellCommand(command)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -28,7 +25,7 @@ func Run(ctx context.Context, dir, command string) (string, error) {
 	case err := <-done:
 		return out.String(), err
 	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		<-done
 		return out.String(), ctx.Err()
 	}
