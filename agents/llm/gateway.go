@@ -221,7 +221,7 @@ func (g *Gateway) attempts(ctx context.Context, p *prepared, sch *schemaInfo, sc
 		n++
 		if err == nil && len(resp.Choices) == 0 {
 			err = errors.New("response has no choices")
-			info.set(200, "")
+			info.set(200, "", "")
 		}
 		if err == nil {
 			return &resp, n, nil

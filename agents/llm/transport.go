@@ -65,15 +65,9 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (r *respInfo) set(status int, retryAfter string) {
+func (r *respInfo) set(status int, retryAfter, contentType string) {
 	r.mu.Lock()
-	r.status, r.retryAfter = status, retryAfter
-	r.mu.Unlock()
-}
-
-func (r *respInfo) setContentType(ct string) {
-	r.mu.Lock()
-	r.contentType = ct
+	r.status, r.retryAfter, r.contentType = status, retryAfter, contentType
 	r.mu.Unlock()
 }
 
@@ -116,8 +110,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp != nil {
 		info, ok := req.Context().Value(respInfoKey{}).(*respInfo)
 		if ok {
-			info.set(resp.StatusCode, resp.Header.Get("Retry-After"))
-			info.setContentType(resp.Header.Get("Content-Type"))
+			info.set(resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("Content-Type"))
 		}
 		if resp.ContentLength > MaxResponseBytes {
 			// Refuse at once what is announced too large.
