@@ -16,7 +16,7 @@ import (
 // shown: a review of a newer version of the document was asked for
 // meanwhile, the document was closed, or the edits made during the review
 // are not known, so its findings cannot be moved to the current text.
-var ErrStale = errors.New("the buffer changed during the review; its result was discarded")
+var ErrStale = errors.New("superseded: a review of a newer version of the buffer replaced this one (its findings show when it ends), or the buffer was closed")
 
 // EditsFunc gives the byte edits that turned version since of a document
 // into version upTo; false when they are not known (the document was

@@ -10,6 +10,8 @@ import {
   ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
+  LSPErrorCodes,
+  ResponseError,
   ServerOptions,
   State,
   TransportKind,
@@ -361,6 +363,12 @@ async function withServerProgress<T>(title: string, command: string, args: unkno
         return (await c.sendRequest(ExecuteCommandRequest.type, params, token)) as T;
       } catch (err) {
         if (token.isCancellationRequested) return undefined;
+        if (err instanceof ResponseError && err.code === LSPErrorCodes.ContentModified) {
+          // Superseded by a newer review of the file, which shows its
+          // findings when it ends: not a failure.
+          void vscode.window.showInformationMessage(`Kody: ${errorMessage(err)}`);
+          return undefined;
+        }
         void vscode.window.showErrorMessage(`Kody: ${command} failed: ${errorMessage(err)}`);
         return undefined;
       } finally {

@@ -63,6 +63,12 @@ end
 local function execute(client, command, arg, handler, bufnr)
   local params = { command = command, arguments = arg and { arg } or nil }
   request(client, 'workspace/executeCommand', params, function(err, result, ctx)
+    if err and err.code == -32801 then
+      -- ContentModified: a newer review of the buffer replaced this one
+      -- and shows its findings when it ends; not a failure.
+      echo('kodyls: ' .. (err.message or command))
+      return
+    end
     if err then
       echo('kodyls: ' .. command .. ': ' .. (err.message or vim.inspect(err)), 'ErrorMsg')
       return
