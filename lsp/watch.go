@@ -499,7 +499,8 @@ func (s *Server) refreshBaselineOnSave(ctx context.Context, od *openDoc) {
 		s.log.Debug("cannot re-read the baseline on save", "path", od.path, "error", err)
 		return
 	}
-	if old, ok := od.folder.Engine.Baseline(od.path); !ok || sameBaseline(old, b) {
+	old, ok := od.folder.Engine.Baseline(od.path)
+	if !ok || sameBaseline(old, b) {
 		return // unchanged, or never read: opening reads it
 	}
 	// Read again through the engine, which caches it (and keeps the text
@@ -508,6 +509,7 @@ func (s *Server) refreshBaselineOnSave(ctx context.Context, od *openDoc) {
 		return // the session is ending
 	}
 	s.watchRepoOf(ctx, b.RepoRoot, false)
+	s.dropCommittedFindings(ctx, string(od.uri), old)
 }
 
 // sameBaseline reports whether a baseline just read says what the cached
