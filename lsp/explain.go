@@ -206,7 +206,11 @@ func (s *Server) rootFor(u uri.URI) string {
 
 // explainer is the explainer of a workspace, from the composition root.
 func (s *Server) explainer(root string) *rca.Explainer {
-	return s.svc.Explainer(s.ctx, root)
+	x := s.svc.Explainer(s.ctx, root)
+	s.mu.Lock()
+	x.NoModel = s.cfg.WhyNoModel() // the note names the setting to fix
+	s.mu.Unlock()
+	return x
 }
 
 // explainAction offers "Explain this error" for any diagnostic.

@@ -41,7 +41,13 @@ func (s *Server) fixError(ctx context.Context, arg []byte, token protocol.Progre
 	root := s.rootFor(a.URI)
 	fx := s.svc.Fixer(root)
 	if fx.Gateway == nil {
-		return nil, jsonrpc2.NewError(codeRequestFailed, fix.ErrNoModel.Error())
+		msg := fix.ErrNoModel.Error()
+		s.mu.Lock()
+		if why := s.cfg.WhyNoModel(); why != "" {
+			msg = "Fix this error needs a model: " + why
+		}
+		s.mu.Unlock()
+		return nil, jsonrpc2.NewError(codeRequestFailed, msg)
 	}
 	s.modelWorkStarted()
 	defer s.modelWorkEnded()

@@ -685,3 +685,28 @@ func TestCommitDuringReviewTakesItsFindingsAlong(t *testing.T) {
 	}
 	e.Shutdown()
 }
+
+// TestExplainAndFixNameTheSettingToFix: with an llm.baseUrl kodyls had to
+// refuse, "Explain this error" and "Fix this error" say which setting to
+// fix, not to configure a model the user did configure.
+func TestExplainAndFixNameTheSettingToFix(t *testing.T) {
+	s := start(t, reviewRepo(t).Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{"llm": map[string]any{"baseUrl": "127.0.0.1:8089/v1", "model": "m"}}})
+	s.OpenFile("main.go")
+	args := contract.ExplainArgs{URI: s.URI("main.go"), Message: "declared and not used: sum",
+		Range: &protocol.Range{Start: protocol.Position{Line: 5, Character: 1}, End: protocol.Position{Line: 5, Character: 4}}}
+	var res struct {
+		Markdown string `json:"markdown"`
+	}
+	if err := s.ExecuteCommand(contract.CommandExplainError, args, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Markdown, `llm.baseUrl "127.0.0.1:8089/v1"`) {
+		t.Errorf("the explanation does not name the refused URL:\n%s", res.Markdown)
+	}
+	err := s.ExecuteCommand(contract.CommandFixError, args, nil)
+	if err == nil || !strings.Contains(err.Error(), `llm.baseUrl "127.0.0.1:8089/v1"`) {
+		t.Errorf("fixError: %v; want the refused URL named", err)
+	}
+	s.Shutdown()
+}
