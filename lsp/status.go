@@ -145,7 +145,7 @@ func (s *Server) sendStatus() {
 	configured := s.svc.ModelConfigured()
 	s.mu.Lock()
 	cfg := s.cfg.Settings
-	badURL := s.cfg.RejectedBaseURL()
+	badURL := contract.RedactURL(s.cfg.RejectedBaseURL())
 	s.mu.Unlock()
 	s.status.mu.Lock()
 	p := contract.StatusParams{State: contract.StateReady, Reviewing: s.status.reviewing}

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -204,11 +205,20 @@ func (r Resolved) RejectedBaseURL() string {
 }
 
 // redactURL hides the password of a URL's user info.
-func redactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
+func redactURL(raw string) string { return RedactURL(raw) }
+
+// userinfo finds "user:password@" in a URL-like text that url.Parse
+// cannot read as a URL with a host ("alice:pw@host/v1", "http//alice:pw@…").
+var userinfo = regexp.MustCompile(`([^/@\s:]*):[^/@\s]*@`)
+
+// RedactURL hides the password of a URL's user info, also in text that
+// is not quite a URL (a scheme typo, no scheme): a base URL shown in a
+// message or the status must not show the password typed into it.
+func RedactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil && u.Host != "" {
 		return u.Redacted()
 	}
-	return raw
+	return userinfo.ReplaceAllString(raw, "${1}:xxxxx@")
 }
 
 // SettingsEnv names the environment variable that carries any settings as
@@ -364,6 +374,7 @@ func (s Settings) Redacted() Settings {
 	if c.LLM.APIKey != "" {
 		c.LLM.APIKey = "****" + lastN(c.LLM.APIKey, 4)
 	}
+	c.LLM.BaseURL = RedactURL(c.LLM.BaseURL)
 	return c
 }
 

@@ -332,7 +332,7 @@ func checkBaseURL(s *Settings, _ Settings) []string {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.IndexFunc(s.LLM.BaseURL, isSpaceOrControl) >= 0 {
 		bad := s.LLM.BaseURL
 		s.LLM.BaseURL = ""
-		return []string{fmt.Sprintf("llm.baseUrl %q is not an http(s) URL (example: http://localhost:11434/v1); the LLM is disabled until it is fixed", bad)}
+		return []string{fmt.Sprintf("llm.baseUrl %q is not an http(s) URL (example: http://localhost:11434/v1); the LLM is disabled until it is fixed", RedactURL(bad))}
 	}
 	if !s.ModelSet() {
 		return []string{fmt.Sprintf("llm.baseUrl is %s but no model is set: set llm.model or KODYLS_LLM_MODEL (`kodyls doctor` lists the models the endpoint serves); the LLM is disabled until it is set", u.Redacted())}
