@@ -8,7 +8,8 @@ import "unicode/utf8"
 const cutWindow = 64 << 10
 
 // Cut returns the first n bytes of s, at a rune boundary, and whether it
-// cut anything. When it cuts, the secrets of s are redacted first: a cut
+// left anything out. When s is longer than n, its secrets are redacted
+// first (and s may then fit whole, redacted, with nothing left out): a cut
 // through a secret leaves a start the redactor no longer recognises (a
 // GitHub token without its last characters, a URI password without its
 // "@host"), which the gateway's redaction of the prompt would let through.
@@ -20,10 +21,11 @@ func Cut(s string, n int) (string, bool) {
 	if n <= 0 {
 		return "", true
 	}
+	whole := len(s) <= n+cutWindow
 	s = Default().String(s[:min(len(s), n+cutWindow)])
 	if len(s) <= n {
 		// Redaction shortened the text below the limit.
-		return s, true
+		return s, !whole
 	}
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--

@@ -25,9 +25,9 @@ func TestCutNeverLeavesTheStartOfASecret(t *testing.T) {
 		// The first 6 bytes of a secret say too little to matter; any
 		// longer prefix must not survive.
 		for n := start + 6; n < len(line); n++ {
-			got, cut := Cut(line, n)
-			if !cut || len(got) > n {
-				t.Fatalf("%s: Cut(_, %d) = %q, %v", name, n, got, cut)
+			got, _ := Cut(line, n)
+			if len(got) > n {
+				t.Fatalf("%s: Cut(_, %d) = %q, longer than the limit", name, n, got)
 			}
 			if strings.Contains(got, secret[:6]) {
 				t.Errorf("%s: Cut(_, %d) keeps part of the secret: %q", name, n, got)
@@ -43,5 +43,16 @@ func TestCutKeepsTextThatFits(t *testing.T) {
 	}
 	if got, cut := Cut("héllo wörld", 2); !cut || got != "h" {
 		t.Errorf("Cut inside a rune = %q, %v", got, cut)
+	}
+}
+
+// TestCutOfATextThatFitsOnceRedacted: a text over the limit only because
+// of a secret fits once redacted; nothing is left out, and Cut says so
+// (read_file must not send the model to read "the rest").
+func TestCutOfATextThatFitsOnceRedacted(t *testing.T) {
+	text := "const key = \"" + "ghp_SYMLVvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6\" // end"
+	got, cut := Cut(text, len(text)-10)
+	if cut || !strings.HasSuffix(got, "// end") || strings.Contains(got, "ghp_") {
+		t.Errorf("Cut = %q, %v; want the whole text redacted, nothing left out", got, cut)
 	}
 }

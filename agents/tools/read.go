@@ -93,10 +93,13 @@ func (w Workspace) read(a ReadFileArgs) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("read %s: %w", rel, err)
 		}
-		if head, cut := redact.Cut(string(data), MaxOutput); cut {
+		// Redacted, a file over the limit may fit whole: only a file
+		// with something left out gets the note.
+		head, cut := redact.Cut(string(data), MaxOutput)
+		if cut || st.Size() > int64(len(data)) {
 			return head + fmt.Sprintf("\n[output truncated at %d KiB of %d bytes; pass line and radius to read further]\n", MaxOutput>>10, st.Size()), nil
 		}
-		return string(data), nil
+		return head, nil
 	}
 
 	radius := a.Radius

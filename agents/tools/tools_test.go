@@ -278,7 +278,8 @@ func TestReadMissingFile(t *testing.T) {
 func TestCutOutputsKeepNoStartOfASecret(t *testing.T) {
 	const token = "ghp_SYMLVvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6"
 	long := "\tclient := sync.New(" + strings.Repeat("options, ", 17) + `"` + token + `") // nightly job`
-	big := strings.Repeat("// padding line of the generated table\n", tools.MaxOutput/39-1) + "var key = \"" + token + "\"\n"
+	big := strings.Repeat("// padding line of the generated table\n", tools.MaxOutput/39-1) + "var key = \"" + token + "\"\n" +
+		strings.Repeat("// more of the table\n", 50)
 	w, _ := workspace(t, map[string]string{"sync.go": long + "\n", "table.go": big})
 	if strings.Index(long, token) >= 200 || strings.Index(long, token)+len(token) <= 200 {
 		t.Fatalf("the line does not cross the search cut at 200 bytes")
@@ -299,5 +300,24 @@ func TestCutOutputsKeepNoStartOfASecret(t *testing.T) {
 	}
 	if strings.Contains(out, token[:10]) {
 		t.Errorf("read_file's cut keeps the start of the token: …%s", out[len(out)-200:])
+	}
+}
+
+// TestReadFileThatFitsOnceRedacted: a file over the limit only because of
+// a private key fits once the key is redacted: it comes back whole, with
+// no note sending the model to read "the rest".
+func TestReadFileThatFitsOnceRedacted(t *testing.T) {
+	key := "-----BEGIN RSA PRIVATE KEY-----\n" + strings.Repeat("MIIEowIBAAKCAQEAx3nH5Ydq0pRk1zQeJ8wFh2s9L0rT6uVb7nYcXe4W1oZa\n", 30) + "-----END RSA PRIVATE KEY-----\n"
+	text := strings.Repeat("// padding\n", (tools.MaxOutput-len(key)/2)/11) + "const k = `" + key + "`\n\nfunc main() {}\n"
+	if len(text) <= tools.MaxOutput {
+		t.Fatalf("the file (%d bytes) must be over the limit", len(text))
+	}
+	w, _ := workspace(t, map[string]string{"k.go": text})
+	out, err := call(t, w.ReadFile(), map[string]any{"path": "k.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "truncated") || !strings.HasSuffix(out, "func main() {}\n") || strings.Contains(out, "MIIEow") {
+		t.Errorf("read_file = …%q", out[max(0, len(out)-300):])
 	}
 }
