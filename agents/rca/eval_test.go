@@ -92,3 +92,42 @@ func TestSimilarErrorsTool(t *testing.T) {
 		t.Errorf("similar_errors with a query that matches another workspace's error: %q %v", out, err)
 	}
 }
+
+// TestSeenBeforeCarriesTheConfidenceGivenThen: the past explanations
+// shown to the model say how sure the model was then, not 0.
+func TestSeenBeforeCarriesTheConfidenceGivenThen(t *testing.T) {
+	ctx := context.Background()
+	st, err := index.OpenStore(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	hist, err := index.OpenHistory(ctx, st, index.HistoryOptions{RequireIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	past := errparse.Error{Tool: "go", Language: "go", File: "main.go", Line: 4, Message: "declared and not used: x"}
+	past.Fingerprint = errparse.Fingerprint(past)
+	id, err := hist.Record(ctx, index.ErrorRecord{Workspace: ws, Fingerprint: past.Fingerprint, Tool: "go", Language: "go", Message: past.Message, Template: errparse.Template(past), File: "main.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hist.Explain(ctx, id, index.Explanation{RootCause: "x was left over", Steps: []string{"delete x"}, Confidence: 0.9, Source: "model", ContentHash: "then"}); err != nil {
+		t.Fatal(err)
+	}
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.Any(), llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: `{"rootCause":"x is unused","fixGuidelines":["use x"],"confidence":70}`}))
+	x := &Explainer{Workspace: ws, Gateway: gateway(t, fake.URL), Prompts: prompts.Builtin(), History: hist}
+	if _, err := x.Explain(ctx, goOutput, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs := fake.ChatRequests()
+	if len(reqs) == 0 {
+		t.Fatal("the model was not asked")
+	}
+	if text := reqs[0].Chat.Text(); !strings.Contains(text, "x was left over") || !strings.Contains(text, "Confidence then: 0.90") {
+		t.Errorf("the past explanation in the prompt:\n%s", text)
+	}
+}

@@ -130,6 +130,7 @@ type Similar struct {
 	Exact         bool     `json:"exact"`
 	RootCause     string   `json:"rootCause,omitempty"`
 	FixGuidelines []string `json:"fixGuidelines,omitempty"`
+	Confidence    float64  `json:"confidence,omitempty"` // of the explanation given then
 }
 
 // Report is the outcome of one explanation.
@@ -361,7 +362,7 @@ func (x *Explainer) similar(ctx context.Context, rec index.ErrorRecord) []Simila
 		}
 		s := Similar{Fingerprint: h.Fingerprint, Tool: h.Tool, Code: h.Code, Message: h.Message, File: h.File, Count: h.Count, Score: h.Score, Exact: h.Exact}
 		if h.Latest != nil {
-			s.RootCause, s.FixGuidelines = h.Latest.RootCause, h.Latest.Steps
+			s.RootCause, s.FixGuidelines, s.Confidence = h.Latest.RootCause, h.Latest.Steps, h.Latest.Confidence
 		}
 		out = append(out, s)
 	}
@@ -387,7 +388,7 @@ func (x *Explainer) agent(ctx context.Context, e errparse.Error, output, hash st
 	}
 	for _, s := range similar {
 		if s.RootCause != "" {
-			data.Similar = append(data.Similar, prompts.PastError{Message: s.Message, File: s.File, RootCause: s.RootCause, FixGuidelines: s.FixGuidelines})
+			data.Similar = append(data.Similar, prompts.PastError{Message: s.Message, File: s.File, RootCause: s.RootCause, FixGuidelines: s.FixGuidelines, Confidence: s.Confidence})
 		}
 	}
 	user, err := x.Prompts.Render("rca_user", data)
