@@ -403,25 +403,35 @@ func (h *LocalHistory) Similar(ctx context.Context, workspace string, e ErrorRec
 	}
 
 	text := strings.Join(nonEmpty(e.Template, e.Message, e.Code), " ")
-	// Over-fetch: hits from other workspaces and the exact matches are
-	// dropped below.
-	hits, err := h.similar(ctx, workspace, e.Template, text, 4*k+len(out))
-	if errors.Is(err, ErrBusy) {
-		return out, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("similar errors: %w", err)
-	}
 	seen := make(map[int64]bool, len(out))
 	for _, en := range out {
 		seen[en.ErrorID] = true
 	}
-	more, err := h.hitEntries(ctx, hits, workspace, seen, k-len(out))
-	if err != nil {
-		return nil, fmt.Errorf("similar errors: %w", err)
+	// Over-fetch: hits from other workspaces and the exact matches are
+	// dropped; more are fetched while other workspaces' errors crowd
+	// this one's out.
+	var more []HistoryEntry
+	for fetch := 4*k + len(out); ; fetch *= 4 {
+		hits, err := h.similar(ctx, workspace, e.Template, text, fetch)
+		if errors.Is(err, ErrBusy) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("similar errors: %w", err)
+		}
+		if more, err = h.hitEntries(ctx, hits, workspace, seen, k-len(out)); err != nil {
+			return nil, fmt.Errorf("similar errors: %w", err)
+		}
+		if len(more) >= k-len(out) || len(hits) < fetch || workspace == "" || fetch >= maxOverFetch {
+			break
+		}
 	}
 	return append(out, more...), nil
 }
+
+// maxOverFetch bounds the hits read to find a workspace's errors among
+// other workspaces' in the shared index.
+const maxOverFetch = 4096
 
 // Search finds remembered errors of workspace ("" = every workspace, for
 // `kodyls history search`) whose text or explanation matches query, best
@@ -438,15 +448,20 @@ func (h *LocalHistory) Search(ctx context.Context, workspace, text string, k int
 	if workspace != "" {
 		fetch = 4 * k // over-fetch: hits of other workspaces are dropped below
 	}
-	hits, err := h.search(ctx, text, searchFields, fetch)
-	if err != nil {
-		return nil, fmt.Errorf("search history: %w", err)
+	for ; ; fetch *= 4 {
+		hits, err := h.search(ctx, text, searchFields, fetch)
+		if err != nil {
+			return nil, fmt.Errorf("search history: %w", err)
+		}
+		out, err := h.hitEntries(ctx, hits, workspace, nil, k)
+		if err != nil {
+			return nil, fmt.Errorf("search history: %w", err)
+		}
+		// More while other workspaces' errors crowd this one's out.
+		if len(out) >= k || len(hits) < fetch || workspace == "" || fetch >= maxOverFetch {
+			return out, nil
+		}
 	}
-	out, err := h.hitEntries(ctx, hits, workspace, nil, k)
-	if err != nil {
-		return nil, fmt.Errorf("search history: %w", err)
-	}
-	return out, nil
 }
 
 // search runs a match query for text over fields, restricted to history

@@ -455,3 +455,22 @@ func TestOpenHistory(t *testing.T) {
 		t.Error("OpenHistory with no store succeeded")
 	}
 }
+
+// TestSearchFindsAWorkspacesErrorAmongManyOthers: a workspace's only
+// match is found though other workspaces' errors rank above it, many
+// times over.
+func TestSearchFindsAWorkspacesErrorAmongManyOthers(t *testing.T) {
+	h, _, _ := openTestHistory(t)
+	ctx := testCtx(t)
+	for i := range 30 {
+		mustRecord(t, h, goErr("/ws/other", fmt.Sprintf("o%d", i), fmt.Sprintf("undefined handler handler%d", i)))
+	}
+	mine := mustRecord(t, h, goErr("/ws/mine", "m1", "undefined handler for the route /orders"))
+	if got, err := h.Search(ctx, "/ws/mine", "undefined handler", 5); err != nil || len(got) != 1 || got[0].ErrorID != mine {
+		t.Errorf("Search in /ws/mine = %+v, %v; want its one error", got, err)
+	}
+	e := goErr("/ws/mine", "m2", "undefined handler handler7")
+	if got, err := h.Similar(ctx, "/ws/mine", e, 5); err != nil || len(got) != 1 || got[0].ErrorID != mine {
+		t.Errorf("Similar in /ws/mine = %+v, %v; want its one error", got, err)
+	}
+}
