@@ -1,5 +1,7 @@
 package lsp
 
+import "github.com/kodustech/kodyls/agents/llm"
+
 // ReviewDegraded records a finished review's degraded stages, as a review
 // does, for tests of what the user is told.
 func (s *Server) ReviewDegraded(degraded []string) { s.reviewDegraded(degraded, nil) }
@@ -22,3 +24,7 @@ func (s *Server) CachesBaseline(path string) bool {
 	}
 	return false
 }
+
+// LLMStatusChanged hands the server a status of the gateway, as the
+// gateway's breaker does.
+func (s *Server) LLMStatusChanged(st llm.Status) { s.llmStatusChanged(st) }

@@ -116,22 +116,28 @@ func (s *Server) llmStatusChanged(st llm.Status) {
 	if msg == "" {
 		msg = "LLM endpoint is " + st.State
 	}
+	// Told once per outage: after each cooldown the breaker tries the
+	// endpoint again and, still failing, reports it down again.
 	s.status.mu.Lock()
+	wasDown := s.status.down != ""
 	if st.State == llm.StateDown {
 		s.status.down = msg
 	} else {
 		s.status.down = ""
 	}
 	s.status.mu.Unlock()
-	typ := protocol.MessageTypeInfo
-	if st.State == llm.StateDown {
-		typ = protocol.MessageTypeWarning
-	}
+	down := st.State == llm.StateDown
 	if s.conn == nil {
 		return
 	}
-	if err := s.conn.Notify(context.WithoutCancel(s.ctx), protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: typ, Message: "kodyls: " + msg}); err != nil {
-		s.log.Debug("showMessage failed", "error", err)
+	if down != wasDown {
+		typ := protocol.MessageTypeInfo
+		if down {
+			typ = protocol.MessageTypeWarning
+		}
+		if err := s.conn.Notify(context.WithoutCancel(s.ctx), protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: typ, Message: "kodyls: " + msg}); err != nil {
+			s.log.Debug("showMessage failed", "error", err)
+		}
 	}
 	s.sendStatus()
 }

@@ -391,3 +391,27 @@ func TestStatusNamesARejectedBaseURL(t *testing.T) {
 	checkNoRepeats(t, st)
 	s.Shutdown()
 }
+
+// TestEndpointOutageToldOnce: a dead endpoint is told once per outage,
+// not again each time the breaker tries it after its cooldown and finds
+// it still down; its return is told, and a new outage after it.
+func TestEndpointOutageToldOnce(t *testing.T) {
+	s := start(t, reviewRepo(t).Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.AwaitIdle("")
+	down := llm.Status{State: llm.StateDown, Message: "LLM endpoint http://127.0.0.1:1/v1 is not answering (connection refused)"}
+	for _, st := range []llm.Status{down, {State: llm.StateProbing}, down, {State: llm.StateProbing}, down,
+		{State: llm.StateOK, Message: "LLM endpoint http://127.0.0.1:1/v1 answers again"}, down} {
+		s.Server.LLMStatusChanged(st)
+	}
+	s.AwaitIdle("")
+	var got []string
+	for _, m := range s.Messages() {
+		if strings.Contains(m, "127.0.0.1:1") {
+			got = append(got, m)
+		}
+	}
+	if len(got) != 3 || !strings.Contains(got[0], "not answering") || !strings.Contains(got[1], "answers again") || !strings.Contains(got[2], "not answering") {
+		t.Fatalf("messages %q; want the outage, the return and the next outage, once each", got)
+	}
+}
