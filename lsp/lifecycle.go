@@ -307,10 +307,17 @@ func (s *Server) reportConfigProblems(problems []string) {
 	now := make(map[string]bool, len(problems))
 	s.mu.Lock()
 	for _, pr := range problems {
-		if !s.shownProbs[pr] && !now[pr] {
+		// A client that sends its settings both as initializationOptions
+		// and through workspace/configuration (the Neovim plugin does)
+		// has each problem twice, once per layer: told once.
+		key := pr
+		for _, origin := range []string{contract.OriginInit, contract.OriginClient} {
+			key = strings.TrimPrefix(key, origin+": ")
+		}
+		if !s.shownProbs[key] && !now[key] {
 			fresh = append(fresh, pr)
 		}
-		now[pr] = true
+		now[key] = true
 	}
 	s.shownProbs = now
 	s.mu.Unlock()

@@ -781,3 +781,20 @@ func TestServerEndsWithTheEditorsProcess(t *testing.T) {
 		t.Fatalf("after the editor's process ended: exit %d, %v; want the server gone (exit 1)", code, err)
 	}
 }
+
+// TestProblemOfSettingsSentTwiceToldOnce: a client that sends the same
+// settings as initializationOptions and through workspace/configuration
+// (the Neovim plugin does) is told each problem once.
+func TestProblemOfSettingsSentTwiceToldOnce(t *testing.T) {
+	repo := newWorkspace(t)
+	s := start(t, repo.Dir, lsp.Options{})
+	bad := map[string]any{"reveiw": map[string]any{"trigger": "save"}}
+	s.Settings = bad
+	s.Initialize(lsptest.InitOptions{InitializationOptions: bad})
+	s.AwaitIdle("")
+	told := strings.Count(strings.Join(s.Messages(), "\n"), `unknown setting "reveiw"`)
+	if told != 1 {
+		t.Fatalf("the unknown setting was told %d times, want once: %q", told, s.Messages())
+	}
+	s.Shutdown()
+}
