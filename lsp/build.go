@@ -57,6 +57,10 @@ func (s *Server) buildOnSave(od *openDoc) {
 			s.buildFailed(fmt.Sprintf("kodyls: build.onSave: %v", err))
 		default:
 			s.log.Info("build on save finished", "workspace", od.folder.Root, "command", cfg.OnSave, "errors", len(errs))
+			// A build that ran: a failure after it is a new one, told again.
+			s.build.mu.Lock()
+			s.build.told = nil
+			s.build.mu.Unlock()
 			s.publishBuild(od.folder.Root, errs)
 		}
 	})

@@ -154,6 +154,19 @@ func TestBuildThatCannotRunIsTold(t *testing.T) {
 	if len(got) != 1 || !strings.Contains(got[0], "exit status 127") || !strings.Contains(got[0], "kodyls-no-such-build: not found") {
 		t.Fatalf("after two saves with a build command that does not exist: %q, want one message with the exit status and the shell's words", s.Messages())
 	}
-	t.Log(got[0])
+	// Fixed, then broken again: told again, once.
+	setBuild := func(cmd string) {
+		s.Settings = map[string]any{"build": map[string]any{"onSave": cmd}}
+		s.Notify(protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{Settings: protocol.LSPAny(`null`)})
+		s.AwaitIdle("")
+		s.Save("main.go")
+		s.AwaitIdle("")
+	}
+	setBuild("true")
+	setBuild("kodyls-no-such-build ./...")
+	setBuild("kodyls-no-such-build ./...")
+	if got := told(); len(got) != 2 {
+		t.Fatalf("after the build was fixed and broken again: told %d times, want twice: %q", len(got), s.Messages())
+	}
 	s.Shutdown()
 }
