@@ -66,7 +66,9 @@ func (s *Server) reviewDegraded(degraded []string, err error) {
 	}
 	s.status.mu.Lock()
 	s.status.degraded = cause
-	tell := key != "" && !s.clientCap.commandResults && !s.status.told[key]
+	// An endpoint already told to be down is not told again as a review
+	// that lost its stages.
+	tell := key != "" && !s.clientCap.commandResults && !s.status.told[key] && s.status.down == ""
 	if tell {
 		if s.status.told == nil {
 			s.status.told = map[string]bool{}
@@ -77,7 +79,7 @@ func (s *Server) reviewDegraded(degraded []string, err error) {
 	// An editor without the kodyls plugin shows no status item: it is
 	// told once per cause.
 	if tell && s.conn != nil {
-		msg := "kodyls: the last review lost stages to the model's answers: " + cause
+		msg := "kodyls: the last review lost model stages: " + cause
 		if nerr := s.conn.Notify(context.WithoutCancel(s.ctx), protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: msg}); nerr != nil {
 			s.log.Debug("showMessage failed", "error", nerr)
 		}
@@ -168,7 +170,7 @@ func (s *Server) sendStatus() {
 	case s.status.reviewing > 0:
 		p.State = contract.StateReviewing
 	case s.status.degraded != "":
-		p.State, p.Message = contract.StateDegraded, "the last review lost stages to the model's answers: "+s.status.degraded
+		p.State, p.Message = contract.StateDegraded, "the last review lost model stages: "+s.status.degraded
 	}
 	if s.status.sent != nil && *s.status.sent == p {
 		s.status.mu.Unlock()

@@ -320,7 +320,7 @@ func TestDegradedReviewToldToAGenericClient(t *testing.T) {
 	e.AwaitIdle("")
 	told := 0
 	for _, m := range e.Messages() {
-		if strings.Contains(m, "lost stages") && strings.Contains(m, "analyze:") {
+		if strings.Contains(m, "lost model stages") && strings.Contains(m, "analyze:") {
 			told++
 		}
 	}
@@ -413,5 +413,20 @@ func TestEndpointOutageToldOnce(t *testing.T) {
 	}
 	if len(got) != 3 || !strings.Contains(got[0], "not answering") || !strings.Contains(got[1], "answers again") || !strings.Contains(got[2], "not answering") {
 		t.Fatalf("messages %q; want the outage, the return and the next outage, once each", got)
+	}
+}
+
+// TestEndpointDownIsNotToldTwice: an editor without the status item is
+// told the endpoint is down; the review that lost its stages to the same
+// outage does not tell it a second time.
+func TestEndpointDownIsNotToldTwice(t *testing.T) {
+	s := start(t, reviewRepo(t).Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{Generic: true})
+	s.AwaitIdle("")
+	s.Server.LLMStatusChanged(llm.Status{State: llm.StateDown, Message: "LLM endpoint http://127.0.0.1:1/v1 is not answering (connection refused)"})
+	s.Server.ReviewDegraded([]string{"analyze: llm call failed after 4 attempts: dial tcp 127.0.0.1:1: connect: connection refused"})
+	s.AwaitIdle("")
+	if msgs := s.Messages(); len(msgs) != 1 || !strings.Contains(msgs[0], "not answering") {
+		t.Fatalf("messages %q; want the outage told once", msgs)
 	}
 }

@@ -138,7 +138,7 @@ func typeSchema(t reflect.Type) (*jsonschema.Schema, error) {
 }
 
 const stateDoc = "offline: no model is configured, only local checks run; ready: a model is configured and no review is running; " +
-	"reviewing: at least one review or explanation is running; degraded: the last review lost stages to bad or missing model answers; " +
+	"reviewing: at least one review or explanation is running; degraded: the last review lost model stages, to bad answers or to an endpoint that failed; " +
 	"endpointDown: the endpoint does not answer, only local checks run until it does"
 
 // SettingsSchema returns the JSON Schema (draft 2020-12) of the kodyls

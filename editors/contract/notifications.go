@@ -47,7 +47,7 @@ var Notifications = []Message{
 	{
 		Method:      NotificationStatus,
 		Direction:   ServerToClient,
-		Description: "The model and review state, sent when it changes: `offline` (no endpoint configured: local rules only), `ready`, `reviewing` (reviews and explanations running, counted in `reviewing`), `degraded` (the last review lost stages to bad model answers; the rest of its findings were kept), `endpointDown` (the message says what failed).",
+		Description: "The model and review state, sent when it changes: `offline` (no endpoint configured: local rules only), `ready`, `reviewing` (reviews and explanations running, counted in `reviewing`), `degraded` (the last review lost model stages, to bad answers or to an endpoint that failed; the rest of its findings were kept), `endpointDown` (the message says what failed).",
 		Params:      reflect.TypeFor[StatusParams](),
 	},
 }
@@ -79,8 +79,8 @@ const (
 	StateReady State = "ready"
 	// StateReviewing: at least one review or explanation is running.
 	StateReviewing State = "reviewing"
-	// StateDegraded: the last review lost stages to bad or missing model
-	// answers; its other findings were kept.
+	// StateDegraded: the last review lost model stages, to bad answers or
+	// to an endpoint that failed; its other findings were kept.
 	StateDegraded State = "degraded"
 	// StateEndpointDown: the endpoint does not answer; only local checks
 	// run until it does.

@@ -17,7 +17,7 @@ const defaults: Record<string, string> = {
   offline: 'No model configured: only the local Kody Rules detectors run. Set kodyls.llm.baseUrl to turn on the AI review.',
   ready: 'The model is configured and no review is running.',
   reviewing: 'Reviewing.',
-  degraded: 'The last review lost stages to bad or missing model answers.',
+  degraded: 'The last review lost model stages, to bad answers or to an endpoint that failed.',
   endpointDown: 'The model endpoint does not answer: only local checks run until it does.',
 };
 
