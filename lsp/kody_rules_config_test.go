@@ -2,6 +2,7 @@ package lsp_test
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,12 +111,14 @@ func TestBrokenKodusConfigIsTold(t *testing.T) {
 }
 
 // TestRuleFilesIgnoredByIgnorePathsAreTold: ignorePaths written to keep
-// docs out of reviews ("**/*.md") also leaves the Kody Rule files unread;
-// the editor says so once, not only on the rule file.
+// docs out of reviews ("**/*.md") also leaves the Kody Rule files and an
+// AGENTS.md in a subdirectory unread; the editor says so once, not only on
+// the rule file, and a diagnostic on the nested AGENTS.md says why.
 func TestRuleFilesIgnoredByIgnorePathsAreTold(t *testing.T) {
 	repo := lsptest.NewRepo(t, map[string]string{
 		"main.go":              reviewGo,
 		".kody/rules/loops.md": loopRule("Loops over slices use range"),
+		"svc/a/AGENTS.md":      "- Handlers validate their input.\n- Every endpoint has a test.\n",
 		"kodus-config.yml":     "ignorePaths: [\"**/*.md\"]\n",
 	})
 	fake := llmtest.NewServer()
@@ -131,6 +134,16 @@ func TestRuleFilesIgnoredByIgnorePathsAreTold(t *testing.T) {
 	}
 	if told != 1 {
 		t.Fatalf("told %d times that the rule file is not read, want once: %q", told, e.Messages())
+	}
+	if !slices.ContainsFunc(e.Messages(), func(m string) bool {
+		return strings.Contains(m, "Kody Rule file svc/a/AGENTS.md: not read: the file is ignored by kodus-config ignorePaths (**/*.md)")
+	}) {
+		t.Errorf("the nested AGENTS.md is not told as unread: %q", e.Messages())
+	}
+	e.OpenFile("svc/a/AGENTS.md")
+	ds := e.AwaitDiagnostics("svc/a/AGENTS.md", lsptest.Count(1))
+	if !strings.Contains(lsptest.Message(ds[0]), "not read: the file is ignored by kodus-config ignorePaths (**/*.md)") {
+		t.Errorf("diagnostic on the nested AGENTS.md: %s", lsptest.Describe(ds))
 	}
 	e.Shutdown()
 }

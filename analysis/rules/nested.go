@@ -41,31 +41,55 @@ var pathGate, _ = gate.New(gate.Options{})
 // nestedDirOK reports, from the path alone, whether dir (a clean,
 // workspace-relative directory other than ".") is one the walk enters:
 // within MaxNestedDepth, with no element that starts with "." (.git, .venv,
-// .next…), is build output, or is vendored by the gate's measure.
+// .next…), is build output, or is vendored by the gate's measure, and not
+// ignored by kodus-config ignorePaths.
 func nestedDirOK(g *gate.Gate, dir, file string) bool {
+	enter, _ := nestedDir(g, dir, file)
+	return enter
+}
+
+// nestedDir says whether the walk enters dir (see nestedDirOK) and, when it
+// does not, whether the only reason is that kodus-config ignorePaths
+// ignores the directory: an instruction file at the top of such a
+// directory is told as skipped, while one in a hidden, generated or
+// vendored directory is of no concern to anyone.
+func nestedDir(g *gate.Gate, dir, file string) (enter, ignored bool) {
 	if dir == "." || dir == "" || strings.HasPrefix(dir, "../") || dir == ".." {
-		return false
+		return false, false
 	}
 	depth := 0
 	for part := range strings.SplitSeq(dir, "/") {
 		depth++
 		if strings.HasPrefix(part, ".") || generatedDirs[part] {
-			return false
+			return false, false
 		}
 	}
 	if depth > MaxNestedDepth {
-		return false
+		return false, false
 	}
-	// The gate answers for files: a directory is skipped when the
-	// instruction file in it would be.
-	return g == nil || !g.CheckPath(dir+"/"+file).Skip()
+	// The gate answers for files: a directory is vendored, or on the
+	// built-in privacy list, when the instruction file in it would be.
+	if pathGate.CheckPath(dir + "/" + file).Skip() {
+		return false, false
+	}
+	if g == nil {
+		return true, false
+	}
+	if g.IgnoredBy(dir) != "" {
+		return false, true
+	}
+	// A file ignorePaths ignores by its own name (AGENTS.md, **/*.md) is
+	// found and told as skipped; the directory is walked all the same.
+	return !g.Private(dir).Skip(), false
 }
 
 // walkNestedDirs calls fn with every directory below the workspace root
 // that nestedDirOK accepts, in lexical order, parents first, starting at
-// under ("." for the whole workspace). It returns a warning when it stopped
-// at MaxNestedDirs.
-func walkNestedDirs(ctx context.Context, fsys fs.FS, g *gate.Gate, file, under string, fn func(dir string, entries []fs.DirEntry)) *LoadError {
+// under ("." for the whole workspace), and ignored, when not nil, with
+// every directory it does not enter only because kodus-config ignorePaths
+// ignores it (nothing below such a directory is looked at). It returns a
+// warning when it stopped at MaxNestedDirs.
+func walkNestedDirs(ctx context.Context, fsys fs.FS, g *gate.Gate, file, under string, fn func(dir string, entries []fs.DirEntry), ignored func(dir string)) *LoadError {
 	visited := 0
 	var warn *LoadError
 	var walk func(dir string)
@@ -85,7 +109,11 @@ func walkNestedDirs(ctx context.Context, fsys fs.FS, g *gate.Gate, file, under s
 				continue
 			}
 			sub := path.Join(dir, e.Name())
-			if !nestedDirOK(g, sub, file) {
+			enter, ign := nestedDir(g, sub, file)
+			if !enter {
+				if ign && ignored != nil {
+					ignored(sub)
+				}
 				continue
 			}
 			if visited++; visited > nestedDirLimit {
@@ -102,15 +130,22 @@ func walkNestedDirs(ctx context.Context, fsys fs.FS, g *gate.Gate, file, under s
 }
 
 // nestedFiles returns the files named file in the subdirectories of the
-// workspace (not at its root), in lexical order of their directories.
+// workspace (not at its root), in lexical order of their directories. A
+// file kodus-config ignorePaths ignores is among them, so that reading it
+// tells it is skipped: whether ignorePaths names the file or the directory
+// it is in. In an ignored directory only its top is looked at, with one
+// Lstat per directory: the walk never goes into an ignored tree.
 func nestedFiles(ctx context.Context, fsys fs.FS, g *gate.Gate, file string) (files []string, warn *LoadError) {
 	warn = walkNestedDirs(ctx, fsys, g, file, ".", func(dir string, entries []fs.DirEntry) {
 		for _, e := range entries {
 			if e.Name() == file && !e.IsDir() {
-				if p := dir + "/" + file; !g.CheckPath(p).Skip() {
-					files = append(files, p)
-				}
+				files = append(files, dir+"/"+file)
 			}
+		}
+	}, func(dir string) {
+		p := dir + "/" + file
+		if info, err := fs.Lstat(fsys, p); err == nil && !info.IsDir() {
+			files = append(files, p)
 		}
 	})
 	return files, warn
@@ -188,7 +223,7 @@ func (r *Registry) NestedDirs(ctx context.Context, root, under string) []string 
 		if dir != under {
 			dirs = append(dirs, dir)
 		}
-	})
+	}, nil)
 	return dirs
 }
 

@@ -171,3 +171,57 @@ func BenchmarkLoadWithNestedWalk(b *testing.B) {
 		}
 	}
 }
+
+// TestNestedFilesIgnoredByIgnorePathsAreTold: an AGENTS.md or CLAUDE.md in
+// a subdirectory that kodus-config.yml ignorePaths ignores is not read, and
+// a warning marked Skipped names it, as it does a root one: whether a
+// pattern names the file (**/*.md) or the directory it is in (legacy/).
+// Nothing is told of a file below the top of an ignored directory (the
+// search does not go into it) nor of one in a hidden, generated or
+// vendored directory.
+func TestNestedFilesIgnoredByIgnorePathsAreTold(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "kodus-config.yml", "ignorePaths:\n  - legacy/\n  - \"**/*.md\"\n")
+	for _, rel := range []string{
+		"svc/a/AGENTS.md", "web/CLAUDE.md", ".kody/rules/x.md", "legacy/AGENTS.md",
+		"legacy/old/AGENTS.md", "node_modules/pkg/AGENTS.md", ".venv/AGENTS.md", "dist/CLAUDE.md",
+		"vendor/x/AGENTS.md", "1/2/3/4/5/6/7/8/9/AGENTS.md",
+	} {
+		writeFile(t, root, rel, "- "+privateMarker+" in "+rel+".\n- Two.\n")
+	}
+	writeFile(t, root, "svc/a/main.go", "package a\n")
+	rep := DefaultRegistry().LoadReport(context.Background(), root)
+	leaked(t, rep)
+	if len(rep.Rules) != 0 || len(rep.Errors) != 0 {
+		t.Errorf("rules %+v, errors %v", rep.Rules, rep.Errors)
+	}
+	skipped := map[string]string{}
+	for _, w := range rep.Warnings {
+		if !w.Skipped || !w.Warning {
+			t.Errorf("a warning not marked skipped: %v", w)
+			continue
+		}
+		skipped[w.File] = w.Msg
+	}
+	want := map[string]string{
+		"svc/a/AGENTS.md":  "not read: the file is ignored by kodus-config ignorePaths (**/*.md), and no file on the ignore list is sent to the model",
+		"web/CLAUDE.md":    "not read: the file is ignored by kodus-config ignorePaths (**/*.md)",
+		".kody/rules/x.md": "not read: the file is ignored by kodus-config ignorePaths (**/*.md)",
+		"legacy/AGENTS.md": "not read: the file is ignored by kodus-config ignorePaths (legacy/)",
+	}
+	for file, msg := range want {
+		if !strings.Contains(skipped[file], msg) {
+			t.Errorf("%s: skipped %q, want %q", file, skipped[file], msg)
+		}
+	}
+	if len(skipped) != len(want) {
+		t.Errorf("skipped files told:\n%s", warningsText(rep))
+	}
+
+	// The watcher watches the directories whose files are told, so that
+	// a new AGENTS.md there is told too; not the ignored directory.
+	got := DefaultRegistry().NestedDirs(context.Background(), root, ".")
+	if want := []string{"1", "1/2", "1/2/3", "1/2/3/4", "1/2/3/4/5", "1/2/3/4/5/6", "1/2/3/4/5/6/7", "1/2/3/4/5/6/7/8", "svc", "svc/a", "web"}; !slices.Equal(got, want) {
+		t.Errorf("NestedDirs = %q, want %q", got, want)
+	}
+}

@@ -91,6 +91,38 @@ func TestIgnorePathsKeepRuleSourcesFromTheModel(t *testing.T) {
 	neverSent(t, fake)
 }
 
+// TestNestedInstructionFilesIgnoredAreTold: with ignorePaths "**/*.md"
+// (docs kept out of reviews), an AGENTS.md in a subdirectory is not read,
+// and `rules check` and `rules list` name it as they name a Kody Rule
+// file that pattern ignores.
+func TestNestedInstructionFilesIgnoredAreTold(t *testing.T) {
+	repo := lsptest.NewRepo(t, map[string]string{
+		"kodus-config.yml": "ignorePaths: [\"**/*.md\"]\n",
+		"svc/a/AGENTS.md":  "- Call " + privateMarker + " support.\n- Run the tests.\n",
+		".kody/rules/x.md": "---\ntitle: Errors are wrapped\n---\nWrap errors.\n",
+		"main.go":          reviewGo,
+	})
+	env := testEnv(t)
+	out, errOut, code := runBin(t, env, repo.Dir, "rules", "check")
+	if code != 0 {
+		t.Fatalf("rules check: code %d\n%s%s", code, out, errOut)
+	}
+	for _, file := range []string{"svc/a/AGENTS.md", ".kody/rules/x.md"} {
+		if want := file + ": warning: not read: the file is ignored by kodus-config ignorePaths (**/*.md)"; !strings.Contains(out, want) {
+			t.Errorf("rules check does not say %q:\n%s", want, out)
+		}
+	}
+	out, errOut, _ = runBin(t, env, repo.Dir, "rules", "list")
+	for _, file := range []string{"svc/a/AGENTS.md", ".kody/rules/x.md"} {
+		if want := "skipped rule file: " + file + ": not read: the file is ignored by kodus-config ignorePaths (**/*.md)"; !strings.Contains(errOut, want) {
+			t.Errorf("rules list does not say %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(out+errOut, privateMarker) {
+		t.Errorf("rules list shows the ignored file's text:\n%s%s", out, errOut)
+	}
+}
+
 // TestRulesTestRefusesPrivateFiles: `kodyls rules test RULE FILE...` does
 // not send a FILE that may hold secrets or that kodus-config.yml
 // ignorePaths ignores, and says so; the other FILEs are checked.

@@ -99,6 +99,22 @@ func testNeovimPluginQuickfixWorkspaces(t *testing.T, nv neovim) {
 	}
 }
 
+// TestNeovimPluginStatusPerWorkspace: with two workspaces open, one
+// without a model (offline) and one with (ready), :KodyStatus and the
+// statusline show the current buffer's server, not the one that spoke
+// last; each window's statusline shows its own buffer's.
+func TestNeovimPluginStatusPerWorkspace(t *testing.T) {
+	eachNeovim(t, testNeovimPluginStatusPerWorkspace)
+}
+
+func testNeovimPluginStatusPerWorkspace(t *testing.T, nv neovim) {
+	repo, other := fixtureRepo(t), fixtureRepo(t)
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	runPluginScript(t, nv, "status.lua", repo,
+		"KODYLS_FILE2="+filepath.Join(other.Dir, "main.go"), "KODYLS_FAKE_URL="+fake.URL)
+}
+
 // TestNeovimPluginHealthLspConfig: on Neovim 0.11+, :checkhealth kodyls
 // with no client running checks the cmd set with vim.lsp.config (a binary
 // not on PATH) and gives the doctor its settings.

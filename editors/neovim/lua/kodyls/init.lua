@@ -24,8 +24,9 @@ local defaults = {
 
 M.options = vim.deepcopy(defaults)
 
--- The last kodyls/status params ({state, message, reviewing}), or nil.
-local last_status
+-- The last kodyls/status params ({state, message, reviewing}) of each
+-- client, by client id: each workspace's server has its own.
+local statuses = {}
 
 -- Titles of the running $/progress reports, by token.
 local progress_titles = {}
@@ -117,19 +118,23 @@ function M.root_dir(path)
   end
 end
 
---- The last kodyls/status ({state, message, reviewing}), or nil before the
---- server sent one.
-function M.status()
-  return last_status
+--- The last kodyls/status ({state, message, reviewing}) of the kodyls
+--- client of bufnr (default: the current buffer; see M.client), or nil
+--- before that server sent one.
+function M.status(bufnr)
+  local c = M.client(bufnr)
+  return c and statuses[c.id] or nil
 end
 
 --- A short status for a statusline: "kody:ready", "kody:reviewing(2)", or
---- "" before the server sent one.
-function M.statusline()
-  if not last_status then return '' end
-  local n = last_status.reviewing or 0
-  if n > 0 then return string.format('kody:%s(%d)', last_status.state, n) end
-  return 'kody:' .. last_status.state
+--- "" before the server sent one. In 'statusline', %{} runs in the window
+--- drawn, so each window shows the status of its buffer's server.
+function M.statusline(bufnr)
+  local s = M.status(bufnr)
+  if not s then return '' end
+  local n = s.reviewing or 0
+  if n > 0 then return string.format('kody:%s(%d)', s.state, n) end
+  return 'kody:' .. s.state
 end
 
 -- Quickfix entries of a kodyls.ruleViolations result: one per violation,
@@ -265,8 +270,12 @@ end
 -- Handlers of the kodyls client: its notifications and its progress.
 local handlers = {}
 
-handlers['kodyls/status'] = function(_, params)
-  last_status = params
+handlers['kodyls/status'] = function(_, params, ctx)
+  -- The statuses of clients that have exited are never read again.
+  for id in pairs(statuses) do
+    if not vim.lsp.get_client_by_id(id) then statuses[id] = nil end
+  end
+  if ctx and ctx.client_id then statuses[ctx.client_id] = params end
   pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'KodylsStatus', modeline = false })
 end
 
@@ -497,7 +506,7 @@ end
 
 --- :KodyStatus
 function M.echo_status()
-  local s = last_status
+  local s = M.status()
   if not s then
     echo('kodyls: no status yet (is kodyls attached to a buffer?)', 'WarningMsg')
     return
