@@ -113,9 +113,10 @@ type buildGuard struct {
 	named map[string]string
 }
 
-// newBuildGuard reads the command line and the build definitions at
-// root. Nothing is executed.
-func newBuildGuard(root, command string) *buildGuard {
+// newBuildGuard reads the command line, run in dir (relative to root,
+// slash-separated; "" is root), and the build definitions at root and in
+// dir. Nothing is executed.
+func newBuildGuard(root, dir, command string) *buildGuard {
 	g := &buildGuard{root: root, command: command, named: map[string]string{}}
 	if command == "" {
 		return g
@@ -132,7 +133,11 @@ func newBuildGuard(root, command string) *buildGuard {
 	words := shellWords(command)
 	for i, w := range words {
 		at := strings.TrimPrefix(w, "@") // gcc and javac read arguments from @file
-		rel, ok := g.existing(rootFS, at)
+		name := at
+		if dir != "" && !filepath.IsAbs(at) {
+			name = path.Join(dir, at)
+		}
+		rel, ok := g.existing(rootFS, name)
 		if !ok {
 			continue
 		}
@@ -158,7 +163,14 @@ func newBuildGuard(root, command string) *buildGuard {
 	}
 	// The scripts that the top-level definitions and the named files run,
 	// transitively, a bounded number of files deep.
-	queue = append(queue, "Makefile", "makefile", "GNUmakefile", "package.json", "justfile", "Justfile", "Taskfile.yml", "Taskfile.yaml")
+	for _, d := range []string{".", dir} {
+		if d == "" {
+			continue
+		}
+		for _, def := range []string{"Makefile", "makefile", "GNUmakefile", "package.json", "justfile", "Justfile", "Taskfile.yml", "Taskfile.yaml"} {
+			queue = append(queue, path.Join(d, def))
+		}
+	}
 	seen := map[string]bool{}
 	for n := 0; len(queue) > 0 && n < 64; n++ {
 		rel := queue[0]
@@ -437,7 +449,7 @@ func refusedDiff(root string, refused []RefusedEdit) string {
 // command runs in the workspace at root, each with the reason; a fix
 // is never verified with them. With no build command it returns none.
 func BuildDefinitionEdits(root, build string, edits []Edit) []RefusedEdit {
-	g := newBuildGuard(root, build)
+	g := newBuildGuard(root, "", build)
 	var out []RefusedEdit
 	for _, e := range edits {
 		rel, err := newChecker(root, nil).relPath(e.File)

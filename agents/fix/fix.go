@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -73,6 +74,11 @@ type Request struct {
 	// copy of the workspace); empty: the fix is not verified.
 	Build        string
 	BuildTimeout time.Duration
+	// Dir is the directory the build runs in, relative to the workspace
+	// root (slash-separated; "" is the root): the output's relative paths
+	// are relative to it. Error.File is relative to the root whatever
+	// Dir is.
+	Dir string
 }
 
 // Result is the outcome of a fix.
@@ -166,12 +172,16 @@ func (f *Fixer) Fix(ctx context.Context, req Request, emit func(agent.Event)) (*
 		rounds = DefaultRounds
 	}
 	e := req.Error
+	dir, err := buildDir(req.Dir)
+	if err != nil {
+		return nil, err
+	}
 	ws := tools.Workspace{Root: f.Workspace, Ignore: f.ignore()}
 	read := []agent.Tool{ws.ReadFile(), ws.SearchWorkspace(), ws.ListFiles(), ws.FindReferences()}
-	guard := newBuildGuard(f.Workspace, req.Build)
+	guard := newBuildGuard(f.Workspace, dir, req.Build)
 	planTools := map[string]planmode.StepFunc{ToolProposeEdits: f.proposeStep(guard)}
 	if req.Build != "" {
-		planTools[ToolVerifyBuild] = f.verifyStep(req.Build, req.BuildTimeout, guard)
+		planTools[ToolVerifyBuild] = f.verifyStep(req.Build, dir, req.BuildTimeout, guard)
 	}
 	x, err := planmode.NewExecutor(read, planTools, f.log())
 	if err != nil {
@@ -386,9 +396,25 @@ func (f *Fixer) propose(_ context.Context, p planmode.Plan, s planmode.Step) (st
 	return fmt.Sprintf("%d edit(s) validated in %s", len(ok), strings.Join(names, ", ")), nil
 }
 
-// verifyStep runs the configured build on a scratch copy with the plan's
-// edits. A failing build fails the step, its output as the result.
-func (f *Fixer) verifyStep(command string, timeout time.Duration, guard *buildGuard) planmode.StepFunc {
+// buildDir checks Request.Dir: a directory inside the workspace, "" for
+// the root.
+func buildDir(dir string) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	clean := path.Clean(filepath.ToSlash(dir))
+	if filepath.IsAbs(dir) || strings.HasPrefix(clean, "/") || clean == ".." || strings.HasPrefix(clean, "../") {
+		return "", fmt.Errorf("the build directory %q is not inside the workspace", dir)
+	}
+	if clean == "." {
+		return "", nil
+	}
+	return clean, nil
+}
+
+// verifyStep runs the configured build in dir of a scratch copy with the
+// plan's edits. A failing build fails the step, its output as the result.
+func (f *Fixer) verifyStep(command, dir string, timeout time.Duration, guard *buildGuard) planmode.StepFunc {
 	return func(ctx context.Context, p planmode.Plan, s planmode.Step) (string, error) {
 		edits, err := planEdits(f.Workspace, f.ignore(), p, s.ID)
 		if err != nil {
@@ -399,7 +425,7 @@ func (f *Fixer) verifyStep(command string, timeout time.Duration, guard *buildGu
 		if why := refusal(f.Workspace, f.ignore(), guard, edits); why != "" {
 			return "", fmt.Errorf("the build was not run: %w: %s", ErrBuildDefinition, why)
 		}
-		run, err := f.verify(ctx, command, timeout, edits)
+		run, err := f.verify(ctx, command, dir, timeout, edits)
 		if err != nil {
 			return "", err
 		}
@@ -552,6 +578,9 @@ func (f *Fixer) thread(req Request) string {
 	e := req.Error
 	d := sha256.New()
 	fmt.Fprintf(d, "%s\x00%s\x00%s\x00%s\x00%d\x00%s\x00", f.Workspace, e.Tool, e.Message, e.File, e.Line, req.Build)
+	if req.Dir != "" {
+		fmt.Fprintf(d, "dir\x00%s\x00", req.Dir)
+	}
 	files := []string{e.File}
 	for _, fr := range e.Frames {
 		if fr.InWorkspace {

@@ -113,18 +113,19 @@ var outputHeader = regexp.MustCompile(`^(?:error|warning|note|help)(?:\[[A-Za-z]
 // outputEnd matches summary lines that end a diagnostic block.
 var outputEnd = regexp.MustCompile(`^(?:\d+ (?:errors?|warnings?)(?: and \d+ warnings?)? generated\.|compilation terminated\.|make(?:\[\d+\])?: |# |Found \d+ errors?|FAILED: |ninja: )`)
 
-// withholdOutside drops from out, the output of a build run in dir, every
-// diagnostic block located in a file outside dir (an absolute path not
-// under dir or alias, a relative path that climbs out of it), with its
-// source excerpt, and returns the rest and how many lines it dropped.
-// alias is dir reached another way (through a symlink), or "".
-func withholdOutside(out, dir, alias string) (string, int) {
+// withholdOutside drops from out, the output of a build run in sub (a
+// directory of dir, slash-separated, "" for dir itself), every diagnostic
+// block located in a file outside dir (an absolute path not under dir or
+// alias, a relative path that climbs out of it), with its source excerpt,
+// and returns the rest and how many lines it dropped. alias is dir
+// reached another way (through a symlink), or "".
+func withholdOutside(out, dir, alias, sub string) (string, int) {
 	lines := strings.Split(out, "\n")
 	kept := make([]string, 0, len(lines))
 	drop, withheld := false, 0
 	for i, line := range lines {
 		if p, ok := outputLocation(line); ok {
-			drop = !inDir(p, dir, alias)
+			drop = !inDir(p, dir, alias, sub)
 		} else if outputHeader.MatchString(line) {
 			drop = false
 			for _, next := range lines[i+1:] {
@@ -132,7 +133,7 @@ func withholdOutside(out, dir, alias string) (string, int) {
 					continue
 				}
 				if p, ok := outputLocation(next); ok && strings.Contains(next, "-->") {
-					drop = !inDir(p, dir, alias)
+					drop = !inDir(p, dir, alias, sub)
 				}
 				break
 			}
@@ -165,11 +166,11 @@ func outputLocation(line string) (string, bool) {
 	return "", false
 }
 
-// inDir says whether the path p, as a build run in dir printed it, is
-// inside dir.
-func inDir(p, dir, alias string) bool {
+// inDir says whether the path p, as a build run in sub of dir printed it,
+// is inside dir.
+func inDir(p, dir, alias, sub string) bool {
 	if !filepath.IsAbs(p) {
-		return inside(filepath.FromSlash(p))
+		return inside(filepath.Join(filepath.FromSlash(sub), filepath.FromSlash(p)))
 	}
 	p = filepath.Clean(p)
 	for _, d := range []string{dir, alias} {

@@ -74,7 +74,7 @@ func TestWithholdOutside(t *testing.T) {
 			if !strings.Contains(out, secretMarker) || !strings.Contains(out, c.keep) {
 				t.Fatalf("the fixture must print the outside file and the inside error:\n%s", out)
 			}
-			got, n := withholdOutside(out, ws, "")
+			got, n := withholdOutside(out, ws, "", "")
 			t.Logf("%s", got)
 			if strings.Contains(got, secretMarker) {
 				t.Errorf("the outside file's content is still there:\n%s", got)
@@ -89,7 +89,7 @@ func TestWithholdOutside(t *testing.T) {
 	}
 	t.Run("nothing outside", func(t *testing.T) {
 		out := "./main.go:6:9: cannot use 42 (untyped int constant) as string value in return statement\n"
-		if got, n := withholdOutside(out, ws, ""); got != out || n != 0 {
+		if got, n := withholdOutside(out, ws, "", ""); got != out || n != 0 {
 			t.Errorf("output about the workspace changed (%d): %q", n, got)
 		}
 	})
@@ -180,7 +180,7 @@ func TestScratchCopyLeavesOutIgnoredFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := &Fixer{Workspace: root, Ignore: ig.Match}
-	run, err := f.verify(context.Background(), "find . -type f -not -path './.git/*' | sort; cat .env private/keys.h config/app.pem", 0, []Edit{{File: "main.c", OldText: "return 0", NewText: "return 1"}})
+	run, err := f.verify(context.Background(), "find . -type f -not -path './.git/*' | sort; cat .env private/keys.h config/app.pem", "", 0, []Edit{{File: "main.c", OldText: "return 0", NewText: "return 1"}})
 	if err != nil {
 		t.Fatal(err)
 	}

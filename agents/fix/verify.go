@@ -28,8 +28,9 @@ type buildRun struct {
 }
 
 // verify copies the workspace to a scratch directory, applies edits there
-// and runs the build command in it. The user's files are only read.
-func (f *Fixer) verify(ctx context.Context, command string, timeout time.Duration, edits []Edit) (buildRun, error) {
+// and runs the build command in its dir (relative to the root, "" for the
+// root). The user's files are only read.
+func (f *Fixer) verify(ctx context.Context, command, dir string, timeout time.Duration, edits []Edit) (buildRun, error) {
 	scratch, err := os.MkdirTemp("", "kodyls-fix-")
 	if err != nil {
 		return buildRun{}, fmt.Errorf("scratch directory: %w", err)
@@ -60,11 +61,20 @@ func (f *Fixer) verify(ctx context.Context, command string, timeout time.Duratio
 	}
 	bctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	out, err := shell.Run(bctx, scratch, command)
+	runIn := scratch
+	if dir != "" {
+		// A directory with no file the copy keeps is still where the
+		// command runs.
+		runIn = filepath.Join(scratch, filepath.FromSlash(dir))
+		if err := os.MkdirAll(runIn, 0o755); err != nil {
+			return buildRun{}, fmt.Errorf("scratch directory: %w", err)
+		}
+	}
+	out, err := shell.Run(bctx, runIn, command)
 	// The output goes to the model: what it says about files outside the
 	// scratch copy stays on the machine.
 	alias, _ := filepath.EvalSymlinks(scratch)
-	out, withheld := withholdOutside(out, scratch, alias)
+	out, withheld := withholdOutside(out, scratch, alias, dir)
 	if withheld > 0 {
 		f.log().Info("fix: build output about files outside the workspace withheld", "lines", withheld)
 	}

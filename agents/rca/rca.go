@@ -149,10 +149,13 @@ type Report struct {
 // Explainer explains errors of one workspace.
 type Explainer struct {
 	Workspace string
-	Gateway   *llm.Gateway  // nil: no model
-	History   index.History // nil: nothing remembered
-	Prompts   *prompts.Set
-	Ignore    func(rel string) bool // files never read into a prompt
+	// Dir is the absolute directory the tool whose output Explain parses
+	// ran in: its relative paths are relative to it. "" is Workspace.
+	Dir     string
+	Gateway *llm.Gateway  // nil: no model
+	History index.History // nil: nothing remembered
+	Prompts *prompts.Set
+	Ignore  func(rel string) bool // files never read into a prompt
 	// NoModel says why Gateway is nil and what to do (an unusable base URL,
 	// a missing model), for the note of an answer given without a model;
 	// "": no model is configured.
@@ -174,7 +177,7 @@ var ErrNoError = errors.New("no error found in the output: pass the compiler or 
 // Explain parses output and explains its primary error. offline forbids
 // the model even when one is configured.
 func (x *Explainer) Explain(ctx context.Context, output string, offline bool, emit func(agent.Event)) (*Report, error) {
-	errs := errparse.Parse(output, errparse.Options{Workspace: x.Workspace})
+	errs := errparse.Parse(output, errparse.Options{Workspace: x.Workspace, Dir: x.Dir})
 	p := errparse.Primary(errs)
 	if p < 0 {
 		return &Report{Errors: []errparse.Error{}, Primary: -1, Similar: []Similar{}}, ErrNoError
@@ -198,7 +201,7 @@ func (x *Explainer) explain(ctx context.Context, errs []errparse.Error, primary 
 		Workspace: x.Workspace, Fingerprint: e.Fingerprint, Tool: e.Tool, Language: e.Language,
 		Code: e.Code, Message: e.Message, Template: errparse.Template(e), File: e.File, Raw: excerpt(output, 4000),
 	}
-	hash := x.contentHash(e)
+	hash, known := x.contentHash(e)
 	var errID int64
 	if x.History != nil {
 		id, err := x.History.Record(ctx, rec)
@@ -206,11 +209,15 @@ func (x *Explainer) explain(ctx context.Context, errs []errparse.Error, primary 
 			x.log().Warn("cannot record the error in history", "error", err)
 		}
 		errID = id
-		if ex, ok, err := x.History.Cached(ctx, x.Workspace, e.Fingerprint, hash, CacheAge); err == nil && ok {
-			rep.RCA = &Answer{RootCause: ex.RootCause, FixGuidelines: ex.Steps, Confidence: ex.Confidence, Source: SourceHistory, ToolsUsed: []string{}}
-			rep.Note = fmt.Sprintf("answered from history: the same error in the same code was explained %s ago", time.Since(ex.CreatedAt).Round(time.Minute))
-			rep.Similar = x.similar(ctx, rec)
-			return rep, nil
+		// Code kodyls cannot read may have changed since: no stored
+		// answer is reused for it.
+		if known {
+			if ex, ok, err := x.History.Cached(ctx, x.Workspace, e.Fingerprint, hash, CacheAge); err == nil && ok {
+				rep.RCA = &Answer{RootCause: ex.RootCause, FixGuidelines: ex.Steps, Confidence: ex.Confidence, Source: SourceHistory, ToolsUsed: []string{}}
+				rep.Note = fmt.Sprintf("answered from history: the same error in the same code was explained %s ago", time.Since(ex.CreatedAt).Round(time.Minute))
+				rep.Similar = x.similar(ctx, rec)
+				return rep, nil
+			}
 		}
 		rep.Similar = x.similar(ctx, rec)
 	}
@@ -221,6 +228,9 @@ func (x *Explainer) explain(ctx context.Context, errs []errparse.Error, primary 
 		return rep, nil
 	}
 	resumed := 0
+	if !known {
+		hash = "" // nor is an interrupted run resumed
+	}
 	ans, err := x.agent(ctx, e, output, hash, rep.Similar, func(ev agent.Event) {
 		if ev.Kind == graph.EventResumed {
 			resumed = max(ev.Iteration, 1)
@@ -400,7 +410,7 @@ func (x *Explainer) agent(ctx context.Context, e errparse.Error, output, hash st
 		strategy = DefaultStrategy()
 	}
 	task := agent.Task{Gateway: x.Gateway, System: sys.Text, User: user.Text, Feature: "rca", Class: llm.TaskAgent, Budget: budget, Log: x.log()}
-	if x.Checkpoints != nil {
+	if x.Checkpoints != nil && hash != "" {
 		task.Thread, task.Checkpoints = x.thread(e, hash), x.Checkpoints
 	}
 	res, err := strategy.Run(ctx, task, ts, emit)
@@ -469,8 +479,10 @@ func (x *Explainer) readWorkspaceFile(rel string) ([]byte, bool) {
 }
 
 // contentHash covers the files the error involves, so a cached explanation
-// is reused only while that code is unchanged.
-func (x *Explainer) contentHash(e errparse.Error) string {
+// is reused only while that code is unchanged. known is false when one of
+// them cannot be read (outside the workspace, on the privacy list, gone,
+// binary): whether it changed cannot be told, so nothing is reused.
+func (x *Explainer) contentHash(e errparse.Error) (hash string, known bool) {
 	d := sha256.New()
 	files := []string{e.File}
 	for _, f := range e.Frames {
@@ -478,12 +490,19 @@ func (x *Explainer) contentHash(e errparse.Error) string {
 			files = append(files, f.File)
 		}
 	}
+	known = true
 	for _, f := range files {
-		data, _ := x.readWorkspaceFile(f)
+		if f == "" {
+			continue
+		}
+		data, ok := x.readWorkspaceFile(f)
+		if !ok {
+			known = false
+		}
 		fmt.Fprintf(d, "%s\x00%d\x00", f, len(data))
 		d.Write(data)
 	}
-	return hex.EncodeToString(d.Sum(nil))[:16]
+	return hex.EncodeToString(d.Sum(nil))[:16], known
 }
 
 func (x *Explainer) log() *slog.Logger {

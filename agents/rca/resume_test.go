@@ -75,11 +75,11 @@ func TestExplanationResumesUntilTheCodeChanges(t *testing.T) {
 	}
 
 	// The same error in changed code is another thread.
-	hash := x.contentHash(rep.Errors[0])
+	hash, _ := x.contentHash(rep.Errors[0])
 	if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {\n\tx := 2\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if x.thread(rep.Errors[0], hash) == x.thread(rep.Errors[0], x.contentHash(rep.Errors[0])) {
+	if changed, _ := x.contentHash(rep.Errors[0]); x.thread(rep.Errors[0], hash) == x.thread(rep.Errors[0], changed) {
 		t.Error("the thread did not change with the code")
 	}
 }
@@ -124,7 +124,8 @@ func explainAfterARead(t *testing.T, then llmtest.Reply) (*Report, bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, kept, _ := cp.Get(context.Background(), x.thread(rep.Errors[0], x.contentHash(rep.Errors[0])))
+	hash, _ := x.contentHash(rep.Errors[0])
+	_, kept, _ := cp.Get(context.Background(), x.thread(rep.Errors[0], hash))
 	return rep, kept
 }
 

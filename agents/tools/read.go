@@ -37,7 +37,7 @@ func (w Workspace) ReadFile() agent.Tool {
 // Contents returns the whole file at rel (relative to Root), for code
 // the agents put into a prompt themselves: the same checks as read_file
 // (inside the workspace, not on the privacy list as named or where its
-// links lead), without read_file's cut.
+// links lead, not a binary file), without read_file's cut.
 func (w Workspace) Contents(rel string) ([]byte, error) {
 	clean, err := w.clean(rel)
 	if err != nil {
@@ -48,8 +48,19 @@ func (w Workspace) Contents(rel string) ([]byte, error) {
 		return nil, err
 	}
 	defer root.Close()
-	data, err := root.ReadFile(clean)
-	return data, rootErr(clean, err)
+	f, err := w.openFile(root, clean)
+	if err != nil {
+		return nil, rootErr(clean, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", clean, err)
+	}
+	if binary(data) {
+		return nil, fmt.Errorf("%s is a binary file", clean)
+	}
+	return data, nil
 }
 
 func (w Workspace) read(a ReadFileArgs) (string, error) {
@@ -62,7 +73,7 @@ func (w Workspace) read(a ReadFileArgs) (string, error) {
 		return "", err
 	}
 	defer root.Close()
-	f, err := root.Open(rel)
+	f, err := w.openFile(root, rel)
 	if err != nil {
 		return "", rootErr(rel, err)
 	}

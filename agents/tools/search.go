@@ -86,7 +86,7 @@ func (w Workspace) grep(ctx context.Context, match func(string) bool) (string, e
 		if ctx.Err() != nil {
 			return false
 		}
-		data, err := root.ReadFile(rel)
+		data, err := w.readFile(root, rel)
 		if err != nil || len(data) > maxFileSize || binary(data) {
 			return true
 		}

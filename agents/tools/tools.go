@@ -128,9 +128,59 @@ func (w Workspace) open() (*os.Root, error) {
 	return r, nil
 }
 
+// escapes reports os.Root's refusal of a path that leads outside it.
+func escapes(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "escapes")
+}
+
+// inside returns where rel leads when os.Root refused it as escaping the
+// root although it stays inside: os.Root refuses every link with an
+// absolute target, util.c → /abs/ws/src/util.c included. false when rel
+// really leads outside, or where it leads is on the privacy list.
+func (w Workspace) inside(rel string, err error) (string, bool) {
+	if !escapes(err) {
+		return "", false
+	}
+	real, ok := w.resolve(rel)
+	if !ok || real == "." || w.Ignored(real) {
+		return "", false
+	}
+	return filepath.FromSlash(real), true
+}
+
+// openFile opens rel through root, following a link that os.Root refuses
+// although it stays inside the workspace.
+func (w Workspace) openFile(root *os.Root, rel string) (*os.File, error) {
+	f, err := root.Open(rel)
+	if real, ok := w.inside(rel, err); ok {
+		f, err = root.Open(real)
+	}
+	return f, err
+}
+
+// readFile is root.ReadFile, following a link that os.Root refuses
+// although it stays inside the workspace.
+func (w Workspace) readFile(root *os.Root, rel string) ([]byte, error) {
+	data, err := root.ReadFile(rel)
+	if real, ok := w.inside(rel, err); ok {
+		data, err = root.ReadFile(real)
+	}
+	return data, err
+}
+
+// stat is root.Stat, following a link that os.Root refuses although it
+// stays inside the workspace.
+func (w Workspace) stat(root *os.Root, rel string) (fs.FileInfo, error) {
+	st, err := root.Stat(rel)
+	if real, ok := w.inside(rel, err); ok {
+		st, err = root.Stat(real)
+	}
+	return st, err
+}
+
 // rootErr rewrites os.Root's escape errors into what the model should know.
 func rootErr(rel string, err error) error {
-	if err != nil && strings.Contains(err.Error(), "escapes") {
+	if escapes(err) {
 		return fmt.Errorf("%w: %s resolves (through a symlink) outside the workspace", errOutside, rel)
 	}
 	if errors.Is(err, fs.ErrNotExist) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -319,5 +320,45 @@ func TestReadFileThatFitsOnceRedacted(t *testing.T) {
 	}
 	if strings.Contains(out, "truncated") || !strings.HasSuffix(out, "func main() {}\n") || strings.Contains(out, "MIIEow") {
 		t.Errorf("read_file = …%q", out[max(0, len(out)-300):])
+	}
+}
+
+// TestLinkWithAnAbsoluteTargetInside: a link whose absolute target lies
+// in the workspace is read, searched and listed like its target; one
+// leading to a file on the privacy list stays refused.
+func TestLinkWithAnAbsoluteTargetInside(t *testing.T) {
+	w, _ := workspace(t, map[string]string{"src/util.c": "int f;\n/* UTIL-MARK */\n", ".env": "KEY=hunter2\n"})
+	w.Ignore = func(rel string) bool { return rel == ".env" }
+	for link, target := range map[string]string{"util.c": "src/util.c", "notes.txt": ".env"} {
+		if err := os.Symlink(filepath.Join(w.Root, target), filepath.Join(w.Root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if data, err := w.Contents("util.c"); err != nil || !strings.Contains(string(data), "UTIL-MARK") {
+		t.Errorf("Contents(util.c) = %q, %v", data, err)
+	}
+	if out, err := call(t, w.ReadFile(), map[string]any{"path": "util.c", "line": 2}); err != nil || !strings.Contains(out, "UTIL-MARK") {
+		t.Errorf("read util.c = %q, %v", out, err)
+	}
+	if out, err := call(t, w.SearchWorkspace(), map[string]any{"query": "UTIL-MARK"}); err != nil || !strings.Contains("\n"+out, "\nutil.c:2:") || !strings.Contains(out, "src/util.c:2:") {
+		t.Errorf("search = %q, %v; want util.c and src/util.c", out, err)
+	}
+	if out, err := call(t, w.ListFiles(), map[string]any{}); err != nil || !slices.Contains(strings.Split(out, "\n"), "util.c") {
+		t.Errorf("list = %q, %v; want util.c", out, err)
+	}
+	if _, err := w.Contents("notes.txt"); err == nil || !strings.Contains(err.Error(), "privacy list") {
+		t.Errorf("Contents(notes.txt) err = %v, want privacy refusal", err)
+	}
+	if out, err := call(t, w.SearchWorkspace(), map[string]any{"query": "hunter2"}); err != nil || out != "no matches" {
+		t.Errorf("search found the private file through the link: %q, %v", out, err)
+	}
+}
+
+// TestContentsRefusesBinaryFiles: Contents refuses what read_file
+// refuses, a binary file too, even when its first lines are text.
+func TestContentsRefusesBinaryFiles(t *testing.T) {
+	w, _ := workspace(t, map[string]string{"bin.go": "package main\n\nfunc main() {}\n\x7fELF\x02\x01\x01\x00\x00\x00"})
+	if data, err := w.Contents("bin.go"); err == nil || !strings.Contains(err.Error(), "binary") {
+		t.Errorf("Contents(bin.go) = %q, %v; want a binary refusal", data, err)
 	}
 }

@@ -118,7 +118,7 @@ func (w Workspace) walk(root *os.Root, start string, f func(rel string) bool) er
 		}
 		if !d.Type().IsRegular() {
 			// A symlink is followed only if it stays inside the root.
-			st, err := root.Stat(rel)
+			st, err := w.stat(root, rel)
 			if err != nil || !st.Mode().IsRegular() {
 				return nil
 			}

@@ -133,7 +133,11 @@
 // # Files, frames and the primary error
 //
 // File is the path as printed, except that an absolute path (or file:// URL)
-// inside Options.Workspace is made relative to it, with forward slashes.
+// inside Options.Workspace, as printed or once the symbolic links of its
+// directory are resolved, is made relative to it, with forward slashes;
+// and that when the tool ran in another directory (Options.Dir), a
+// relative path is made relative to the workspace, or absolute when it
+// lies outside it.
 // Frames are stored innermost first, whatever order the tool prints them in
 // (Python prints the innermost last). A frame is InWorkspace when it is not a
 // runtime/standard-library/dependency frame (Go packages without a dot in
@@ -191,6 +195,7 @@ package errparse
 import (
 	"encoding/json"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -237,12 +242,22 @@ type Options struct {
 	// Workspace is the absolute workspace root. Paths inside it are made
 	// relative, and it decides which stack frames are the user's code.
 	Workspace string
+	// Dir is the absolute directory the tool ran in, which the relative
+	// paths of its output are relative to; "" is the Workspace. When it
+	// is another directory, each relative path is made relative to the
+	// workspace, or absolute when it lies outside it.
+	Dir string
+
+	paths *paths
 }
 
 // Parse extracts every error it recognises from output, in the order they
 // appear (errors reassembled from go test -json / go build -json come after
 // the rest). It never panics; text it does not recognise is skipped.
 func Parse(output string, o Options) []Error {
+	if o.Workspace != "" {
+		o.paths = newPaths(o)
+	}
 	text := normalizeText(output)
 	lines := strings.Split(text, "\n")
 	lines, goJSON := extractGoJSON(lines)
@@ -585,31 +600,157 @@ func (s *scanner) peek(i int) string {
 	return ""
 }
 
-// rel makes an absolute path inside the workspace relative to it, and turns
-// file:// URLs into paths; anything else is returned as printed.
+// rel returns the path an Error reports for p as printed: relative to
+// the workspace when it lies inside it (see Options), else absolute or
+// as printed.
 func (s *scanner) rel(p string) string {
 	if n := len(s.makeDirs); n > 0 && p != "" && !isAbs(p) && !strings.HasPrefix(p, "file://") {
 		// Under make -C, a compiler names files relative to the directory
 		// make entered.
 		p = path.Join(s.makeDirs[n-1], p)
 	}
-	return relPath(p, s.o.Workspace)
+	return s.o.rel(p)
 }
 
-func relPath(p, ws string) string {
+// underWorkspace reports whether a path as printed is under the
+// workspace; with no workspace, or a relative path of a tool that ran in
+// the workspace, it has no opinion (true).
+func (s *scanner) underWorkspace(p string) bool {
+	if s.o.Workspace == "" {
+		return true
+	}
+	return !isAbs(s.rel(p))
+}
+
+// paths is what one Parse learns about the file system to place paths:
+// where the tool ran, and where symbolic links lead.
+type paths struct {
+	// dir is Options.Dir, slash-separated, when it is not the workspace;
+	// "" when relative paths are relative to the workspace.
+	dir string
+	// realWS is the workspace with its links resolved; "" when unknown.
+	realWS   string
+	resolved bool
+	// real maps a directory to where its links lead, "" when it cannot
+	// be resolved.
+	real map[string]string
+}
+
+// maxResolved bounds the directories one Parse resolves: pasted output
+// can name any number of them.
+const maxResolved = 1024
+
+func newPaths(o Options) *paths {
+	p := &paths{real: map[string]string{}}
+	if o.Dir != "" && slashClean(o.Dir) != slashClean(o.Workspace) {
+		p.dir = slashClean(o.Dir)
+	}
+	return p
+}
+
+// realDir is where the links of an absolute directory lead.
+func (p *paths) realDir(dir string) string {
+	if r, ok := p.real[dir]; ok {
+		return r
+	}
+	if len(p.real) >= maxResolved {
+		return ""
+	}
+	r, err := filepath.EvalSymlinks(filepath.FromSlash(dir))
+	if err != nil {
+		r = ""
+	}
+	r = filepath.ToSlash(r)
+	p.real[dir] = r
+	return r
+}
+
+func slashClean(p string) string {
+	p = strings.ReplaceAll(p, `\`, "/")
+	if c := path.Clean(p); c != "." {
+		return c
+	}
+	return p
+}
+
+// rel is the path an Error reports for p (file:// URLs become paths): an
+// absolute path inside the workspace, as printed or once the symbolic
+// links of its directory are resolved, relative to the workspace; a
+// relative path, when the tool ran elsewhere than in the workspace (Dir),
+// relative to the workspace, or absolute when it lies outside; anything
+// else as printed.
+func (o Options) rel(p string) string {
 	if strings.HasPrefix(p, "file://") {
 		p = strings.TrimPrefix(p, "file://")
 		if len(p) > 2 && p[0] == '/' && p[2] == ':' { // file:///C:/x
 			p = p[1:]
 		}
 	}
-	if ws == "" || !isAbs(p) {
+	if o.Workspace == "" || p == "" {
 		return p
+	}
+	abs := p
+	if !isAbs(p) {
+		if o.paths == nil || o.paths.dir == "" || !filePath(p) {
+			return p
+		}
+		abs = path.Join(o.paths.dir, strings.ReplaceAll(p, `\`, "/"))
+	}
+	if r, ok := under(abs, o.Workspace); ok {
+		return r
+	}
+	if o.paths != nil {
+		if r, ok := o.paths.throughLinks(abs, o.Workspace); ok {
+			return r
+		}
+	}
+	return abs
+}
+
+// throughLinks places an absolute path that is not under the workspace as
+// printed: the workspace reached through a link (a symlinked checkout, a
+// path printed through another spelling of it).
+func (p *paths) throughLinks(abs, ws string) (string, bool) {
+	if !p.resolved {
+		p.resolved = true
+		if r, err := filepath.EvalSymlinks(filepath.FromSlash(ws)); err == nil {
+			p.realWS = filepath.ToSlash(r)
+		}
+	}
+	if p.realWS == "" {
+		return "", false // no link leads into a workspace that is not there
+	}
+	n := strings.ReplaceAll(abs, `\`, "/")
+	dir := p.realDir(path.Dir(n))
+	if dir == "" {
+		return "", false
+	}
+	real := path.Join(dir, path.Base(n))
+	for _, w := range []string{p.realWS, ws} {
+		if r, ok := under(real, w); ok {
+			return r, true
+		}
+	}
+	return "", false
+}
+
+// filePath reports whether a relative name printed as a file is one:
+// "<stdin>", "<frozen …>" and "node:fs" are not.
+func filePath(p string) bool {
+	return !strings.HasPrefix(p, "<") && !schemeRE.MatchString(p)
+}
+
+var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
+
+// under returns p relative to ws when it lies under it.
+func under(p, ws string) (string, bool) {
+	if ws == "" || !isAbs(p) {
+		return "", false
 	}
 	np := strings.ReplaceAll(p, `\`, "/")
 	nw := strings.TrimRight(strings.ReplaceAll(ws, `\`, "/"), "/")
 	if nw == "" {
-		return p
+		return "", false
 	}
 	windows := len(nw) >= 2 && nw[1] == ':'
 	hasPrefix := strings.HasPrefix(np, nw+"/")
@@ -617,19 +758,9 @@ func relPath(p, ws string) string {
 		hasPrefix = strings.HasPrefix(strings.ToLower(np), strings.ToLower(nw)+"/")
 	}
 	if !hasPrefix {
-		return p
+		return "", false
 	}
-	return path.Clean(np[len(nw)+1:])
-}
-
-// underWorkspace reports whether an absolute path is under the workspace;
-// with no workspace or a relative path it has no opinion (true).
-func (s *scanner) underWorkspace(p string) bool {
-	p = strings.TrimPrefix(p, "file://")
-	if s.o.Workspace == "" || !isAbs(p) {
-		return true
-	}
-	return relPath(p, s.o.Workspace) != p
+	return path.Clean(np[len(nw)+1:]), true
 }
 
 func isAbs(p string) bool {

@@ -27,8 +27,11 @@ the local history, and a root cause with fix steps and a confidence. With an
 LLM configured (and without --offline) an agent reads the code to find the
 cause; otherwise the answer comes from history or built-in guidance, and says
 so. --strategy picks how the agent works (react, the default; plan-execute;
-rewoo); --verbose prints the agent's steps to stderr as they happen. Exit
-status: 0, 1 when no error is recognised, 2 on a usage error.
+rewoo); --verbose prints the agent's steps to stderr as they happen.
+Relative paths in the output are read as relative to the current directory
+(to the workspace when the current directory is outside it), so run it
+where the tool ran. Exit status: 0, 1 when no error is recognised, 2 on a
+usage error.
 `
 
 func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, logger *slog.Logger) int {
@@ -55,7 +58,7 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		chosen = s
 	}
-	data, ws, err := compilerOutput(ctx, stdin, firstArg(pos), *wsFlag)
+	data, ws, at, err := compilerOutput(ctx, stdin, firstArg(pos), *wsFlag)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls explain: %v\n", err)
 		return 2
@@ -72,6 +75,7 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return 2
 	}
 	x := svc.Explainer(ctx, ws)
+	x.Dir = at
 	x.NoModel = res.WhyNoModel()
 	if chosen != nil {
 		x.Strategy = chosen
@@ -201,39 +205,60 @@ func clip(s string, n int) string {
 // compilerOutput reads the output `explain` and `fix` work on, from the
 // file name (stdin for "" or "-"), at most 8 MB, and resolves the
 // workspace it refers to: dir, else the git root of the current
-// directory, else the current directory; absolute and symlink-free.
-func compilerOutput(ctx context.Context, stdin io.Reader, name, dir string) ([]byte, string, error) {
+// directory, else the current directory; absolute and symlink-free. at is
+// the directory the output's relative paths are relative to: the current
+// directory when it lies in the workspace, else the workspace.
+func compilerOutput(ctx context.Context, stdin io.Reader, name, dir string) (data []byte, ws, at string, err error) {
 	in := stdin
 	if name != "" && name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, "", err
+			return nil, "", "", err
 		}
 		defer f.Close()
 		in = f
 	}
-	data, err := io.ReadAll(io.LimitReader(in, 8<<20))
+	data, err = io.ReadAll(io.LimitReader(in, 8<<20))
 	if err != nil {
-		return nil, "", fmt.Errorf("read the output: %w", err)
+		return nil, "", "", fmt.Errorf("read the output: %w", err)
 	}
 	if dir != "" {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return nil, "", fmt.Errorf("--workspace %s: not a directory", dir)
+			return nil, "", "", fmt.Errorf("--workspace %s: not a directory", dir)
 		}
 	}
-	ws := dir
+	cwd, _ := os.Getwd()
+	ws = dir
 	if ws == "" {
-		cwd, _ := os.Getwd()
 		ws = cwd
 		if top, err := gitOutput(ctx, cwd, "rev-parse", "--show-toplevel"); err == nil {
 			ws = strings.TrimSpace(top)
 		}
 	}
-	if abs, err := filepath.Abs(ws); err == nil {
-		ws = abs
+	ws = realPath(ws)
+	at = ws
+	if cwd != "" {
+		if here := realPath(cwd); insideDir(ws, here) {
+			at = here
+		}
 	}
-	if real, err := filepath.EvalSymlinks(ws); err == nil {
-		ws = real
+	return data, ws, at, nil
+}
+
+// realPath is p absolute and with its symbolic links resolved, as far as
+// that can be done.
+func realPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
 	}
-	return data, ws, nil
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		p = real
+	}
+	return p
+}
+
+// insideDir reports whether p is dir or lies under it.
+func insideDir(dir, p string) bool {
+	r, err := filepath.Rel(dir, p)
+	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -35,7 +36,11 @@ the model. While it fails, the plan is adjusted and tried again, up to
 most 20 steps (a longer plan is replaced by a basic one), the steps of all
 rounds run at most 20 tool calls, and the whole fix stops after --max-time
 (10m). The plan versions, the diff and the verification are printed; the files are written only with --apply, and only when the
-build passed or no build command is configured.
+build passed or no build command is configured. Relative paths in the
+output are read as relative to the current directory (to the workspace
+when the current directory is outside it), and --build runs in the scratch
+copy's counterpart of the current directory; build.onSave runs at its
+root, as in the editor.
 
 Edits to files that define the build (Makefile, package.json, build.rs,
 *.gradle, CMakeLists.txt, .cargo/, go.mod's go and toolchain lines,
@@ -85,7 +90,7 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "kodyls fix: --timeout %s: give a positive duration, e.g. 2m (0: build.timeoutMs)\n", *timeout)
 		return 2
 	}
-	data, ws, err := compilerOutput(ctx, stdin, firstArg(pos), *wsFlag)
+	data, ws, at, err := compilerOutput(ctx, stdin, firstArg(pos), *wsFlag)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls fix: %v\n", err)
 		return 2
@@ -100,15 +105,19 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "kodyls fix: %v\n", err)
 		return 2
 	}
-	errs := errparse.Parse(string(data), errparse.Options{Workspace: ws})
+	errs := errparse.Parse(string(data), errparse.Options{Workspace: ws, Dir: at})
 	p := errparse.Primary(errs)
 	if p < 0 {
 		fmt.Fprintf(stderr, "kodyls fix: %v\n", rca.ErrNoError)
 		return 1
 	}
 	req := fix.Request{Error: errs[p], Output: string(data), Build: cmp.Or(*build, settings.Build.OnSave), BuildTimeout: *timeout}
-	if req.Build == "" {
-		req.Build = settings.Build.OnSave
+	if *build != "" {
+		// --build runs where kodyls fix runs, as it would in the shell;
+		// build.onSave at the workspace root, as in the editor.
+		if rel, err := filepath.Rel(ws, at); err == nil && rel != "." {
+			req.Dir = filepath.ToSlash(rel)
+		}
 	}
 	if req.BuildTimeout == 0 && settings.Build.TimeoutMS > 0 {
 		req.BuildTimeout = time.Duration(settings.Build.TimeoutMS) * time.Millisecond
