@@ -565,10 +565,11 @@ func location(e errparse.Error) string {
 }
 
 func excerpt(s string, n int) string {
-	if head, cut := redact.Cut(s, n); cut {
+	head, cut := redact.Cut(s, n)
+	if cut {
 		return head + "\n…(truncated)"
 	}
-	return s
+	return head // redacted when it fits only so
 }
 
 // thread names a fix for the checkpointer: the same error, in the same

@@ -373,10 +373,11 @@ func firstLine(s string) string {
 	if cut {
 		s += " …"
 	}
-	if head, cut := redact.Cut(s, 200); cut {
-		s = head + "…"
+	head, cut := redact.Cut(s, 200)
+	if cut {
+		return head + "…"
 	}
-	return s
+	return head // redacted when it fits only so
 }
 
 // replan revises the rest of the plan after a failed step; a replan that

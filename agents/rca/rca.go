@@ -514,10 +514,11 @@ func (x *Explainer) log() *slog.Logger {
 
 // excerpt keeps the start of a long output.
 func excerpt(s string, n int) string {
-	if head, cut := redact.Cut(s, n); cut {
+	head, cut := redact.Cut(s, n)
+	if cut {
 		return head + "\n…(truncated)"
 	}
-	return s
+	return head // redacted when it fits only so
 }
 
 // Markdown renders a report for an editor's hover or panel.

@@ -8,8 +8,9 @@ import "unicode/utf8"
 const cutWindow = 64 << 10
 
 // Cut returns the first n bytes of s, at a rune boundary, and whether it
-// left anything out. When s is longer than n, its secrets are redacted
-// first (and s may then fit whole, redacted, with nothing left out): a cut
+// left anything out: the text to use in place of s either way. When s is
+// longer than n, its secrets are redacted first (and s may then fit
+// whole, redacted, with nothing left out): a cut
 // through a secret leaves a start the redactor no longer recognises (a
 // GitHub token without its last characters, a URI password without its
 // "@host"), which the gateway's redaction of the prompt would let through.

@@ -234,10 +234,11 @@ func handover[A any](t *trail, reason string, out agent.Outcome[A], err error) s
 // clip shortens s to n bytes on one line, at a rune boundary.
 func clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if head, cut := redact.Cut(s, n); cut {
+	head, cut := redact.Cut(s, n)
+	if cut {
 		return head + "…"
 	}
-	return s
+	return head // redacted when it fits only so
 }
 
 // routeState is the router's checkpoint: what the fast path handed over,

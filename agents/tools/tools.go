@@ -230,10 +230,11 @@ func eachLine(r io.Reader, f func(n int, line string) bool) error {
 
 // shorten cuts a long line for display.
 func shorten(s string, n int) string {
-	if head, cut := redact.Cut(s, n); cut {
+	head, cut := redact.Cut(s, n)
+	if cut {
 		return head + "…"
 	}
-	return s
+	return head // redacted when it fits only so
 }
 
 // newTool returns the tool name whose JSON arguments decode into A: the

@@ -362,3 +362,18 @@ func TestContentsRefusesBinaryFiles(t *testing.T) {
 		t.Errorf("Contents(bin.go) = %q, %v; want a binary refusal", data, err)
 	}
 }
+
+// TestSearchLineThatFitsOnceRedacted: a search result line over the cut
+// only because of a token comes back redacted, within the cut.
+func TestSearchLineThatFitsOnceRedacted(t *testing.T) {
+	const token = "ghp_SYMLVvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6"
+	line := "\tclient := sync.New(\"" + token + "\") // " + strings.Repeat("x", 190-len(token))
+	if len(line) <= 200 {
+		t.Fatalf("the line (%d bytes) must be over the cut", len(line))
+	}
+	w, _ := workspace(t, map[string]string{"sync.go": line + "\n"})
+	out, err := call(t, w.SearchWorkspace(), map[string]any{"query": "sync.New("})
+	if err != nil || strings.Contains(out, "ghp_") {
+		t.Errorf("search = %q, %v; want the token redacted", out, err)
+	}
+}
