@@ -55,14 +55,17 @@ func quote(s string) string {
 // named in the problem, the status and doctor without the password typed
 // into it.
 func TestRefusedBaseURLHidesItsPassword(t *testing.T) {
-	for _, u := range []string{"htps://alice:s3cretPW@llm.example.com/v1", "alice:s3cretPW@llm.example.com/v1", "http//alice:s3cretPW@llm.example.com/v1"} {
+	for _, u := range []string{"htps://alice:s3cretPW@llm.example.com/v1", "alice:s3cretPW@llm.example.com/v1", "http//alice:s3cretPW@llm.example.com/v1",
+		"https://alice:s3cretPW/dEf+g==@llm.example.com/v1", "http://alice:s3cretPW and more@llm.example.com/v1"} {
 		r := Resolve(env(nil), []byte(`{"llm":{"baseUrl":`+quote(u)+`,"model":"m"}}`), nil)
 		all := strings.Join(r.Problems, "\n") + "\n" + r.WhyNoModel()
 		if strings.Contains(all, "s3cretPW") || !strings.Contains(all, "alice:xxxxx@llm.example.com") {
 			t.Errorf("%q: %s", u, all)
 		}
 	}
-	if got := RedactURL("http://llm.example.com/v1"); got != "http://llm.example.com/v1" {
-		t.Errorf("a URL without a password changed: %q", got)
+	for _, u := range []string{"http://llm.example.com/v1", "http://llm.example.com/v1/models/@latest", "http://host:8080/v1/@x", "alice@llm.example.com/v1"} {
+		if got := RedactURL(u); got != u {
+			t.Errorf("a URL without a password changed: %q → %q", u, got)
+		}
 	}
 }

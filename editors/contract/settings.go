@@ -16,7 +16,7 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
-	"regexp"
+
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -207,18 +207,37 @@ func (r Resolved) RejectedBaseURL() string {
 // redactURL hides the password of a URL's user info.
 func redactURL(raw string) string { return RedactURL(raw) }
 
-// userinfo finds "user:password@" in a URL-like text that url.Parse
-// cannot read as a URL with a host ("alice:pw@host/v1", "http//alice:pw@…").
-var userinfo = regexp.MustCompile(`([^/@\s:]*):[^/@\s]*@`)
-
 // RedactURL hides the password of a URL's user info, also in text that
-// is not quite a URL (a scheme typo, no scheme): a base URL shown in a
-// message or the status must not show the password typed into it.
+// is not quite a URL (a scheme typo, no scheme, a password with "/" or a
+// blank that url.Parse refuses): a base URL shown in a message or the
+// status must not show the password typed into it.
 func RedactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User != nil && u.Host != "" {
-		return u.Redacted()
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Redacted() // a URL it reads: its own user info, if any
 	}
-	return userinfo.ReplaceAllString(raw, "${1}:xxxxx@")
+	// The user info is what comes before the last "@" of the authority:
+	// after any "scheme://" (or the typo "scheme//"), up to the path. A
+	// password may hold "/", so the path starts after that "@".
+	rest := raw
+	prefix := ""
+	if i := strings.Index(rest, "//"); i >= 0 && !strings.ContainsAny(rest[:i], "@") {
+		prefix, rest = rest[:i+2], rest[i+2:]
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return raw
+	}
+	if end := strings.IndexAny(rest[at:], "/?#"); end >= 0 {
+		// An "@" in the path is not user info; the last one before it is.
+		if j := strings.LastIndex(rest[:at+end], "@"); j >= 0 {
+			at = j
+		}
+	}
+	user, _, hasPass := strings.Cut(rest[:at], ":")
+	if !hasPass {
+		return raw
+	}
+	return prefix + user + ":xxxxx" + rest[at:]
 }
 
 // SettingsEnv names the environment variable that carries any settings as
