@@ -48,6 +48,7 @@ type docReview struct {
 	// reviews waiting for the running one see at once that a newer one
 	// supersedes them.
 	asked    chan struct{}
+	reviewed int32 // the version of the last review that started
 	findings []filereview.Finding
 	version  int32 // the version the findings' spans refer to
 }
@@ -125,7 +126,10 @@ func (r *Reviews) Run(ctx context.Context, snap *Snapshot, started func()) (file
 	d := r.doc(snap.URI)
 	unwant := d.want(snap.Version)
 	for {
-		if r.docs[snap.URI] != d || d.newerWanted(snap.Version) {
+		// Stale when closed, when a newer version waits, or when a newer
+		// one was reviewed already (this one reached Run late, after a
+		// slow baseline read): its findings would replace newer ones.
+		if r.docs[snap.URI] != d || d.newerWanted(snap.Version) || d.reviewed > snap.Version {
 			unwant()
 			r.mu.Unlock()
 			return filereview.Result{}, ErrStale
@@ -155,6 +159,7 @@ func (r *Reviews) Run(ctx context.Context, snap *Snapshot, started func()) (file
 		r.mu.Lock()
 	}
 	unwant()
+	d.reviewed = snap.Version
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c := &reviewCall{version: snap.Version, done: make(chan struct{})}

@@ -387,3 +387,34 @@ func TestSupersededWaiterEndsAtOnce(t *testing.T) {
 		t.Errorf("started for version %d (and %d more); want only the first, the others never ran", got, len(started))
 	}
 }
+
+// TestLateOlderReviewIsStale: a review of an older version that reaches
+// Run while a newer version is reviewed (its baseline read was slow) asks
+// the model nothing and leaves the newer findings in place.
+func TestLateOlderReviewIsStale(t *testing.T) {
+	r := startReviewed(t, []reviewtest.Suggestion{offByOne}, slowly(suggest(offByOne)), suggest(document))
+	rs := workspace.NewReviews(func(string, int32, int32) ([]anchor.Edit, bool) { return nil, true })
+	newer := runAsync(t.Context(), rs, r.snapshot(t, 2, buggyGo))
+	if !r.fake.WaitSchema(review.SchemaAnalyze, 1, wait) {
+		t.Fatal("the analysis request never left")
+	}
+	older := runAsync(t.Context(), rs, r.snapshot(t, 1, buggyGo+"\n// older\n"))
+	if err := await(t, newer, "the newer review"); err != nil {
+		t.Fatal(err)
+	}
+	if err := await(t, older, "the older review"); !errors.Is(err, workspace.ErrStale) {
+		t.Fatalf("the late older review returned %v, want ErrStale", err)
+	}
+	analyses := 0
+	for _, q := range r.fake.ChatRequests() {
+		if q.Chat.SchemaName() == review.SchemaAnalyze {
+			analyses++
+		}
+	}
+	if analyses != 1 {
+		t.Errorf("%d analysis requests, want the newer review's only", analyses)
+	}
+	if fs, v := rs.Findings(r.snapshot(t, 2, buggyGo).URI); len(fs) != 1 || fs[0].Label != "bug" || v != 2 {
+		t.Errorf("findings %+v at version %d, want the newer review's bug at 2", fs, v)
+	}
+}
