@@ -213,7 +213,12 @@ func redactURL(raw string) string { return RedactURL(raw) }
 // status must not show the password typed into it.
 func RedactURL(raw string) string {
 	if u, err := url.Parse(raw); err == nil && u.Host != "" {
-		return u.Redacted() // a URL it reads: its own user info, if any
+		// A URL it reads: its own user info, if any (and the text as
+		// given otherwise, not re-encoded).
+		if u.User == nil {
+			return raw
+		}
+		return u.Redacted()
 	}
 	// The user info is what comes before the last "@" of the authority:
 	// after any "scheme://" (or the typo "scheme//"), up to the path. A
