@@ -26,8 +26,8 @@ stdin with "-" or no argument): the parsed errors, similar past errors from
 the local history, and a root cause with fix steps and a confidence. With an
 LLM configured (and without --offline) an agent reads the code to find the
 cause; otherwise the answer comes from history or built-in guidance, and says
-so. --strategy picks how the agent works (react, the default; plan-execute;
-rewoo); --verbose prints the agent's steps to stderr as they happen.
+so. --strategy picks how the agent works (routed, the default: react,
+escalating to plan-execute; react; plan-execute; rewoo); --verbose prints the agent's steps to stderr as they happen.
 Relative paths in the output are read as relative to the current directory
 (to the workspace when the current directory is outside it), so run it
 where the tool ran. Exit status: 0, 1 when no error is recognised, 2 on a
