@@ -35,7 +35,7 @@ error.
 // exits 1 when something needs fixing, saying what to do.
 func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	wsFlag := fs.String("workspace", "", "workspace to check (default: the current directory)")
+	wsFlag := fs.String("workspace", "", "workspace to check (default: the git root of the current directory, else the current directory)")
 	pos, code, ok := parseCommand(fs, args, doctorUsage, stdout, stderr)
 	if !ok {
 		return code
@@ -44,9 +44,14 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kodyls doctor: unexpected argument %q; give the workspace with --workspace DIR\n", pos[0])
 		return 2
 	}
-	ws := *wsFlag
-	if ws == "" {
-		ws, _ = os.Getwd()
+	// The workspace every other command uses: the git root of the
+	// current directory, else the current directory.
+	ws, err := rulesRoot(ctx, *wsFlag)
+	if err != nil {
+		// Reported below as a problem of the workspace, with the rest.
+		if ws = *wsFlag; ws == "" {
+			ws, _ = os.Getwd()
+		}
 	}
 	var problems []string
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)

@@ -123,3 +123,15 @@ func TestDoctorUsageLatencyInMs(t *testing.T) {
 		t.Errorf("usage row %q: want the mean latency in ms\n%s", line, out)
 	}
 }
+
+// TestDoctorFromASubdirectoryChecksTheRepository: run from a
+// subdirectory, doctor checks the workspace every other command uses (the
+// git root), not the subdirectory: its rules and kodus-config.yml.
+func TestDoctorFromASubdirectoryChecksTheRepository(t *testing.T) {
+	repo := fixtureRepo(t)
+	repo.Write(map[string]string{"kodus-config.yml": "ignorePaths: [\"[bad\"]\n", "sub/notes.txt": "x\n"})
+	out, _, code := runBin(t, testEnv(t), filepath.Join(repo.Dir, "sub"), "doctor")
+	if code != 1 || !strings.Contains(out, "[bad") {
+		t.Fatalf("doctor in a subdirectory: code %d, want 1 and the root's kodus-config.yml problem:\n%s", code, out)
+	}
+}
