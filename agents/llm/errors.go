@@ -36,7 +36,7 @@ func (e *StatusError) Error() string {
 	case 403:
 		return fmt.Sprintf("403 from llm endpoint %s (%s): the API key may not use model %q; check KODYLS_LLM_API_KEY and KODYLS_LLM_MODEL", e.Endpoint, msg, e.Model)
 	case 404:
-		return fmt.Sprintf("404 from llm endpoint %s (%s): check that model %q is served there (KODYLS_LLM_MODEL) and that the base URL ends in /v1; `kodyls doctor` lists the available models", e.Endpoint, msg, e.Model)
+		return fmt.Sprintf("404 from llm endpoint %s (%s): check that model %q is served there (KODYLS_LLM_MODEL, or the llm.models entry that names it) and that the base URL ends in /v1; `kodyls doctor` lists the available models", e.Endpoint, msg, e.Model)
 	case 429:
 		return fmt.Sprintf("llm endpoint %s is rate limiting requests (429: %s); wait a moment or lower the request rate", e.Endpoint, msg)
 	}

@@ -157,7 +157,10 @@ func (g *Gateway) exchange(ctx context.Context, p *prepared, sch *schemaInfo, sc
 	case err == nil:
 		g.notify(g.succeeded(adm, now))
 		g.mu.Lock()
-		g.answered++
+		if g.answered == nil {
+			g.answered = map[string]int{}
+		}
+		g.answered[p.model]++
 		g.mu.Unlock()
 	case ctx.Err() != nil:
 		g.abandoned(adm)
@@ -170,7 +173,10 @@ func (g *Gateway) exchange(ctx context.Context, p *prepared, sch *schemaInfo, sc
 		var se *StatusError
 		if errors.As(err, &se) && isSetupStatus(se.StatusCode) {
 			g.mu.Lock()
-			g.setupErr = se
+			if g.refused == nil {
+				g.refused = map[string]*StatusError{}
+			}
+			g.setupErr, g.refused[p.model] = se, se
 			g.mu.Unlock()
 		}
 	}
@@ -571,11 +577,17 @@ func IsSetupError(err error) bool {
 
 // SetupFailure returns the last answer of the endpoint that says kodyls is
 // set up wrong (HTTP 401, 403 or 404: see [StatusError] for what to do),
-// nil when there was none, and whether the endpoint has answered no call,
-// so that the set-up error is what every call came to. A one-shot command
-// reports it once instead of per call.
+// nil when there was none, and whether that is what every call came to
+// for some model: a model of one task class (llm.models) the endpoint
+// does not serve fails that stage every time even while the others work.
+// A one-shot command reports it once instead of per call.
 func (g *Gateway) SetupFailure() (*StatusError, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.setupErr, g.setupErr != nil && g.answered == 0
+	for model, se := range g.refused {
+		if g.answered[model] == 0 {
+			return se, true
+		}
+	}
+	return g.setupErr, false
 }

@@ -262,9 +262,11 @@ type Gateway struct {
 	mu      sync.Mutex
 	totals  map[string]Usage
 	formats map[string]formatLevel // per model, learned from rejections
-	// answered counts the calls the endpoint answered; setupErr is the
-	// last answer that says the set-up is wrong (see SetupFailure).
-	answered int
+	// answered counts, per model, the calls the endpoint answered;
+	// refused is, per model, the last answer that says the set-up is
+	// wrong, and setupErr the last of all (see SetupFailure).
+	answered map[string]int
+	refused  map[string]*StatusError
 	setupErr *StatusError
 }
 

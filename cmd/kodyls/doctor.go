@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -298,7 +300,19 @@ func checkLLM(ctx context.Context, res contract.Resolved, row func(k, format str
 	for _, n := range rep.Notes {
 		row("", "note: %s", n)
 	}
-	return rep.Problems
+	problems := rep.Problems
+	// A model of one task class the endpoint does not serve fails that
+	// stage at every call while the others work: checked like llm.model.
+	if rep.Reachable && len(rep.Models) > 0 {
+		tasks := slices.Sorted(maps.Keys(cfg.LLM.Models))
+		for _, task := range tasks {
+			if m := cfg.LLM.Models[task]; m != "" && !slices.Contains(rep.Models, m) {
+				problems = append(problems, fmt.Sprintf("llm.models.%s names model %q, which %s does not serve (it serves %s): set llm.models.%s to one of them",
+					task, m, shown.LLM.BaseURL, strings.Join(rep.Models[:min(len(rep.Models), 12)], ", "), task))
+			}
+		}
+	}
+	return problems
 }
 
 // checkBaseRef verifies that baseRef names a commit of the repository, as

@@ -142,3 +142,26 @@ func TestSecretsNeverLeaveThroughTheBinary(t *testing.T) {
 		}
 	}
 }
+
+// TestModelOfATaskClassTheEndpointDoesNotServe: a typo in llm.models (the
+// model of one task class) is a problem doctor names, and a review whose
+// analysis model the endpoint refuses on every call exits 2, though the
+// other stages' model works.
+func TestModelOfATaskClassTheEndpointDoesNotServe(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.SetModels("fake-model")
+	fake.RequireKnownModel(true)
+	fake.On(llmtest.SchemaName("health_check"), llmtest.JSON(map[string]any{"ok": true}))
+	reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
+	repo := changedRepo(t)
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model", `KODYLS_SETTINGS={"llm":{"models":{"review":"gpt-typo"}}}`)
+	out, _, code := runBin(t, env, repo.Dir, "doctor")
+	if code != 1 || !strings.Contains(out, `llm.models.review names model "gpt-typo"`) {
+		t.Errorf("doctor: code %d, want 1 naming llm.models.review:\n%s", code, out)
+	}
+	out, errOut, code := runBin(t, env, repo.Dir, "review")
+	if code != 2 || !strings.Contains(errOut+out, "gpt-typo") {
+		t.Errorf("review: code %d, want 2 naming the refused model\n%s%s", code, out, errOut)
+	}
+}
