@@ -638,7 +638,7 @@ func TestGitStatusKeepsReviewFindings(t *testing.T) {
 	e.OpenFile("main.go")
 	typeBug(e)
 	e.Save("main.go")
-	both := func(ds []protocol.Diagnostic) bool { return hasReviewOnLine(6)(ds) && hasRemarkOnLine(13)(ds) }
+	both := func(ds []protocol.Diagnostic) bool { return hasReviewOnLine(6)(ds) && hasRuleOnLine("style", 13)(ds) }
 	e.AwaitDiagnostics("main.go", both)
 	e.repo.Git("status", "--short")
 	e.repo.Write(map[string]string{"notes.txt": "x\n"})
@@ -648,19 +648,8 @@ func TestGitStatusKeepsReviewFindings(t *testing.T) {
 		t.Fatalf("after git status and git add of another file: %s", lsptest.Describe(ds))
 	}
 	e.repo.Commit("the loop")
-	e.AwaitDiagnostics("main.go", func(ds []protocol.Diagnostic) bool { return !hasReviewOnLine(6)(ds) && hasRemarkOnLine(13)(ds) })
+	e.AwaitDiagnostics("main.go", func(ds []protocol.Diagnostic) bool { return !hasReviewOnLine(6)(ds) && hasRuleOnLine("style", 13)(ds) })
 	e.Shutdown()
-}
-
-func hasRemarkOnLine(line uint32) func([]protocol.Diagnostic) bool {
-	return func(ds []protocol.Diagnostic) bool {
-		for _, d := range ds {
-			if lsptest.Code(d) == "style" && d.Range.Start.Line == line {
-				return true
-			}
-		}
-		return false
-	}
 }
 
 // TestCommitDuringReviewTakesItsFindingsAlong: a review that ends after

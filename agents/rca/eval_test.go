@@ -52,26 +52,10 @@ func TestEvalHarness(t *testing.T) {
 // observation.
 func TestSimilarErrorsTool(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := index.OpenStore(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	hist, err := index.OpenHistory(ctx, st, index.HistoryOptions{RequireIndex: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ws := t.TempDir()
 	e := errparse.Error{Tool: "go", Language: "go", File: "a.go", Line: 3, Message: "declared and not used: x"}
 	e.Fingerprint = errparse.Fingerprint(e)
-	id, err := hist.Record(ctx, index.ErrorRecord{Workspace: ws, Fingerprint: e.Fingerprint, Tool: "go", Language: "go", Message: e.Message, Template: errparse.Template(e), File: "a.go"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := hist.Explain(ctx, id, index.Explanation{RootCause: "x was left over from a refactor", Steps: []string{"delete x"}, Confidence: 0.8, Source: "model"}); err != nil {
-		t.Fatal(err)
-	}
+	hist := explainedBefore(t, ws, e, index.Explanation{RootCause: "x was left over from a refactor", Steps: []string{"delete x"}, Confidence: 0.8, Source: "model"})
 	x := &Explainer{Workspace: ws, History: hist}
 	out, err := x.similarErrorsTool(e).Run(ctx, []byte(`{}`))
 	if err != nil || !strings.Contains(out, "left over from a refactor") {
@@ -97,25 +81,10 @@ func TestSimilarErrorsTool(t *testing.T) {
 // shown to the model say how sure the model was then, not 0.
 func TestSeenBeforeCarriesTheConfidenceGivenThen(t *testing.T) {
 	ctx := context.Background()
-	st, err := index.OpenStore(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	hist, err := index.OpenHistory(ctx, st, index.HistoryOptions{RequireIndex: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ws := t.TempDir()
 	past := errparse.Error{Tool: "go", Language: "go", File: "main.go", Line: 4, Message: "declared and not used: x"}
 	past.Fingerprint = errparse.Fingerprint(past)
-	id, err := hist.Record(ctx, index.ErrorRecord{Workspace: ws, Fingerprint: past.Fingerprint, Tool: "go", Language: "go", Message: past.Message, Template: errparse.Template(past), File: "main.go"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := hist.Explain(ctx, id, index.Explanation{RootCause: "x was left over", Steps: []string{"delete x"}, Confidence: 0.9, Source: "model", ContentHash: "then"}); err != nil {
-		t.Fatal(err)
-	}
+	hist := explainedBefore(t, ws, past, index.Explanation{RootCause: "x was left over", Steps: []string{"delete x"}, Confidence: 0.9, Source: "model", ContentHash: "then"})
 	fake := llmtest.NewServer()
 	defer fake.Close()
 	fake.On(llmtest.Any(), llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: `{"rootCause":"x is unused","fixGuidelines":["use x"],"confidence":70}`}))
@@ -130,4 +99,28 @@ func TestSeenBeforeCarriesTheConfidenceGivenThen(t *testing.T) {
 	if text := reqs[0].Chat.Text(); !strings.Contains(text, "x was left over") || !strings.Contains(text, "Confidence then: 0.90") {
 		t.Errorf("the past explanation in the prompt:\n%s", text)
 	}
+}
+
+// explainedBefore opens a history in a temporary store holding error e of
+// workspace ws, explained as ex.
+func explainedBefore(t *testing.T, ws string, e errparse.Error, ex index.Explanation) *index.LocalHistory {
+	t.Helper()
+	ctx := context.Background()
+	st, err := index.OpenStore(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	hist, err := index.OpenHistory(ctx, st, index.HistoryOptions{RequireIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := hist.Record(ctx, index.ErrorRecord{Workspace: ws, Fingerprint: e.Fingerprint, Tool: e.Tool, Language: e.Language, Message: e.Message, Template: errparse.Template(e), File: e.File})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hist.Explain(ctx, id, ex); err != nil {
+		t.Fatal(err)
+	}
+	return hist
 }
