@@ -2,13 +2,13 @@ package fix
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kodustech/kodyls/agents/internal/tooltest"
 	"github.com/kodustech/kodyls/agents/redact"
 )
 
@@ -17,7 +17,7 @@ const secretMarker = "MARKER_SECRET_4242"
 // compile runs a real compiler in dir and returns what it printed.
 func compile(t *testing.T, dir string, name string, args ...string) string {
 	t.Helper()
-	needTool(t, name)
+	tooltest.Need(t, name)
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
 	out, _ := cmd.CombinedOutput()
@@ -196,23 +196,5 @@ func TestScratchCopyLeavesOutIgnoredFiles(t *testing.T) {
 		if strings.Contains(run.output, gone+"\n") {
 			t.Errorf("%s was copied:\n%s", gone, run.output)
 		}
-	}
-}
-
-// needTool skips the test when name is not installed, or installed but
-// unable to run (a rustup shim with no default toolchain fails
-// `rustc --version`); on CI (CI=true) a tool that is there but broken
-// fails the test instead.
-func needTool(t *testing.T, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("%s is not installed", name)
-	}
-	if out, err := exec.Command(name, "--version").CombinedOutput(); err != nil {
-		msg := fmt.Sprintf("%s is on PATH but does not run (%s --version: %v: %s)", name, name, err, strings.TrimSpace(string(out)))
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
 	}
 }

@@ -2,13 +2,12 @@ package rca
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kodustech/kodyls/agents/internal/tooltest"
 	"github.com/kodustech/kodyls/analysis/errparse"
 )
 
@@ -63,7 +62,7 @@ func TestNoGuidanceForUnknownErrors(t *testing.T) {
 // TestOfflineAnswerCarriesRustDocs: without a model, a Rust error is
 // answered with guidance and rustc's own explanation of the code.
 func TestOfflineAnswerCarriesRustDocs(t *testing.T) {
-	needTool(t, "rustc")
+	tooltest.Need(t, "rustc")
 	data, err := os.ReadFile(filepath.Join("..", "..", "analysis", "errparse", "testdata", "outputs", "rustc-moved.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -75,23 +74,5 @@ func TestOfflineAnswerCarriesRustDocs(t *testing.T) {
 	}
 	if rep.RCA.Source != SourceOffline || !strings.Contains(rep.Docs, "E0382") && !strings.Contains(strings.ToLower(rep.Docs), "moved") {
 		t.Fatalf("offline rust answer %+v docs %q", rep.RCA, rep.Docs)
-	}
-}
-
-// needTool skips the test when name is not installed, or installed but
-// unable to run (a rustup shim with no default toolchain fails
-// `rustc --version`); on CI (CI=true) a tool that is there but broken
-// fails the test instead.
-func needTool(t *testing.T, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("%s is not installed", name)
-	}
-	if out, err := exec.Command(name, "--version").CombinedOutput(); err != nil {
-		msg := fmt.Sprintf("%s is on PATH but does not run (%s --version: %v: %s)", name, name, err, strings.TrimSpace(string(out)))
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
 	}
 }

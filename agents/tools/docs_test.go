@@ -1,12 +1,11 @@
 package tools_test
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/kodustech/kodyls/agents/internal/tooltest"
 	"github.com/kodustech/kodyls/agents/tools"
 )
 
@@ -27,7 +26,7 @@ func TestLocalDocsGo(t *testing.T) {
 }
 
 func TestLocalDocsRust(t *testing.T) {
-	needTool(t, "rustc")
+	tooltest.Need(t, "rustc")
 	out, err := call(t, tools.LocalDocs(), map[string]string{"topic": "E0382"})
 	if err != nil {
 		t.Fatal(err)
@@ -51,23 +50,5 @@ func TestLocalDocsRefusesBadTopics(t *testing.T) {
 		if err == nil {
 			t.Errorf("topic %q accepted: %s", topic, out)
 		}
-	}
-}
-
-// needTool skips the test when name is not installed, or installed but
-// unable to run (a rustup shim with no default toolchain fails
-// `rustc --version`); on CI (CI=true) a tool that is there but broken
-// fails the test instead.
-func needTool(t *testing.T, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("%s is not installed", name)
-	}
-	if out, err := exec.Command(name, "--version").CombinedOutput(); err != nil {
-		msg := fmt.Sprintf("%s is on PATH but does not run (%s --version: %v: %s)", name, name, err, strings.TrimSpace(string(out)))
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
 	}
 }
