@@ -184,18 +184,7 @@ func TestReviewKeepsIgnorePathsWithANegation(t *testing.T) {
 				"private/export.go": "package private\n\n// " + privateMarker + "\nfunc Export() {}\n",
 				"main.go":           strings.Replace(reviewGo, "i < len(items)", "i <= len(items)", 1),
 			})
-			fake := llmtest.NewServer()
-			defer fake.Close()
-			scripts := reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
-			env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
-			out, errOut, code := runBin(t, env, repo.Dir, "review", "--format", "json")
-			if code != 0 {
-				t.Fatalf("code %d\n%s%s", code, out, errOut)
-			}
-			var rep report.Report
-			if err := json.Unmarshal([]byte(out), &rep); err != nil {
-				t.Fatalf("json: %v\n%s", err, out)
-			}
+			rep, fake, scripts := reviewWithModel(t, repo.Dir)
 			skipped := map[string]string{}
 			for _, f := range rep.Files {
 				skipped[f.Path] = f.Skipped
@@ -237,18 +226,7 @@ func TestReviewWithUnreadableIgnorePathsSendsNothing(t *testing.T) {
 		"secret/keys.go": "package secret\n\n// TODO rotate\nconst Key = \"" + privateMarker + "\"\n",
 		"main.go":        strings.Replace(reviewGo, "i < len(items)", "i <= len(items)", 1),
 	})
-	fake := llmtest.NewServer()
-	defer fake.Close()
-	scripts := reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
-	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
-	out, errOut, code := runBin(t, env, repo.Dir, "review", "--format", "json")
-	if code != 0 {
-		t.Fatalf("code %d\n%s%s", code, out, errOut)
-	}
-	var rep report.Report
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("json: %v\n%s", err, out)
-	}
+	rep, fake, scripts := reviewWithModel(t, repo.Dir)
 	for _, f := range rep.Files {
 		if !strings.Contains(f.Skipped, "until kodus-config.yml is fixed") {
 			t.Errorf("file %+v sent to the model", f)
@@ -265,4 +243,24 @@ func TestReviewWithUnreadableIgnorePathsSendsNothing(t *testing.T) {
 		t.Errorf("the local rule did not run: %+v", rep.Findings)
 	}
 	neverSent(t, fake)
+}
+
+// reviewWithModel runs `kodyls review --format json` in dir against a
+// fake model that suggests offByOne, and returns the report, the model
+// (its requests) and its scripts (its calls); the review must exit 0.
+func reviewWithModel(t *testing.T, dir string) (report.Report, *llmtest.Server, reviewtest.Scripts) {
+	t.Helper()
+	fake := llmtest.NewServer()
+	t.Cleanup(fake.Close)
+	scripts := reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	out, errOut, code := runBin(t, env, dir, "review", "--format", "json")
+	if code != 0 {
+		t.Fatalf("code %d\n%s%s", code, out, errOut)
+	}
+	var rep report.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	return rep, fake, scripts
 }
