@@ -110,6 +110,14 @@ func typeBug(e *reviewEnv) {
 	e.EditBuffer("main.go", lsptest.Edit{Range: e.RegexpRange("main.go", `for i := 0; i < len\(items\); i\+\+ \{`), Text: "for i := 0; i <= len(items); i++ {"})
 }
 
+// slowLoop is the model's analysis suggesting rangeLoop, answered after
+// latency: long enough for a test to act while the review runs.
+func slowLoop(latency time.Duration) llmtest.Reply {
+	r := llmtest.JSON(map[string]any{"codeSuggestions": []reviewtest.Suggestion{rangeLoop}})
+	r.Latency = latency
+	return r
+}
+
 func hasReviewOnLine(line uint32) func([]protocol.Diagnostic) bool {
 	return func(ds []protocol.Diagnostic) bool {
 		for _, d := range ds {
@@ -156,8 +164,7 @@ func TestFailedReviewKeepsTheFindingsShown(t *testing.T) {
 func TestReviewsOfOneVersionShareTheRun(t *testing.T) {
 	fake := llmtest.NewServer()
 	defer fake.Close()
-	slow := llmtest.JSON(map[string]any{"codeSuggestions": []reviewtest.Suggestion{rangeLoop}})
-	slow.Latency = 300 * time.Millisecond
+	slow := slowLoop(300 * time.Millisecond)
 	scripts := reviewtest.Script(fake, nil, slow)
 	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "save")
 	e.OpenFile("main.go")
@@ -310,8 +317,7 @@ func TestUnchangedHunksCostNoCallsAcrossRestart(t *testing.T) {
 func TestTypingAfterSaveLetsTheReviewFinish(t *testing.T) {
 	fake := llmtest.NewServer()
 	defer fake.Close()
-	slow := llmtest.JSON(map[string]any{"codeSuggestions": []reviewtest.Suggestion{rangeLoop}})
-	slow.Latency = 500 * time.Millisecond
+	slow := slowLoop(500 * time.Millisecond)
 	scripts := reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop}, slow)
 	// Twelve lines above the loop keep the typed line out of its hunk.
 	repo := lsptest.NewRepo(t, map[string]string{"main.go": strings.Repeat("// header\n", 12) + reviewGo})
@@ -657,8 +663,7 @@ func TestGitStatusKeepsReviewFindings(t *testing.T) {
 func TestCommitDuringReviewTakesItsFindingsAlong(t *testing.T) {
 	fake := llmtest.NewServer()
 	defer fake.Close()
-	slow := llmtest.JSON(map[string]any{"codeSuggestions": []reviewtest.Suggestion{rangeLoop}})
-	slow.Latency = time.Second
+	slow := slowLoop(time.Second)
 	reviewtest.Script(fake, []reviewtest.Suggestion{rangeLoop}, slow)
 	e := startReviewing(t, reviewRepo(t), fake, t.TempDir(), "save")
 	e.OpenFile("main.go")
