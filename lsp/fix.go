@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -190,14 +191,7 @@ func (s *Server) fixWorkspaceEdit(root string, res *fix.Result) (jsonrpc2.RawMes
 		}
 		// One edit covering what differs keeps the edits of one file from
 		// overlapping, whatever order they were made in.
-		pre := 0
-		for pre < len(text) && pre < len(next) && text[pre] == next[pre] {
-			pre++
-		}
-		suf := 0
-		for suf < len(text)-pre && suf < len(next)-pre && text[len(text)-1-suf] == next[len(next)-1-suf] {
-			suf++
-		}
+		pre, suf := changedSpan(text, next)
 		a, b := doc.PositionAt(pre, s.encoding), doc.PositionAt(len(text)-suf, s.encoding)
 		we.DocumentChanges = append(we.DocumentChanges, documentEdit{
 			TextDocument: versionedDoc{URI: u, Version: version},
@@ -213,6 +207,31 @@ func (s *Server) fixWorkspaceEdit(root string, res *fix.Result) (jsonrpc2.RawMes
 	}
 	raw, err := json.Marshal(applyEditParams{Label: "Fix this error", Edit: we})
 	return jsonrpc2.RawMessage(raw), err
+}
+
+// changedSpan is the span where text and next differ: next is text with
+// text[pre:len(text)-suf] replaced by next[pre:len(next)-suf]. Neither end
+// falls inside a character (é and è share their first byte) or between
+// the two bytes of a CRLF, so that the edit's positions and its new text
+// are both whole characters.
+func changedSpan(text, next string) (pre, suf int) {
+	for pre < len(text) && pre < len(next) && text[pre] == next[pre] {
+		pre++
+	}
+	for pre > 0 && pre < len(text) && (!utf8.RuneStart(text[pre]) || text[pre] == '\n' && text[pre-1] == '\r') {
+		pre--
+	}
+	for suf < len(text)-pre && suf < len(next)-pre && text[len(text)-1-suf] == next[len(next)-1-suf] {
+		suf++
+	}
+	for suf > 0 {
+		at := len(text) - suf
+		if utf8.RuneStart(text[at]) && (text[at] != '\n' || at == 0 || text[at-1] != '\r') {
+			break
+		}
+		suf--
+	}
+	return pre, suf
 }
 
 // fixAction offers "Fix this error" for an error diagnostic.
