@@ -65,12 +65,26 @@ func indexContentLength(line string) int {
 	return -1
 }
 
+// isContentLength reports whether a header's name is Content-Length, or
+// its end from "Length" on: the previous frame's body, sent with a length
+// a few bytes too long, took the first bytes of this header.
+func isContentLength(name string) bool {
+	const full = "content-length"
+	if len(name) < len("length") || len(name) > len(full) {
+		return false
+	}
+	return strings.EqualFold(name, full[len(full)-len(name):])
+}
+
 // headerError is a frame whose header could not be read. body is the
 // frame's body when the header still gave its length (garbage before a
-// valid Content-Length), else nil: the frame is skipped.
+// valid Content-Length), else nil: the frame is skipped. junk is the
+// garbage before a Content-Length, often the body of a frame whose blank
+// line or length was wrong, whose id the error reply then carries.
 type headerError struct {
 	msg  string
 	body []byte
+	junk []byte
 }
 
 func (e *headerError) Error() string { return e.msg }
@@ -107,6 +121,7 @@ func (h *headerReader) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 		n      int64
 		length = -1
 		bad    string
+		junk   []byte
 		seen   bool // a header line was read
 	)
 	for {
@@ -131,6 +146,7 @@ func (h *headerReader) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 		seen = true
 		if i := indexContentLength(line); i > 0 {
 			bad = fmt.Sprintf("%d bytes before a header: %q", i, prefix([]byte(line[:i]), 40))
+			junk = []byte(line[:i])
 			line = line[i:]
 		}
 		name, value, ok := strings.Cut(line, ":")
@@ -138,7 +154,7 @@ func (h *headerReader) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 			bad = fmt.Sprintf("malformed header line %q", prefix([]byte(line), 40))
 			continue
 		}
-		if !strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
+		if !isContentLength(strings.TrimSpace(name)) {
 			continue // Content-Type and others
 		}
 		v, perr := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
@@ -153,7 +169,7 @@ func (h *headerReader) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 		if bad == "" {
 			bad = "no Content-Length header"
 		}
-		return nil, n, &headerError{msg: bad}
+		return nil, n, &headerError{msg: bad, junk: junk}
 	}
 	// The buffer grows as the body arrives: a header that announces more
 	// than is sent costs what was sent, not what was announced.
@@ -168,7 +184,7 @@ func (h *headerReader) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 	body := buf.Bytes()
 	n += int64(length)
 	if bad != "" {
-		return body, n, &headerError{msg: bad, body: body}
+		return body, n, &headerError{msg: bad, body: body, junk: junk}
 	}
 	return body, n, nil
 }
@@ -214,7 +230,7 @@ func (s *tolerantStream) Read(ctx context.Context) (jsonrpc2.Message, int64, err
 		var herr *headerError
 		if errors.As(err, &herr) {
 			s.log.Warn("rejected malformed JSON-RPC frame header", "error", herr.msg)
-			resp := jsonrpc2.NewResponse(jsonrpc2.ID{}, nil, jsonrpc2.NewError(jsonrpc2.ParseError, "parse error: malformed frame header: "+herr.msg))
+			resp := jsonrpc2.NewResponse(lenientID(herr.junk), nil, jsonrpc2.NewError(jsonrpc2.ParseError, "parse error: malformed frame header: "+herr.msg))
 			if _, werr := s.Write(ctx, resp); werr != nil {
 				return nil, 0, werr
 			}
@@ -229,6 +245,17 @@ func (s *tolerantStream) Read(ctx context.Context) (jsonrpc2.Message, int64, err
 		}
 		msg, derr := jsonrpc2.DecodeMessage(body)
 		if derr == nil {
+			if _, ok := msg.(*jsonrpc2.Notification); ok && nullID(body) {
+				// The library reads "id": null as a notification; LSP
+				// ids are numbers or strings, and the client waits for
+				// an answer.
+				s.log.Warn("rejected a request with a null id", "method", msg.(*jsonrpc2.Notification).Method())
+				resp := jsonrpc2.NewResponse(jsonrpc2.ID{}, nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "invalid request: the id is null; LSP request ids are numbers or strings"))
+				if _, werr := s.Write(ctx, resp); werr != nil {
+					return nil, 0, werr
+				}
+				continue
+			}
 			return msg, n, nil
 		}
 		code, text := jsonrpc2.ParseError, "parse error: the message body is not valid JSON"
@@ -255,7 +282,9 @@ func lenientID(body []byte) jsonrpc2.ID {
 	var probe struct {
 		ID json.RawMessage `json:"id"`
 	}
-	if json.Unmarshal(body, &probe) != nil || len(probe.ID) == 0 {
+	// The first JSON value is enough: a body read with a wrong length
+	// carries the next frame's first bytes after it.
+	if json.NewDecoder(bytes.NewReader(body)).Decode(&probe) != nil || len(probe.ID) == 0 {
 		return jsonrpc2.ID{}
 	}
 	var n int64
@@ -267,6 +296,20 @@ func lenientID(body []byte) jsonrpc2.ID {
 		return jsonrpc2.NewStringID(str)
 	}
 	return jsonrpc2.ID{}
+}
+
+// nullID reports whether a message the library decoded as a notification
+// has an "id" member that is null: a request the client waits on.
+func nullID(body []byte) bool {
+	if !bytes.Contains(body, []byte(`"id"`)) {
+		return false // the common case, without a second parse
+	}
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(body, &probe) != nil {
+		return false
+	}
+	id, ok := probe["id"]
+	return ok && string(bytes.TrimSpace(id)) == "null"
 }
 
 func prefix(b []byte, n int) string {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,8 +51,9 @@ func (s *Server) initialize(_ context.Context, params []byte) (any, error) {
 		}
 	}
 
-	folders := workspaceFolders(&p)
+	folders, remote := workspaceFolders(&p)
 	s.mu.Lock()
+	s.remoteFolders = remote
 	s.initOptions = append([]byte(nil), p.InitializationOptions...)
 	s.cfg = contract.Resolve(s.opts.Getenv, s.initOptions, nil)
 	roots := make([]string, len(folders))
@@ -119,8 +121,10 @@ func negotiateEncoding(g *protocol.GeneralClientCapabilities) textdoc.Encoding {
 type workspaceFolder struct{ root, given string }
 
 // workspaceFolders returns the roots in the order the client gave them:
-// workspaceFolders, else rootUri, else rootPath.
-func workspaceFolders(p *protocol.InitializeParams) []workspaceFolder {
+// workspaceFolders, else rootUri, else rootPath. Folders that are not
+// file: URIs (a remote or virtual workspace) have no local path: they
+// are returned apart, as the client named them.
+func workspaceFolders(p *protocol.InitializeParams) (local []workspaceFolder, remote []string) {
 	var out []workspaceFolder
 	seen := map[string]bool{}
 	add := func(path string) {
@@ -137,23 +141,35 @@ func workspaceFolders(p *protocol.InitializeParams) []workspaceFolder {
 			out = append(out, workspaceFolder{root: path, given: filepath.Clean(given)})
 		}
 	}
+	addURI := func(u uri.URI) {
+		if u == "" {
+			return
+		}
+		if !u.IsFile() {
+			if !slices.Contains(remote, string(u)) {
+				remote = append(remote, string(u))
+			}
+			return
+		}
+		add(u.FsPath())
+	}
 	if wf, ok := p.WorkspaceFolders.Get(); ok {
 		for _, f := range wf {
-			add(f.URI.FsPath())
+			addURI(f.URI)
 		}
 	}
 	// Older clients (Neovim 0.7 among them) send only rootUri or rootPath.
 	//lint:ignore SA1019 the deprecated fields are what those clients send
-	if len(out) == 0 && p.RootURI != nil {
-		add(p.RootURI.FsPath()) //lint:ignore SA1019 as above
+	if len(out) == 0 && len(remote) == 0 && p.RootURI != nil {
+		addURI(*p.RootURI) //lint:ignore SA1019 as above
 	}
-	if len(out) == 0 {
+	if len(out) == 0 && len(remote) == 0 {
 		//lint:ignore SA1019 as above
 		if rp, ok := p.RootPath.Get(); ok {
 			add(rp)
 		}
 	}
-	return out
+	return out, remote
 }
 
 // canonicalPath makes a path absolute and resolves symlinks when it can, so
@@ -185,6 +201,19 @@ func (s *Server) initialized() {
 		if nerr := s.conn.Notify(context.WithoutCancel(s.ctx), protocol.MethodWindowShowMessage,
 			&protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: msg}); nerr != nil {
 			s.log.Debug("showMessage failed", "error", nerr)
+		}
+	}
+	s.mu.Lock()
+	remote := s.remoteFolders
+	s.mu.Unlock()
+	if len(remote) > 0 {
+		msg := fmt.Sprintf("kodyls works on local folders; %s skipped: Kody Rules and reviews are off there", strings.Join(remote, ", "))
+		s.log.Warn("workspace folder not local", "folders", remote)
+		if s.conn != nil {
+			if nerr := s.conn.Notify(context.WithoutCancel(s.ctx), protocol.MethodWindowShowMessage,
+				&protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: "kodyls: " + msg}); nerr != nil {
+				s.log.Debug("showMessage failed", "error", nerr)
+			}
 		}
 	}
 	var unreadable []string

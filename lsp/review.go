@@ -481,9 +481,11 @@ func uriArg(arg []byte) (uri.URI, bool) {
 	if json.Unmarshal(arg, &obj) == nil && obj.URI != "" {
 		return obj.URI, true
 	}
-	var str string
-	if json.Unmarshal(arg, &str) == nil && str != "" {
-		return uri.URI(str), true
+	// A bare string is decoded as the object's uri is, so that both
+	// spellings of an escaped name (%5b, %5B) find the open buffer.
+	var u uri.URI
+	if json.Unmarshal(arg, &u) == nil && u != "" {
+		return u, true
 	}
 	return "", false
 }

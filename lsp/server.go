@@ -106,7 +106,13 @@ type Server struct {
 	// without the team's rules.
 	rulesLoaded     chan struct{}
 	rulesLoadedOnce sync.Once
-	reviews         *workspace.Reviews
+	// initializedSeen: the client's initialized notification came; the
+	// watchers and the first load it starts run once.
+	initializedSeen atomic.Bool
+	// remoteFolders are the workspace folders that are not file: URIs,
+	// as the client named them; kodyls skips them.
+	remoteFolders []string
+	reviews       *workspace.Reviews
 	// changeSet: the pull-request rule violations of the last workspace
 	// review, for the panel.
 	changeSet changeSetViolations
@@ -349,6 +355,10 @@ func (s *Server) dispatch(ctx context.Context, req *jsonrpc2.Request) (any, erro
 func (s *Server) notification(ctx context.Context, method string, params []byte) error {
 	switch method {
 	case protocol.MethodInitialized:
+		if !s.initializedSeen.CompareAndSwap(false, true) {
+			s.log.Warn("ignoring a repeated initialized notification")
+			return nil
+		}
 		s.initialized()
 	case protocol.MethodTextDocumentDidOpen:
 		var p protocol.DidOpenTextDocumentParams

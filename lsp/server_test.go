@@ -188,6 +188,35 @@ func TestMalformedInputKeepsServing(t *testing.T) {
 	if m := raw.Response("9"); m.Error == nil || m.Error.Code != -32601 {
 		t.Fatalf("the frame after invalid UTF-8: %+v, want -32601", m.Error)
 	}
+	// A frame without the blank line after its header: its body reads as
+	// bytes before the next header; the error carries its id, so the
+	// client's call ends, and the next frame is served.
+	body = `{"jsonrpc":"2.0","id":10,"method":"textDocument/unknownThing","params":{}}`
+	raw.Write(fmt.Sprintf("Content-Length: %d\r\n%s", len(body), body))
+	raw.Request(11, "textDocument/unknownThing", map[string]any{})
+	if m := raw.Response("10"); m.Error == nil || m.Error.Code != -32700 {
+		t.Fatalf("a frame without its blank line: %+v, want -32700 for its id", m.Error)
+	}
+	if m := raw.Response("11"); m.Error == nil || m.Error.Code != -32601 {
+		t.Fatalf("the frame after one without its blank line: %+v, want -32601", m.Error)
+	}
+	// A Content-Length 2 bytes long: the body takes the next header's
+	// first bytes; the error still names the request.
+	body = `{"jsonrpc":"2.0","id":12,"method":"textDocument/unknownThing","params":{}}`
+	raw.Write(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body)+2, body))
+	raw.Request(13, "textDocument/unknownThing", map[string]any{})
+	if m := raw.Response("12"); m.Error == nil || m.Error.Code != -32700 {
+		t.Fatalf("a body shorter than its Content-Length: %+v, want -32700 for its id", m.Error)
+	}
+	if m := raw.Response("13"); m.Error == nil || m.Error.Code != -32601 {
+		t.Fatalf("the request after a body shorter than its Content-Length: %+v, want -32601", m.Error)
+	}
+	// A request whose id is null is answered, not taken for a
+	// notification: shutdown is not applied.
+	raw.Send(`{"jsonrpc":"2.0","id":null,"method":"shutdown"}`)
+	if m := raw.Response("null"); m.Error == nil || m.Error.Code != -32600 {
+		t.Fatalf("a null id: %+v, want -32600", m.Error)
+	}
 	// A header line longer than any header is cut, reported, and skipped.
 	raw.Write("X-Padding: " + strings.Repeat("a", 10000) + "\r\n\r\n")
 	parseErr("a header line longer than any header")

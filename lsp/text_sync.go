@@ -49,6 +49,13 @@ type openDoc struct {
 func (s *Server) didOpen(p *protocol.DidOpenTextDocumentParams) {
 	item := p.TextDocument
 	key := string(item.URI)
+	if s.openDoc(key) != nil {
+		// The protocol wants a didClose first; a client that skipped it
+		// means the new text to replace the old, with nothing of the old
+		// buffer's findings or versions left behind.
+		s.log.Warn("didOpen of a document already open: reopening it", "uri", key)
+		s.didClose(s.ctx, &protocol.DidCloseTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: item.URI}})
+	}
 	s.docs.Open(key, item.Version, item.Text)
 	od := &openDoc{uri: item.URI, language: string(item.LanguageID), openVersion: item.Version}
 	if item.URI.IsFile() {
