@@ -110,7 +110,18 @@ type Result struct {
 // cachedHunk is what the cache keeps per hunk: its suggestions, with line
 // numbers relative to the hunk's first new-side line.
 type cachedHunk struct {
-	Suggestions []review.Suggestion `json:"suggestions"`
+	Suggestions []cachedSuggestion `json:"suggestions"`
+}
+
+// cachedSuggestion is a suggestion as the cache keeps it: its reported
+// lines are offsets from the hunk's first new-side line (0 on that line,
+// negative above it) and nil when the model gave none, so that every line
+// the model gave is restored, wherever the hunk has moved, and no line is
+// invented for a suggestion that had none.
+type cachedSuggestion struct {
+	Suggestion review.Suggestion `json:"suggestion"`
+	Start      *int              `json:"start,omitempty"`
+	End        *int              `json:"end,omitempty"`
 }
 
 // ErrOffline is returned when uncached hunks need the model and there is
@@ -147,7 +158,7 @@ func (r *Reviewer) Review(ctx context.Context, in Input) (Result, error) {
 		keys[i] = r.hunkKey(in.Path, h)
 		if cached, ok := r.cached(ctx, keys[i]); ok {
 			res.CachedHunks++
-			suggestions = append(suggestions, shift(cached, h.NewStart)...)
+			suggestions = append(suggestions, fromCache(cached, h.NewStart)...)
 			continue
 		}
 		todo = append(todo, i)
@@ -241,7 +252,7 @@ func (r *Reviewer) reviewHunks(ctx context.Context, in Input, fp patch.FilePatch
 	// review asks again rather than remembering a partial answer.
 	if r.Cache != nil && len(out.Degraded) == 0 {
 		for i, h := range hunks {
-			entry, _ := json.Marshal(cachedHunk{Suggestions: shift(perHunk[i], -h.NewStart)})
+			entry, _ := json.Marshal(cachedHunk{Suggestions: toCache(perHunk[i], h.NewStart)})
 			if perr := r.Cache.Put(ctx, keys[todo[i]], entry, CacheTTL); perr != nil {
 				r.log().Warn("cannot cache a reviewed hunk", "path", in.Path, "error", perr)
 			}
@@ -250,7 +261,7 @@ func (r *Reviewer) reviewHunks(ctx context.Context, in Input, fp patch.FilePatch
 	return out.Suggestions, nil
 }
 
-func (r *Reviewer) cached(ctx context.Context, key string) ([]review.Suggestion, bool) {
+func (r *Reviewer) cached(ctx context.Context, key string) ([]cachedSuggestion, bool) {
 	if r.Cache == nil {
 		return nil, false
 	}
@@ -268,7 +279,7 @@ func (r *Reviewer) cached(ctx context.Context, key string) ([]review.Suggestion,
 // hunkKey identifies what a hunk's review depends on.
 func (r *Reviewer) hunkKey(path string, h patch.Hunk) string {
 	d := sha256.New()
-	for _, part := range []string{"kodyls/filereview v1", path, h.Hash(), r.Model, r.RulesKey, r.PromptsKey, r.ConfigKey} {
+	for _, part := range []string{"kodyls/filereview v2", path, h.Hash(), r.Model, r.RulesKey, r.PromptsKey, r.ConfigKey} {
 		fmt.Fprintf(d, "%d:%s;", len(part), part)
 	}
 	return "review:" + hex.EncodeToString(d.Sum(nil))
@@ -281,15 +292,37 @@ func (r *Reviewer) log() *slog.Logger {
 	return r.Log
 }
 
-// shift moves suggestions' line numbers by delta.
-func shift(ss []review.Suggestion, delta int) []review.Suggestion {
-	out := make([]review.Suggestion, len(ss))
-	for i, s := range ss {
-		if s.RelevantLinesStart > 0 {
-			s.RelevantLinesStart += delta
+// toCache makes suggestions' reported lines relative to first, the
+// first new-side line of their hunk.
+func toCache(ss []review.Suggestion, first int) []cachedSuggestion {
+	out := make([]cachedSuggestion, len(ss))
+	rel := func(line int) *int {
+		if line < 1 {
+			return nil
 		}
-		if s.RelevantLinesEnd > 0 {
-			s.RelevantLinesEnd += delta
+		off := line - first
+		return &off
+	}
+	for i, s := range ss {
+		out[i] = cachedSuggestion{Start: rel(s.RelevantLinesStart), End: rel(s.RelevantLinesEnd)}
+		s.RelevantLinesStart, s.RelevantLinesEnd = 0, 0
+		out[i].Suggestion = s
+	}
+	return out
+}
+
+// fromCache places cached suggestions' lines back at their hunk, whose
+// first new-side line is now first.
+func fromCache(cs []cachedSuggestion, first int) []review.Suggestion {
+	out := make([]review.Suggestion, len(cs))
+	for i, c := range cs {
+		s := c.Suggestion
+		s.RelevantLinesStart, s.RelevantLinesEnd = 0, 0
+		if c.Start != nil {
+			s.RelevantLinesStart = first + *c.Start
+		}
+		if c.End != nil {
+			s.RelevantLinesEnd = first + *c.End
 		}
 		out[i] = s
 	}

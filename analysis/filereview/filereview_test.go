@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/kodustech/kodyls/analysis/kodusconfig"
 	"github.com/kodustech/kodyls/analysis/review"
 	"github.com/kodustech/kodyls/analysis/review/reviewtest"
+	"github.com/kodustech/kodyls/analysis/rules"
 	"github.com/kodustech/kodyls/prompts"
 )
 
@@ -261,4 +264,96 @@ func TestPlacesKeepTheirIDsAcrossCachedHunks(t *testing.T) {
 	if second[16] != first[16] || second[104] != first[104] || len(second) != 2 {
 		t.Fatalf("after editing f25's hunk: %v, want the ids of the first review %v", second, first)
 	}
+}
+
+// TestCachedReviewKeepsFindingsAtAndAboveTheHunkStart: a review answered
+// from the cache shows the findings the fresh review showed, also those on
+// the hunk's first line and above it, placed by the lines the model gave.
+func TestCachedReviewKeepsFindingsAtAndAboveTheHunkStart(t *testing.T) {
+	t.Run("rule violations in a new file", func(t *testing.T) {
+		rule := mustRule(t, ".kody/rules/pkg.md", "---\ntitle: Package naming\nuuid: rule-pkg\npath: \"**/*.go\"\n---\nName packages well.\n")
+		fake := llmtest.NewServer()
+		defer fake.Close()
+		scripts := reviewtest.Script(fake, nil)
+		rs := reviewtest.Rules(fake, nil,
+			reviewtest.RuleViolation{Rule: 1, Reason: "first line", OneSentenceSummary: "LINE1", RelevantLinesStart: 1, RelevantLinesEnd: 1},
+			reviewtest.RuleViolation{Rule: 1, Reason: "third line", OneSentenceSummary: "LINE3", RelevantLinesStart: 3, RelevantLinesEnd: 3},
+		)
+		g, err := llm.New(llm.Config{BaseURL: fake.URL, Model: "fake-model", MaxRetries: -1, Timeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		r, problems := ForWorkspace(Workspace{Root: t.TempDir(), Gateway: g, Cache: &memCache{m: map[string][]byte{}}, Rules: []*rules.Rule{rule}})
+		if len(problems) > 0 {
+			t.Fatal(problems)
+		}
+		in := Input{Path: "new.go", Language: "go", Current: "package foo\n\nfunc F() {}\n"}
+		first := reviewTwice(t, r, in, func() int { return scripts.Calls() + rs.Check.Times() + rs.Guardian.Times() })
+		if lines := findingLines(first); lines != "1 3" {
+			t.Fatalf("fresh review on lines %q, want \"1 3\": %+v", lines, first)
+		}
+	})
+
+	t.Run("suggestions on the hunk's first line and above it", func(t *testing.T) {
+		fake := llmtest.NewServer()
+		defer fake.Close()
+		base := fileText(20)
+		// f10's body is line 44; its hunk starts three lines above, on f9's
+		// closing brace, which is one of twenty.
+		current := strings.Replace(base, "\treturn 10\n", "\treturn 1010\n", 1)
+		brace := nilDeref
+		brace.ExistingCode, brace.OneSentenceSummary = "}", "brace"
+		brace.RelevantLinesStart, brace.RelevantLinesEnd = 41, 41
+		above := nilDeref
+		above.ExistingCode, above.OneSentenceSummary = "", "package"
+		above.RelevantLinesStart, above.RelevantLinesEnd = 1, 1
+		scripts := reviewtest.Script(fake, []reviewtest.Suggestion{brace, above})
+		r := newReviewer(t, fake)
+		in := Input{Path: "demo.go", Language: "go", Base: base, Current: current}
+		first := reviewTwice(t, r, in, scripts.Calls)
+		if lines := findingLines(first); lines != "1 41" {
+			t.Fatalf("fresh review on lines %q, want \"1 41\": %+v", lines, first)
+		}
+		// Lines typed above move the hunk: the brace finding follows it.
+		moved := func(text string) string {
+			return strings.Replace(text, "package demo\n", "package demo\n\n// a\n// b\n// c\n", 1)
+		}
+		n := scripts.Calls()
+		res, err := r.Review(context.Background(), Input{Path: "demo.go", Language: "go", Base: moved(base), Current: moved(current)})
+		if err != nil || scripts.Calls() != n || !slices.ContainsFunc(res.Findings, func(f Finding) bool {
+			return f.OneSentenceSummary == "brace" && f.Span.StartLine+1 == 45
+		}) {
+			t.Fatalf("moved hunk: calls %d→%d, findings on lines %q, want the brace on 45 (%v)", n, scripts.Calls(), findingLines(res.Findings), err)
+		}
+	})
+}
+
+// reviewTwice reviews in twice and fails unless the second review, which
+// costs no model call, shows exactly the first one's findings.
+func reviewTwice(t *testing.T, r *Reviewer, in Input, calls func() int) []Finding {
+	t.Helper()
+	ctx := context.Background()
+	first, err := r.Review(ctx, in)
+	if err != nil || len(first.Degraded) > 0 {
+		t.Fatalf("fresh review: %v degraded %v", err, first.Degraded)
+	}
+	n := calls()
+	second, err := r.Review(ctx, in)
+	if err != nil || calls() != n || second.CachedHunks != second.Hunks {
+		t.Fatalf("second review: calls %d→%d, cached hunks %d of %d, err %v", n, calls(), second.CachedHunks, second.Hunks, err)
+	}
+	if !reflect.DeepEqual(first.Findings, second.Findings) || second.Unanchored != first.Unanchored {
+		t.Fatalf("the cached review differs from the fresh one:\nfresh  %s\ncached %s", findingLines(first.Findings), findingLines(second.Findings))
+	}
+	return first.Findings
+}
+
+// findingLines lists the 1-based lines findings start on.
+func findingLines(fs []Finding) string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, fmt.Sprint(f.Span.StartLine+1))
+	}
+	return strings.Join(out, " ")
 }
