@@ -450,24 +450,33 @@ func (r *Reviewer) Cluster(ctx context.Context, results []Result) []Result {
 }
 
 // PullRequestRules are the rules the model checks over a whole change set:
-// enabled, pull-request scope, no local detector, and (when they name
-// paths) matching at least one of the changed files.
-func PullRequestRules(rs []*rules.Rule, paths []string) []*rules.Rule {
+// enabled, pull-request scope, no local detector, and reaching at least one
+// of the changed files (see Reaches).
+func PullRequestRules(rs []*rules.Rule, files []review.ChangedFile) []*rules.Rule {
 	var out []*rules.Rule
 	for _, r := range rs {
 		if r.Detector != nil || !r.Enabled || r.Scope != rules.ScopePullRequest {
 			continue
 		}
-		fileScope := *r
-		fileScope.Scope = rules.ScopeFile // AppliesTo checks file rules' globs
-		for _, p := range paths {
-			if fileScope.AppliesTo(p) {
+		for _, f := range files {
+			if Reaches(r, f.Path, f.Language) {
 				out = append(out, r)
 				break
 			}
 		}
 	}
 	return out
+}
+
+// Reaches reports whether a pull-request rule is about the file at path in
+// the given language: its globs (none: every path) match the path and its
+// languages (none: every language) include the language. A pull-request
+// rule sees the whole change set, but it is checked only when it reaches
+// a changed file, and only its violations on the files it reaches count.
+func Reaches(r *rules.Rule, path, language string) bool {
+	fileScope := *r
+	fileScope.Enabled, fileScope.Scope = true, rules.ScopeFile // AppliesTo checks enabled file rules' globs
+	return fileScope.AppliesTo(path) && r.AppliesToLanguage(language)
 }
 
 // CheckPullRequest runs the pull-request scope rules once over the changes
@@ -495,8 +504,7 @@ func (r *Reviewer) checkPullRequest(ctx context.Context, inputs []Input, all []*
 		return nil, nil
 	}
 	var files []review.ChangedFile
-	var paths []string
-	texts := map[string]string{}
+	texts, langs := map[string]string{}, map[string]string{}
 	for _, in := range inputs {
 		if r.Gate != nil && (r.Gate.Check(in.Path, []byte(in.Current)).Skip() || r.unsendable(in.Path).Skip()) {
 			continue
@@ -510,10 +518,10 @@ func (r *Reviewer) checkPullRequest(ctx context.Context, inputs []Input, all []*
 			continue
 		}
 		files = append(files, review.ChangedFile{Path: in.Path, Language: in.Language, Patch: fp.RenderHunks(fp.Hunks)})
-		paths = append(paths, in.Path)
 		texts[in.Path] = in.Current
+		langs[in.Path] = in.Language
 	}
-	rs := PullRequestRules(all, paths)
+	rs := PullRequestRules(all, files)
 	if len(files) == 0 || len(rs) == 0 {
 		return nil, nil
 	}
@@ -521,8 +529,17 @@ func (r *Reviewer) checkPullRequest(ctx context.Context, inputs []Input, all []*
 	if err != nil {
 		return nil, err
 	}
+	byID := map[string][]*rules.Rule{}
+	for _, rule := range rs {
+		byID[rule.UUID] = append(byID[rule.UUID], rule)
+	}
 	out := map[string][]Finding{}
 	for _, s := range ss {
+		// The model sees every changed file; a violation on one the rule's
+		// globs or languages leave out is not the rule's.
+		if !slices.ContainsFunc(byID[s.RuleID], func(rule *rules.Rule) bool { return Reaches(rule, s.RelevantFile, langs[s.RelevantFile]) }) {
+			continue
+		}
 		doc := anchor.NewDoc(texts[s.RelevantFile])
 		span, method, ok := doc.Locate(s.ExistingCode, s.RelevantLinesStart, s.RelevantLinesEnd)
 		if !ok {

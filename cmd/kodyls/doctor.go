@@ -174,7 +174,7 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, le := range errs {
 		row("", "BROKEN %s", le.Error())
-		problems = append(problems, fmt.Sprintf("rule file %s:%d: %s", le.File, le.Line, le.Msg))
+		problems = append(problems, "rule file "+le.Error())
 	}
 
 	if wsOK {

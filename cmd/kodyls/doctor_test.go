@@ -9,6 +9,7 @@ import (
 
 	"github.com/kodustech/kodyls/agents/llmtest"
 	"github.com/kodustech/kodyls/analysis/review/reviewtest"
+	"github.com/kodustech/kodyls/analysis/rules"
 )
 
 // TestDoctorReportsTheErrorIndex: doctor shows the search index of the
@@ -133,5 +134,31 @@ func TestDoctorFromASubdirectoryChecksTheRepository(t *testing.T) {
 	out, _, code := runBin(t, testEnv(t), filepath.Join(repo.Dir, "sub"), "doctor")
 	if code != 1 || !strings.Contains(out, "[bad") {
 		t.Fatalf("doctor in a subdirectory: code %d, want 1 and the root's kodus-config.yml problem:\n%s", code, out)
+	}
+}
+
+// TestDoctorNamesBrokenRuleFilesAsRulesCheckDoes: a rule file broken as a
+// whole (too large to read) has no line, and doctor's problem names it as
+// `kodyls rules check` does, with no line 0; one broken at a place keeps
+// its line and column.
+func TestDoctorNamesBrokenRuleFilesAsRulesCheckDoes(t *testing.T) {
+	repo := fixtureRepo(t)
+	repo.Write(map[string]string{
+		".kody/rules/huge.md":      "---\ntitle: Huge\n---\n" + strings.Repeat("x", rules.MaxFileSize),
+		".kody/rules/bad-regex.md": badRegexMD,
+	})
+	env := testEnv(t)
+	check, _, code := runBin(t, env, repo.Dir, "rules", "check")
+	if code != 1 || !strings.Contains(check, ".kody/rules/huge.md: ") || !strings.Contains(check, ".kody/rules/bad-regex.md:") {
+		t.Fatalf("rules check: code %d, want both files broken\n%s", code, check)
+	}
+	out, _, code := runBin(t, env, repo.Dir, "doctor")
+	if code != 1 || strings.Contains(out, ":0:") {
+		t.Errorf("doctor: code %d, want 1 and no line 0\n%s", code, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(check), "\n") {
+		if !strings.Contains(out, "rule file "+line) {
+			t.Errorf("doctor's problems lack %q\n%s", "rule file "+line, out)
+		}
 	}
 }

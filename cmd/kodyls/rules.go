@@ -524,6 +524,14 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 			}
 			continue
 		}
+		// Reviews name a file's language from its name (langid), so the
+		// test does too.
+		if !tested.AppliesToLanguage(langid.Of(rel)) {
+			if explicit {
+				fmt.Fprintf(stderr, "%s: not checked: outside the rule's languages %s\n", rel, strings.Join(tested.Languages, ", "))
+			}
+			continue
+		}
 		data, err := readConfined(root, rel)
 		if err != nil {
 			fmt.Fprintf(stderr, "kodyls rules test: %s: %v\n", rel, err)
@@ -567,7 +575,7 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		}{ruleInfo, check, checked, violations})
 	} else {
 		for _, v := range violations {
-			fmt.Fprintf(stdout, "%s:%d:%d: %s: %s\n", v.File, v.Line, v.Column, r.Title, v.Match)
+			writeViolation(stdout, r.Title, v)
 		}
 		fmt.Fprintf(stderr, "%d violation(s) of %q in %d file(s) checked\n", len(violations), r.Title, len(checked))
 	}
@@ -578,6 +586,29 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		return 1
 	}
 	return 0
+}
+
+// writeViolation prints v in the compiler style editors and terminals
+// link: a detector's match after the rule's title; for the model, the
+// first line of the code it points at, then its explanation indented
+// below, as `kodyls review` prints a finding.
+func writeViolation(w io.Writer, title string, v violationJSON) {
+	if v.Message == "" {
+		fmt.Fprintf(w, "%s:%d:%d: %s: %s\n", v.File, v.Line, v.Column, title, v.Match)
+		return
+	}
+	head := fmt.Sprintf("%s:%d:%d: %s", v.File, v.Line, v.Column, title)
+	if code := strings.TrimSpace(v.Match); code != "" {
+		first, _, more := strings.Cut(code, "\n")
+		head += ": " + strings.TrimSpace(first)
+		if more {
+			head += " …"
+		}
+	}
+	fmt.Fprintln(w, head)
+	for _, line := range strings.Split(strings.TrimSpace(v.Message), "\n") {
+		fmt.Fprintln(w, strings.TrimRight("    "+line, " \t\r"))
+	}
 }
 
 // findRules returns the rules query names: the one whose uuid it is, else

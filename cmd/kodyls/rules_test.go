@@ -286,7 +286,7 @@ func TestRulesTest(t *testing.T) {
 	})
 	withModel := append(slices.Clone(env), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
 	out, errOut, code = runBin(t, withModel, repo.Dir, "rules", "test", "errors.Is", "bad.go")
-	if code != 1 || out != "bad.go:7:2: Prefer errors.Is: fmt.Println(\"y\")\n" || check.Check.Times() != 1 {
+	if code != 1 || out != "bad.go:7:2: Prefer errors.Is: fmt.Println(\"y\")\n    Printing is not error handling.\n\n    Return the error.\n" || check.Check.Times() != 1 {
 		t.Errorf("model rule: code %d, %d checks\n%s%s", code, check.Check.Times(), out, errOut)
 	}
 	for _, rec := range fake.Requests() {
