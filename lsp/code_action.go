@@ -7,7 +7,10 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/kodustech/kodyls/analysis/anchor"
+	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
+	"github.com/kodustech/kodyls/lsp/textdoc"
 )
 
 // codeAction offers, for each Kody Rule diagnostic in the request, a command
@@ -45,7 +48,7 @@ func (s *Server) codeAction(_ context.Context, p *protocol.CodeActionParams) ([]
 			continue
 		}
 		if detector {
-			if fix, ok := s.detectorFix(p.TextDocument.URI, d, data.ID); ok {
+			if fix, ok := s.detectorFix(p.TextDocument.URI, d, data); ok {
 				actions = append(actions, fix)
 			}
 		}
@@ -75,31 +78,59 @@ func (s *Server) codeAction(_ context.Context, p *protocol.CodeActionParams) ([]
 
 // detectorFix is the quick fix of a detector's violation whose rule has a
 // replacement: the match replaced, computed on the buffer's current text.
-func (s *Server) detectorFix(u uri.URI, d protocol.Diagnostic, id string) (protocol.CodeAction, bool) {
-	doc, ok := s.docs.Get(string(u))
-	if !ok || id == "" {
+//
+// A violation's id names its place (rule, file, line, column): once lines
+// are added above it, the violation of that id in the current text may be
+// another one. A diagnostic of an older version is therefore followed
+// through the edits made since to where its violation is now; when it
+// cannot be (its text was edited, or its version is no longer known), it
+// has no fix. A diagnostic without a version (an older client, a hand-made
+// one) gets the fix only when the violation of its id is still under its
+// range.
+func (s *Server) detectorFix(u uri.URI, d protocol.Diagnostic, data contract.DiagnosticData) (protocol.CodeAction, bool) {
+	key := string(u)
+	doc, ok := s.docs.Get(key)
+	if !ok || data.ID == "" {
 		return protocol.CodeAction{}, false
 	}
-	found, version := s.rules.get(string(u))
+	found, version := s.rules.get(key)
 	if version != doc.Version() {
 		// The check of the latest edit has not run yet (the user asked
-		// right after typing): check the current text now. A violation
-		// that moved has another id and gets no fix.
-		snap, current := s.snapshot(string(u))
+		// right after typing): check the current text now.
+		snap, current := s.snapshot(key)
 		if snap == nil || current.Version() != doc.Version() {
 			return protocol.CodeAction{}, false
 		}
 		found = snap.CheckRules()
 	}
+	is := func(v workspace.RuleFinding) bool { return v.ID == data.ID }
+	switch {
+	case data.Version == doc.Version():
+	case data.Version != 0:
+		was, ok := s.rules.spanAt(key, data.Version, data.ID)
+		if !ok {
+			return protocol.CodeAction{}, false
+		}
+		edits, ok := s.edits(key, data.Version, doc.Version())
+		if !ok {
+			return protocol.CodeAction{}, false
+		}
+		now, ok := anchor.Track(was, edits)
+		if !ok {
+			return protocol.CodeAction{}, false // its text was edited
+		}
+		is = func(v workspace.RuleFinding) bool {
+			start := doc.LineStart(v.Line)
+			return v.Rule.UUID == data.Rule && start+v.Start == now.Start && start+v.End == now.End
+		}
+	default:
+		is = func(v workspace.RuleFinding) bool { return v.ID == data.ID && s.findingRange(doc, v) == d.Range }
+	}
 	for _, v := range found {
-		if v.ID != id || !v.HasFix {
+		if !v.HasFix || !is(v) {
 			continue
 		}
-		start := doc.LineStart(v.Line)
-		rng := protocol.Range{
-			Start: toProtocol(doc.PositionAt(start+v.Start, s.encoding)),
-			End:   toProtocol(doc.PositionAt(start+v.End, s.encoding)),
-		}
+		rng := s.findingRange(doc, v)
 		quick := protocol.CodeActionKindQuickFix
 		preferred := true
 		return protocol.CodeAction{
@@ -113,4 +144,13 @@ func (s *Server) detectorFix(u uri.URI, d protocol.Diagnostic, id string) (proto
 		}, true
 	}
 	return protocol.CodeAction{}, false
+}
+
+// findingRange is the range of a detector's violation found in doc.
+func (s *Server) findingRange(doc *textdoc.Document, v workspace.RuleFinding) protocol.Range {
+	start := doc.LineStart(v.Line)
+	return protocol.Range{
+		Start: toProtocol(doc.PositionAt(start+v.Start, s.encoding)),
+		End:   toProtocol(doc.PositionAt(start+v.End, s.encoding)),
+	}
 }

@@ -72,6 +72,10 @@ func TestDiagnosticDataOfADetectorViolation(t *testing.T) {
 	if want := printlnRule + ":v.go:3:8"; data.ID != want || data.Rule != printlnRule || data.Kind != "" {
 		t.Fatalf("data %+v, want id %s, rule %s and no kind", data, want, printlnRule)
 	}
+	// The version the id and the range refer to: the id names a place.
+	if data.Version != 1 {
+		t.Fatalf("data %+v, want version 1, the buffer's", data)
+	}
 	s.Shutdown()
 }
 

@@ -1,17 +1,20 @@
 package lsp
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"go.lsp.dev/protocol"
 
+	"github.com/kodustech/kodyls/analysis/anchor"
 	"github.com/kodustech/kodyls/analysis/filereview"
 	"github.com/kodustech/kodyls/analysis/rules"
 	"github.com/kodustech/kodyls/analysis/workspace"
@@ -37,7 +40,20 @@ type docViolations struct {
 	// modelTold is, for the violations the model found at the last review,
 	// what the editor was last told about.
 	modelTold string
+	// past are where the violations of the last checked versions were, by
+	// id, oldest first: a code action may come with a diagnostic of an
+	// older version, whose id another violation may have taken since.
+	past []checkedSpans
 }
+
+// checkedSpans are the byte spans of the violations found in a version.
+type checkedSpans struct {
+	version int32
+	spans   map[string]anchor.Span
+}
+
+// maxPast bounds the checked versions whose violations' places are kept.
+const maxPast = 32
 
 // modelChanged records the rule violations the model found in a document
 // (their ids and places) and reports whether they differ from what the
@@ -52,17 +68,44 @@ func (r *ruleState) modelChanged(key string, where []string) bool {
 	return changed
 }
 
-// set records a document's violations.
-func (r *ruleState) set(key string, version int32, found []workspace.RuleFinding) {
+// set records a document's violations, found in doc.
+func (r *ruleState) set(key string, doc *textdoc.Document, found []workspace.RuleFinding) {
 	h := sha256.New()
+	spans := make(map[string]anchor.Span, len(found))
 	for _, f := range found {
 		fmt.Fprintf(h, "%s\x00%d\x00%d\x00%d\n", f.ID, f.Line, f.Start, f.End)
+		start := doc.LineStart(f.Line)
+		spans[f.ID] = anchor.Span{Start: start + f.Start, End: start + f.End}
 	}
 	sum := string(h.Sum(nil))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	d := r.docLocked(key)
-	d.found, d.version, d.hash = found, version, sum
+	d.found, d.version, d.hash = found, doc.Version(), sum
+	// A version checked again (the rules or the settings changed) keeps
+	// what its last check found.
+	d.past = slices.DeleteFunc(d.past, func(c checkedSpans) bool { return c.version == doc.Version() })
+	d.past = append(d.past, checkedSpans{version: doc.Version(), spans: spans})
+	slices.SortStableFunc(d.past, func(a, b checkedSpans) int { return cmp.Compare(a.version, b.version) })
+	if len(d.past) > maxPast {
+		d.past = slices.Delete(d.past, 0, len(d.past)-maxPast)
+	}
+}
+
+// spanAt returns the byte span the violation id had in version of a
+// document, when that version's check is still remembered.
+func (r *ruleState) spanAt(key string, version int32, id string) (anchor.Span, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d := r.docs[key]; d != nil {
+		for _, c := range d.past {
+			if c.version == version {
+				sp, ok := c.spans[id]
+				return sp, ok
+			}
+		}
+	}
+	return anchor.Span{}, false
 }
 
 // docLocked returns a document's state, created when missing. r.mu is held.
@@ -112,6 +155,8 @@ func (r *ruleState) forget(key string) bool {
 	return d != nil && (len(d.found) > 0 || d.modelTold != "")
 }
 
+// violationDiagnostic is the diagnostic of a detector's violation found in
+// doc.
 func (s *Server) violationDiagnostic(doc *textdoc.Document, v workspace.RuleFinding, sev map[string]string) protocol.Diagnostic {
 	start := doc.LineStart(v.Line)
 	rng := protocol.Range{
@@ -122,7 +167,7 @@ func (s *Server) violationDiagnostic(doc *textdoc.Document, v workspace.RuleFind
 	if first := v.Rule.Lead(); first != "" {
 		msg += "\n" + first
 	}
-	data, _ := json.Marshal(contract.DiagnosticData{ID: v.ID, Rule: v.Rule.UUID})
+	data, _ := json.Marshal(contract.DiagnosticData{ID: v.ID, Rule: v.Rule.UUID, Version: doc.Version()})
 	return protocol.Diagnostic{
 		Range:    rng,
 		Severity: severity(sev, string(v.Rule.Severity)),

@@ -58,7 +58,7 @@ func (r ruleChecks) diagnostics(snap *workspace.Snapshot, doc *textdoc.Document)
 	}
 	// The panel's data is recorded before the diagnostics go out, so an
 	// editor that asks for it on seeing them gets the same findings.
-	r.s.rules.set(snap.URI, snap.Version, found)
+	r.s.rules.set(snap.URI, doc, found)
 	return out
 }
 

@@ -279,13 +279,21 @@ func (s *Server) spanRange(doc *textdoc.Document, sp anchor.Span) protocol.Range
 }
 
 // fixEdit is the quick fix of a finding against the current text; false
-// when the finding is not for the current version.
+// when the finding is not in the current text (its code was edited, or it
+// is gone). The findings are moved to the current version first: the user
+// may ask right after a keystroke, before the diagnose job moved them.
 func (s *Server) fixEdit(u uri.URI, id string) (*protocol.WorkspaceEdit, bool) {
-	doc, ok := s.docs.Get(string(u))
+	key := string(u)
+	doc, ok := s.docs.Get(key)
 	if !ok {
 		return nil, false
 	}
-	f, version, ok := s.reviews.Find(string(u), id)
+	s.reviews.Follow(key, doc.Version())
+	f, version, ok := s.reviews.Find(key, id)
+	if ok && version != doc.Version() {
+		// An edit arrived meanwhile and the findings followed it.
+		doc, ok = s.docs.Get(key)
+	}
 	if !ok || version != doc.Version() {
 		return nil, false
 	}
@@ -356,7 +364,12 @@ func (s *Server) dismissChangeSet(ctx context.Context, a contract.DismissArgs, p
 }
 
 // reviewCodeActions offers the fix and the dismissals of review findings.
+// The findings are moved to the current version first, as the diagnose
+// job will: a finding whose code was edited has none.
 func (s *Server) reviewCodeActions(u uri.URI, d protocol.Diagnostic, data contract.DiagnosticData) []protocol.CodeAction {
+	if doc, ok := s.docs.Get(string(u)); ok {
+		s.reviews.Follow(string(u), doc.Version())
+	}
 	f, _, ok := s.reviews.Find(string(u), data.ID)
 	if !ok {
 		return nil
@@ -369,14 +382,18 @@ func (s *Server) reviewCodeActions(u uri.URI, d protocol.Diagnostic, data contra
 	}
 	var actions []protocol.CodeAction
 	if strings.TrimSpace(f.ImprovedCode) != "" {
-		fix := protocol.CodeAction{Title: "Apply Kody fix: " + summary, Kind: &quick, IsPreferred: &preferred, Diagnostics: []protocol.Diagnostic{d}}
-		if s.clientCap.resolveEdit {
-			raw, _ := json.Marshal(resolveData{URI: u, ID: f.ID})
-			fix.Data = raw
-		} else if edit, ok := s.fixEdit(u, f.ID); ok {
-			fix.Edit = edit
+		// Offered only when it applies to the current text: an action
+		// without an edit would do nothing when chosen.
+		if edit, ok := s.fixEdit(u, f.ID); ok {
+			fix := protocol.CodeAction{Title: "Apply Kody fix: " + summary, Kind: &quick, IsPreferred: &preferred, Diagnostics: []protocol.Diagnostic{d}}
+			if s.clientCap.resolveEdit {
+				raw, _ := json.Marshal(resolveData{URI: u, ID: f.ID})
+				fix.Data = raw
+			} else {
+				fix.Edit = edit
+			}
+			actions = append(actions, fix)
 		}
-		actions = append(actions, fix)
 	}
 	one, _ := json.Marshal(contract.DismissArgs{ID: f.ID, URI: u})
 	all, _ := json.Marshal(contract.DismissArgs{ID: f.ID, URI: u, Scope: contract.DismissScopeFile})

@@ -18,4 +18,11 @@ type DiagnosticData struct {
 	// Rule is the violated rule's uuid, absent for a review finding that
 	// is not a Kody Rule violation.
 	Rule string `json:"rule,omitempty" jsonschema:"the uuid of the violated Kody Rule, the argument of kodyls.showRule; absent for other review findings"`
+	// Version is, for a detector's violation, the buffer version its id
+	// and range refer to. The id names a place: once lines are added
+	// above, the violation of that id in the newer text may be another
+	// one. Sent back in a code action request, it lets the server find
+	// where the diagnostic's violation moved. Absent for a review finding,
+	// whose id does not depend on its place.
+	Version int32 `json:"version,omitempty" jsonschema:"for a detector's violation, the buffer version its id and range refer to: once the text above changes, another violation may have that id; absent for a review finding"`
 }

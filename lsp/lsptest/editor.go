@@ -289,6 +289,10 @@ type InitOptions struct {
 	Folders []string
 	// ProcessID is the editor's process id sent in initialize (none when 0).
 	ProcessID int32
+	// ResolveEdit advertises codeAction resolveSupport for "edit", as VS
+	// Code does: the server may leave a code action's edit to
+	// codeAction/resolve.
+	ResolveEdit bool
 }
 
 // Initialize performs initialize and initialized.
@@ -315,6 +319,13 @@ func (e *Editor) Initialize(o InitOptions) *protocol.InitializeResult {
 	}
 	if o.ChangeAnnotations {
 		p.Capabilities.Workspace.WorkspaceEdit = &protocol.WorkspaceEditClientCapabilities{ChangeAnnotationSupport: &protocol.ChangeAnnotationsSupportOptions{}}
+	}
+	if o.ResolveEdit {
+		data := true
+		p.Capabilities.TextDocument = &protocol.TextDocumentClientCapabilities{CodeAction: &protocol.CodeActionClientCapabilities{
+			DataSupport:    &data,
+			ResolveSupport: protocol.ClientCodeActionResolveOptions{Properties: []string{"edit"}},
+		}}
 	}
 	if !o.Generic {
 		raw, _ := json.Marshal(map[string]any{contract.ExperimentalKey: contract.ClientExperimental{CommandResults: true}})

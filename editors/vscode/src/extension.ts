@@ -6,6 +6,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import {
+  Diagnostic as LspDiagnostic,
   ExecuteCommandParams,
   ExecuteCommandRequest,
   LanguageClient,
@@ -23,7 +24,7 @@ import { RulesTreeProvider } from './rulesTree';
 import { serverSettingKeys, serverSettings } from './settings';
 import { serverCommands, StandInCommands } from './standIns';
 import { Status, statusView } from './status';
-import { Node, RuleRef, RuleViolationsResult } from './violations';
+import { DiagnosticData, detectorDiagnostic, Node, RuleRef, RuleViolationsResult, showsViolation } from './violations';
 
 const installURL = 'https://github.com/kodustech/kodyls#install';
 const installCommand = 'go install github.com/kodustech/kodyls/cmd/kodyls@latest';
@@ -588,13 +589,23 @@ async function applyFix(n: Node): Promise<void> {
   const doc = await vscode.workspace.openTextDocument(uri);
   const range = new vscode.Range(v.range.start.line, v.range.start.character, v.range.end.line, v.range.end.character);
   const all = vscode.languages.getDiagnostics(uri);
-  const mine = all.filter((d) => dataID(d) === v.id);
-  const diagnostics = mine.length > 0 ? mine : all.filter((d) => d.range.intersection(range));
+  // Without a diagnostic of the panel's version (a detector's id names a
+  // place), the server gets the panel's violation, which it follows
+  // through the edits made since.
+  const mine = all.filter((d) => showsViolation(v, (d as vscode.Diagnostic & { data?: DiagnosticData }).data));
   try {
+    let diagnostics: LspDiagnostic[];
+    if (mine.length > 0) {
+      diagnostics = await c.code2ProtocolConverter.asDiagnostics(mine);
+    } else if (v.checkedBy === 'detector' && n.rule) {
+      diagnostics = [detectorDiagnostic(n.rule, v)];
+    } else {
+      diagnostics = await c.code2ProtocolConverter.asDiagnostics(all.filter((d) => d.range.intersection(range)));
+    }
     const actions = await c.sendRequest('textDocument/codeAction', {
       textDocument: { uri: doc.uri.toString() },
       range: c.code2ProtocolConverter.asRange(range),
-      context: { diagnostics: await c.code2ProtocolConverter.asDiagnostics(diagnostics), only: ['quickfix'] },
+      context: { diagnostics, only: ['quickfix'] },
     });
     type Action = { title: string; kind?: string; edit?: unknown; data?: unknown; command?: { command: string; arguments?: unknown[] } };
     let fix = ((actions as Action[] | null) ?? []).find((a) => a.title?.startsWith('Apply Kody fix'));

@@ -242,3 +242,38 @@ export function contextValue(n: Node): string {
       return n.kind;
   }
 }
+
+/** The data of a diagnostic kodyls published (diagnosticData in editors/shared/kodyls-api.json). */
+export interface DiagnosticData {
+  id?: unknown;
+  rule?: unknown;
+  kind?: unknown;
+  version?: unknown;
+}
+
+/**
+ * Whether an editor's diagnostic, by its data, shows the panel's violation
+ * v. A detector's id names a place (rule, file, line, column): in another
+ * version of the buffer than the panel's, the diagnostic of that id may be
+ * another violation, so it must be of the panel's version too.
+ */
+export function showsViolation(v: Violation, data: DiagnosticData | undefined): boolean {
+  if (data?.id !== v.id) return false;
+  return v.checkedBy === 'model' || data.version === v.version;
+}
+
+/**
+ * The diagnostic of a detector's violation as the server published it for
+ * the panel's version, sent in the code action request when the editor
+ * shows none of that version: the server follows it through the edits made
+ * since.
+ */
+export function detectorDiagnostic(rule: RuleRef, v: Violation) {
+  return {
+    range: v.range,
+    message: rule.title,
+    source: 'kody',
+    code: rule.uuid,
+    data: { id: v.id, rule: rule.uuid, version: v.version },
+  };
+}

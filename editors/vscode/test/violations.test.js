@@ -4,7 +4,7 @@
 require('./fake-vscode');
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { buildTree, relativePath, totalViolations, contextValue } = require('../out/violations');
+const { buildTree, relativePath, totalViolations, contextValue, showsViolation, detectorDiagnostic } = require('../out/violations');
 const { RulesTreeProvider } = require('../out/rulesTree');
 
 const ws = 'file:///home/u/proj';
@@ -133,4 +133,19 @@ test('tree provider: items, icons, commands and parents', () => {
   p.update(null, []);
   assert.equal(p.getChildren().length, 0);
   assert.equal(fired, 2);
+});
+
+test("a detector's diagnostic of another version than the panel's is not its violation", () => {
+  // The id names a place: after a line added above, the violation below
+  // has the id the one above had.
+  const panel = v('a.go', 4, 1, 'r:a.go:5:1', 'detector', { version: 3 });
+  assert.ok(showsViolation(panel, { id: 'r:a.go:5:1', rule: 'r', version: 3 }));
+  assert.ok(!showsViolation(panel, { id: 'r:a.go:5:1', rule: 'r', version: 4 }));
+  assert.ok(!showsViolation(panel, { id: 'r:a.go:5:1', rule: 'r' }));
+  assert.ok(!showsViolation(panel, undefined));
+  // A review finding's id does not depend on its place.
+  const model = v('a.go', 4, 1, 'f1', 'model', { version: 3 });
+  assert.ok(showsViolation(model, { id: 'f1', kind: 'review', rule: 'r' }));
+  // Sent instead, the panel's own violation carries its version.
+  assert.deepEqual(detectorDiagnostic(rule('r', 'Log', 'high'), panel).data, { id: 'r:a.go:5:1', rule: 'r', version: 3 });
 });
