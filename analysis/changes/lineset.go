@@ -95,6 +95,10 @@ func (s *LineSet) add(start, end int) {
 // are compared without their terminators: a file whose line endings were
 // converted (by git's autocrlf or an editor) has not changed.
 //
+// A byte order mark is no change either (see MatchBOM): an editor that
+// strips it from the buffer leaves the committed file's first line as it
+// was.
+//
 // Editing a large file usually changes a small block, so the common leading
 // and trailing bytes are skipped first with string comparisons, which run
 // at memory speed, and only the lines in between are split and diffed by
@@ -103,6 +107,9 @@ func (s *LineSet) add(start, end int) {
 // errs on the side of more lines, which only widens what gets checked.
 func Changed(base, current string) LineSet {
 	var set LineSet
+	// As MatchBOM, without copying base: the BOM is in the first line
+	// of both texts, so dropping it moves no line.
+	base, current = strings.TrimPrefix(base, bom), strings.TrimPrefix(current, bom)
 	if base == current {
 		return set
 	}
@@ -154,6 +161,29 @@ func Changed(base, current string) LineSet {
 		set.add(e.B0, e.B1)
 	}
 	return set
+}
+
+// bom is the UTF-8 byte order mark.
+const bom = "\ufeff"
+
+// MatchBOM returns base with a leading byte order mark dropped or added so
+// that it starts with one exactly when current does. A BOM says how the
+// file is encoded, not what it says: VS Code, Neovim and Helix strip it from
+// the buffer (and write it back on save), other editors keep it as a
+// character, and adding or removing one changes no line of code. Comparing
+// through MatchBOM, a file whose only difference from its baseline is the
+// BOM has not changed, in the editor as in `kodyls review`. The BOM sits in
+// the first line, so no line number moves. An empty base (no baseline, or
+// an empty file) is left empty.
+func MatchBOM(base, current string) string {
+	hasBase, hasCur := strings.HasPrefix(base, bom), strings.HasPrefix(current, bom)
+	switch {
+	case hasBase && !hasCur:
+		return base[len(bom):]
+	case !hasBase && hasCur && base != "":
+		return bom + base
+	}
+	return base
 }
 
 // commonPrefixLen returns the length of the longest common prefix of a and

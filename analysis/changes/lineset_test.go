@@ -47,6 +47,12 @@ func TestChanged(t *testing.T) {
 		// Either moved block may count as the change; the LCS keeps 2 and 3.
 		{"block moved down", "1\n2\n3\n4\n5\n", "1\n4\n5\n2\n3\n", []int{1, 2}},
 		{"everything replaced", "a\nb\n", "c\nd\ne\n", []int{0, 1, 2}},
+		{"byte order mark stripped by the editor", "\ufeffa\nb\n", "a\nb\n", nil},
+		{"byte order mark kept by the editor", "\ufeffa\nb\n", "\ufeffa\nb\n", nil},
+		{"byte order mark added", "a\nb\n", "\ufeffa\nb\n", nil},
+		{"byte order mark stripped, first line edited", "\ufeffa\nb\n", "A\nb\n", []int{0}},
+		{"byte order mark stripped, second line edited", "\ufeffa\nb\n", "a\nB\n", []int{1}},
+		{"byte order mark added to a new file", "", "\ufeffa\n", []int{0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,6 +69,21 @@ func TestChanged(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestMatchBOM(t *testing.T) {
+	for _, c := range []struct{ base, current, want string }{
+		{"\ufeffa", "a", "a"},
+		{"\ufeffa", "\ufeffb", "\ufeffa"},
+		{"a", "\ufeffb", "\ufeffa"},
+		{"a", "b", "a"},
+		{"", "\ufeffb", ""},
+		{"\ufeff", "", ""},
+	} {
+		if got := MatchBOM(c.base, c.current); got != c.want {
+			t.Errorf("MatchBOM(%q, %q) = %q, want %q", c.base, c.current, got, c.want)
+		}
 	}
 }
 

@@ -161,10 +161,11 @@ func (p FilePatch) HunkAt(line int) (int, bool) {
 //
 // Lines are compared without their terminators, so converting line endings
 // or adding or removing the final newline changes nothing; see
-// changes.SplitLines.
+// changes.SplitLines. Nor does adding or removing a byte order mark: see
+// changes.MatchBOM.
 func Diff(path, base, current string, context int) FilePatch {
 	p := FilePatch{Path: path, Untracked: base == ""}
-	for _, h := range allHunks(path, base, current, context) {
+	for _, h := range allHunks(path, changes.MatchBOM(base, current), current, context) {
 		if h.hasAdded() {
 			p.Hunks = append(p.Hunks, h)
 		}

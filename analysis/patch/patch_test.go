@@ -28,6 +28,8 @@ func TestDiffNoChange(t *testing.T) {
 		{"", ""},
 		{"a\nb\n", "a\nb\n"},
 		{"a\r\nb\r\n", "a\nb"},
+		{"\ufeffa\nb\n", "a\nb\n"},
+		{"a\nb\n", "\ufeffa\nb\n"},
 	} {
 		p := Diff("f.txt", c.base, c.current, 3)
 		if len(p.Hunks) != 0 || p.Render() != "" || p.ChangedLines() != nil {
@@ -36,6 +38,20 @@ func TestDiffNoChange(t *testing.T) {
 	}
 	if p := Diff("f.txt", "a\n", "", 3); len(p.Hunks) != 0 || p.Untracked {
 		t.Errorf("emptied file: %+v, want no hunk and tracked", p)
+	}
+}
+
+// TestDiffByteOrderMark: a byte order mark the buffer lacks is not shown
+// as a change of the first line next to a real change.
+func TestDiffByteOrderMark(t *testing.T) {
+	p := Diff("f.txt", "\ufeffa\nb\nc\n", "a\nb\nC\n", 3)
+	if got := p.ChangedLines(); !slices.Equal(got, []int{3}) {
+		t.Fatalf("changed lines %v, want [3]", got)
+	}
+	for _, l := range p.Hunks[0].Lines {
+		if strings.Contains(l.Text, "\ufeff") {
+			t.Errorf("hunk line %+v shows the byte order mark", l)
+		}
 	}
 }
 
