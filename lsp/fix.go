@@ -261,6 +261,8 @@ func fixMarkdown(res *fix.Result) string {
 		fmt.Fprintf(&b, "**Fix verified**: `%s` passes with the edits (%d rounds).\n\n", res.Build, res.Rounds)
 	case fix.VerifyFailed:
 		fmt.Fprintf(&b, "**No verified fix**: `%s` still fails after %d rounds.\n\n", res.Build, res.Rounds)
+	case fix.VerifyNotRun:
+		fmt.Fprintf(&b, "**No verified fix**: `%s` did not run: %s.\n\n", res.Build, res.WhyNotRun())
 	default:
 		b.WriteString("**Fix not verified**: set `build.onSave` to have kodyls build it first.\n\n")
 	}

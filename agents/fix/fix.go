@@ -59,8 +59,12 @@ func (e *noModelError) Is(target error) bool { return target == ErrNoModel }
 
 // Verification outcomes.
 const (
-	VerifyPassed  = "passed"
-	VerifyFailed  = "failed"
+	VerifyPassed = "passed"
+	VerifyFailed = "failed"
+	// VerifyNotRun: a build is configured, but it did not run with the
+	// final edits: there were none, one of them edits the build's own
+	// definition, or another edit of the plan was rejected.
+	VerifyNotRun  = "notRun"
 	VerifySkipped = "skipped"
 )
 
@@ -89,7 +93,9 @@ type Result struct {
 	Diff string `json:"diff"`
 	// Verified is true when the build passed with the edits applied.
 	Verified bool `json:"verified"`
-	// Verification is passed, failed or skipped (no build command).
+	// Verification is passed, failed, notRun (a build is configured but
+	// did not run with the final edits: see WhyNotRun) or skipped (no
+	// build command).
 	Verification string `json:"verification"`
 	Build        string `json:"build,omitempty"`
 	// Rounds counts the plan versions that ran.
@@ -117,6 +123,23 @@ type Result struct {
 // had validated on the way.
 func (r *Result) Found() bool {
 	return len(r.Edits) > 0 && r.Status == planmode.PlanCompleted && (r.Verified || r.Verification == VerifySkipped)
+}
+
+// WhyNotRun says why the build did not verify the result's edits, when
+// Verification is VerifyNotRun; "" otherwise. The command line and the
+// editor both tell it.
+func (r *Result) WhyNotRun() string {
+	if r.Verification != VerifyNotRun {
+		return ""
+	}
+	switch {
+	case len(r.Refused) > 0:
+		return fmt.Sprintf("the fix edits %s, which defines the build", r.Refused[0].File)
+	case len(r.Edits) == 0:
+		return fmt.Sprintf("no edit to verify after %d round(s)", r.Rounds)
+	default:
+		return "the build did not run with the plan's last edits"
+	}
 }
 
 // Fixer fixes errors in one workspace.
@@ -243,7 +266,7 @@ func (f *Fixer) Fix(ctx context.Context, req Request, emit func(agent.Event)) (*
 		}
 		res := f.result(st, req, guard)
 		res.Verified, res.Status = false, planmode.PlanFailed
-		if req.Build != "" {
+		if res.Verification == VerifyPassed {
 			res.Verification = VerifyFailed
 		}
 		res.Note = fmt.Sprintf("the fix did not finish within its time limit (%s); run it again to continue where it stopped", cmp.Or(f.Timeout, DefaultTimeout))
@@ -271,8 +294,13 @@ func (f *Fixer) result(st planmode.State, req Request, guard *buildGuard) *Resul
 		res.Diff, _ = Diff(f.Workspace, f.ignore(), edits)
 	}
 	if s, ok := p.Step(verifyStepID); ok {
-		res.Rounds = s.Attempts
-		res.BuildOutput = buildOutput(p)
+		if s.Attempts > 0 {
+			// A verify step that never ran leaves the plan versions' count.
+			res.Rounds = s.Attempts
+		}
+		if buildRan(p) {
+			res.BuildOutput = buildOutput(p)
+		}
 		if s.Status == planmode.StepDone {
 			res.BuildOutput = strings.TrimPrefix(s.Result, "the build passed\n")
 		}
@@ -283,8 +311,10 @@ func (f *Fixer) result(st planmode.State, req Request, guard *buildGuard) *Resul
 		res.Note = "no build command is configured (build.onSave, or --build), so the fix was not verified"
 	case p.Status == planmode.PlanCompleted && stepDone(p, verifyStepID):
 		res.Verification, res.Verified = VerifyPassed, true
-	default:
+	case buildRan(p):
 		res.Verification = VerifyFailed
+	default:
+		res.Verification = VerifyNotRun
 	}
 	res.Refused = refusedEdits(f.Workspace, guard, st.Versions)
 	if len(res.Refused) > 0 {
@@ -297,6 +327,13 @@ func (f *Fixer) result(st planmode.State, req Request, guard *buildGuard) *Resul
 		res.Note = strings.TrimSpace("no valid edit was proposed. " + p.Reason)
 		if why := lastRejection(st.Versions); why != "" {
 			res.Note += " The last edits proposed were rejected: " + why
+		}
+	case res.Verification == VerifyNotRun:
+		res.Note = strings.TrimSpace("the build did not run with the last edits. " + p.Reason)
+		if why := lastRejection(st.Versions); why != "" {
+			res.Note += " The last edits proposed were rejected: " + why
+		} else if v, ok := p.Step(verifyStepID); ok && v.Status == planmode.StepFailed {
+			res.Note += " " + excerpt(strings.TrimPrefix(v.Result, "error: "), 1000)
 		}
 	case p.Status == planmode.PlanFailed && req.Build != "":
 		res.Note = fmt.Sprintf("the build still fails with the last edits after %d rounds: %s", res.Rounds, p.Reason)
@@ -321,6 +358,29 @@ func lastRejection(versions []planmode.Plan) string {
 		}
 	}
 	return ""
+}
+
+// errBuildNotRun begins the error of a verifying step that stopped
+// before the build ran.
+const errBuildNotRun = "the build was not run"
+
+// buildRan reports whether p's verifying step ran the build: it passed,
+// failed, timed out, or was running when the fix stopped. A step that was
+// skipped or pending, or stopped before the build (no edit to verify, an
+// edit to the build's definition, no scratch copy), did not.
+func buildRan(p planmode.Plan) bool {
+	s, ok := p.Step(verifyStepID)
+	if !ok {
+		return false
+	}
+	switch s.Status {
+	case planmode.StepDone, planmode.StepRunning:
+		return true
+	case planmode.StepFailed:
+		why := strings.TrimPrefix(s.Result, "error: ")
+		return !strings.HasPrefix(why, errBuildNotRun) && !strings.HasPrefix(why, "nothing to verify")
+	}
+	return false
 }
 
 func stepDone(p planmode.Plan, id string) bool {
@@ -418,14 +478,17 @@ func (f *Fixer) verifyStep(command, dir string, timeout time.Duration, guard *bu
 	return func(ctx context.Context, p planmode.Plan, s planmode.Step) (string, error) {
 		edits, err := planEdits(f.Workspace, f.ignore(), p, s.ID)
 		if err != nil {
-			return "", fmt.Errorf("nothing to verify: %w", err)
+			return "", fmt.Errorf("%s: nothing to verify: %w", errBuildNotRun, err)
 		}
 		// The propose step refuses these already; the build must not run
 		// with one whatever path led here.
 		if why := refusal(f.Workspace, f.ignore(), guard, edits); why != "" {
-			return "", fmt.Errorf("the build was not run: %w: %s", ErrBuildDefinition, why)
+			return "", fmt.Errorf("%s: %w: %s", errBuildNotRun, ErrBuildDefinition, why)
 		}
 		run, err := f.verify(ctx, command, dir, timeout, edits)
+		if err != nil && !run.ran {
+			return "", fmt.Errorf("%s: %w", errBuildNotRun, err)
+		}
 		if err != nil {
 			return "", err
 		}

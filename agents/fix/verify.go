@@ -22,6 +22,9 @@ const DefaultBuildTimeout = 2 * time.Minute
 
 // buildRun is the outcome of one verifying build.
 type buildRun struct {
+	// ran is whether the build command started: false when the scratch
+	// copy could not be made or the command could not start.
+	ran    bool
 	passed bool
 	exit   int
 	output string
@@ -84,17 +87,17 @@ func (f *Fixer) verify(ctx context.Context, command, dir string, timeout time.Du
 	}
 	out = strings.ReplaceAll(out, scratch, f.Workspace)
 	if ctx.Err() != nil {
-		return buildRun{}, ctx.Err()
+		return buildRun{ran: true}, ctx.Err()
 	}
 	if bctx.Err() != nil {
-		return buildRun{output: out, exit: -1}, fmt.Errorf("the build %q did not finish within %s", command, timeout)
+		return buildRun{ran: true, output: out, exit: -1}, fmt.Errorf("the build %q did not finish within %s", command, timeout)
 	}
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		return buildRun{passed: true, output: out}, nil
+		return buildRun{ran: true, passed: true, output: out}, nil
 	case errors.As(err, &exit):
-		return buildRun{exit: exit.ExitCode(), output: out}, nil
+		return buildRun{ran: true, exit: exit.ExitCode(), output: out}, nil
 	default:
 		return buildRun{}, fmt.Errorf("the build %q could not run: %w", command, err)
 	}

@@ -42,7 +42,7 @@ with "all", every strategy of the command runs.
           that asked the model. Strategies: %s.
 
 Exit status: 0, 2 on a usage or setup error (no endpoint configured, an
-unknown strategy).
+unknown strategy, a model, key or URL the endpoint refused on every call).
 `
 
 // What a step counts, per command.
@@ -128,6 +128,12 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logge
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "kodyls eval %s: %v\n", kind, err)
+			return 2
+		}
+		// A model, key or URL the endpoint refused on every call measures
+		// nothing: a set-up error, told once, as for a missing model.
+		if se, every := g.SetupFailure(); every {
+			fmt.Fprintf(stderr, "kodyls eval %s: %v\n", kind, se)
 			return 2
 		}
 		evals = append(evals, s)

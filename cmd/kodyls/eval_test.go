@@ -266,3 +266,21 @@ func TestEvalFixPlanModeAdjustsWhereSinglePlanStops(t *testing.T) {
 		t.Errorf("steps %v", steps)
 	}
 }
+
+// TestEvalWithAKeyTheEndpointRefuses: an endpoint that refuses every call
+// as unauthorised (HTTP 401) measures nothing: a set-up error, told on
+// stderr, exit 2, and no table of failed cases.
+func TestEvalWithAKeyTheEndpointRefuses(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.Any(), llmtest.Reply{Status: 401})
+	for _, args := range [][]string{{"eval", "rca", "--strategy", "react"}, {"eval", "rca", "--strategy", "react", "--json"}} {
+		out, errOut, code := runBin(t, fakeEnv(t, fake), t.TempDir(), args...)
+		if code != 2 || !strings.Contains(errOut, "kodyls eval rca: 401 from llm endpoint") || !strings.Contains(errOut, "KODYLS_LLM_API_KEY") {
+			t.Errorf("%v: code %d, want 2 and the set-up error\n%s\n%s", args, code, out, errOut)
+		}
+		if strings.Contains(out, "pass rate") || strings.Contains(out, "passRate") {
+			t.Errorf("%v: a table of cases the endpoint refused:\n%s", args, out)
+		}
+	}
+}

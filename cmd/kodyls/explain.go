@@ -149,8 +149,11 @@ func writeExplainText(w io.Writer, rep *rca.Report) {
 			fmt.Fprintln(w, line)
 		}
 	}
-	if a.Iterations > 0 {
+	switch {
+	case a.Iterations > 0 && len(a.ToolsUsed) > 0:
 		fmt.Fprintf(w, "\n%d agent steps; tools used: %s\n", a.Iterations, strings.Join(a.ToolsUsed, ", "))
+	case a.Iterations > 0:
+		fmt.Fprintf(w, "\n%d agent steps; no tool used\n", a.Iterations)
 	}
 	if a.Path != "" {
 		fmt.Fprintf(w, "Agent path: %s\n", a.Path)

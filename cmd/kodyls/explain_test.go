@@ -254,3 +254,20 @@ func TestExplainKeepsToTheWorkspacePrivacyList(t *testing.T) {
 		t.Fatal("the model's read_file was never answered: the test did not exercise the refusal")
 	}
 }
+
+// TestExplainWithoutToolsSaysNoneWasUsed: an agent that answers at once
+// ran no tool, and the text says so instead of an empty list.
+func TestExplainWithoutToolsSaysNoneWasUsed(t *testing.T) {
+	fake := llmtest.NewServer()
+	defer fake.Close()
+	fake.On(llmtest.Any(), llmtest.Tools(llmtest.ToolCall{Name: "final_answer", Arguments: `{"rootCause":"unused is assigned but never read in main","fixGuidelines":["Remove the variable or use it."],"confidence":0.9}`}))
+	repo := brokenGoRepo(t)
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	out, errOut, code := runBinStdin(t, env, repo.Dir, buildOutput(t, repo), "explain", "--strategy", "react")
+	if code != 0 || !strings.Contains(out, "Root cause (model") {
+		t.Fatalf("code %d\n%s%s", code, out, errOut)
+	}
+	if strings.Contains(out, "tools used:") || !strings.Contains(out, "1 agent steps; no tool used\n") {
+		t.Errorf("the agent steps line:\n%s", out)
+	}
+}

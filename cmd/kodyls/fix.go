@@ -203,14 +203,12 @@ func writeFixText(w io.Writer, e errparse.Error, res *fix.Result, apply bool, ap
 		}
 	}
 	fmt.Fprintln(w)
-	switch {
-	case len(res.Refused) > 0 && !res.Verified:
-		fmt.Fprintf(w, "Verification: not run: the fix edits %s, which defines the build\n", res.Refused[0].File)
-	case len(res.Edits) == 0 && res.Build != "":
-		fmt.Fprintf(w, "Verification: not run: no edit to verify after %d round(s)\n", res.Rounds)
-	case res.Verification == fix.VerifyPassed:
+	switch res.Verification {
+	case fix.VerifyNotRun:
+		fmt.Fprintf(w, "Verification: not run: %s\n", res.WhyNotRun())
+	case fix.VerifyPassed:
 		fmt.Fprintf(w, "Verification: passed: %s succeeds with the edits (%d round(s))\n", res.Build, res.Rounds)
-	case res.Verification == fix.VerifyFailed:
+	case fix.VerifyFailed:
 		fmt.Fprintf(w, "Verification: failed: %s still fails after %d round(s)\n", res.Build, res.Rounds)
 		if out := strings.TrimSpace(res.BuildOutput); out != "" {
 			fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(out, "\n", "\n  "))
@@ -226,7 +224,8 @@ func writeFixText(w io.Writer, e errparse.Error, res *fix.Result, apply bool, ap
 		fmt.Fprintf(w, "Applied to: %s\n", strings.Join(applied, ", "))
 	case apply:
 		fmt.Fprintln(w, "Nothing was written.")
-	case len(res.Edits) > 0:
+	case res.Found():
+		// Only a fix found is written by --apply.
 		fmt.Fprintln(w, "Run again with --apply to write the files.")
 	}
 }

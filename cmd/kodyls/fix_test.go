@@ -500,7 +500,7 @@ func TestFixRefusesEditsToTheBuildDefinition(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 3 {
 		t.Fatalf("code %d json %v\n%s", code, err, out)
 	}
-	if res.Verified || res.Verification == "passed" || len(res.Refused) != 1 || res.Refused[0].File != "Makefile" ||
+	if res.Verified || res.Verification != "notRun" || len(res.Refused) != 1 || res.Refused[0].File != "Makefile" ||
 		!strings.Contains(res.Refused[0].NewText, "touch") || !strings.Contains(res.RefusedDiff, "+\ttouch") {
 		t.Errorf("result %+v", res)
 	}

@@ -241,8 +241,9 @@ type FixResult struct {
 	Applied bool `json:"applied" jsonschema:"the editor accepted and applied the edits"`
 	// Verified is true when the build passed with the edits applied.
 	Verified bool `json:"verified" jsonschema:"build.onSave passed on a scratch copy with the edits"`
-	// Verification is passed, failed or skipped (no build.onSave).
-	Verification string   `json:"verification" jsonschema:"passed, failed, or skipped when build.onSave is not set"`
+	// Verification is passed, failed, notRun (build.onSave did not run
+	// with the final edits) or skipped (no build.onSave).
+	Verification string   `json:"verification" jsonschema:"passed, failed, notRun when build.onSave is set but did not run with the final edits (none, or one edits the build's own files; the markdown says why), or skipped when build.onSave is not set"`
 	Rounds       int      `json:"rounds" jsonschema:"plan versions tried"`
 	Files        []string `json:"files" jsonschema:"the files the edits change, relative to the workspace"`
 	Diff         string   `json:"diff" jsonschema:"the edits as a unified diff"`
