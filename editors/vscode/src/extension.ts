@@ -700,6 +700,16 @@ interface FixResult {
   edits: { file: string; oldText: string; newText: string }[] | null;
 }
 
+/** What the fix's verification says, in a few words. */
+export function fixCheck(r: Pick<FixResult, 'verified' | 'verification'>): string {
+  if (r.verified) return 'the build passes with it';
+  switch (r.verification) {
+    case 'skipped': return 'not verified (set kodyls.build.onSave)';
+    case 'notRun': return 'the build did not run (see the fix summary)';
+    default: return 'the build still fails with it';
+  }
+}
+
 /**
  * Tells the outcome of kodyls.fixError. When the editor did not apply the
  * server's workspace edit (its refactor preview was declined or did not
@@ -708,7 +718,7 @@ interface FixResult {
  */
 async function reportFix(r: FixResult): Promise<void> {
   const files = (r.files ?? []).join(', ') || 'no file';
-  const check = r.verified ? 'the build passes with it' : r.verification === 'skipped' ? 'not verified (set kodyls.build.onSave)' : 'the build still fails with it';
+  const check = fixCheck(r);
   const edits = r.edits ?? [];
   if (r.applied || edits.length === 0) {
     const msg = `Kody: ${r.applied ? 'applied' : 'found no'} fix${r.applied ? ` to ${files}` : ''} after ${r.rounds} plan version(s); ${check}.${r.note ? ' ' + r.note : ''}`;

@@ -135,3 +135,12 @@ test("stand-ins give way to the server's commands and come back", () => {
   s.dispose();
   assert.ok(!commands.has('x.a') && !commands.has('x.b'));
 });
+
+test("a fix's verification is told as the server gave it", () => {
+  assert.equal(extension.fixCheck({ verified: true, verification: 'passed' }), 'the build passes with it');
+  assert.equal(extension.fixCheck({ verified: false, verification: 'failed' }), 'the build still fails with it');
+  assert.equal(extension.fixCheck({ verified: false, verification: 'skipped' }), 'not verified (set kodyls.build.onSave)');
+  // A build that never ran (no valid edit, or one to the build's own
+  // files) did not fail.
+  assert.match(extension.fixCheck({ verified: false, verification: 'notRun' }), /did not run/);
+});

@@ -436,8 +436,14 @@ function M.fix()
   local bufnr = vim.api.nvim_get_current_buf()
   execute(c, 'kodyls.fixError', diagnostic_arg(d, bufnr), function(result)
     if nonempty(result.markdown) then show_markdown(result.markdown) end
-    local how = result.verified and 'the build passes with it'
-      or (result.verification == 'skipped' and 'not verified (no build.onSave)' or 'the build still fails with it')
+    local how = 'the build still fails with it'
+    if result.verified then
+      how = 'the build passes with it'
+    elseif result.verification == 'skipped' then
+      how = 'not verified (no build.onSave)'
+    elseif result.verification == 'notRun' then
+      how = 'the build did not run (see the summary)'
+    end
     echo(string.format('kodyls: %s a fix after %d plan version(s); %s', result.applied and 'applied' or 'proposed', result.rounds or 0, how))
   end, bufnr)
 end
