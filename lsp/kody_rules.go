@@ -339,7 +339,9 @@ func (s *Server) publishRuleFileErrors(ctx context.Context, od *openDoc) {
 		}
 		line := uint32(max(le.Line, 1) - 1)
 		col := uint32(max(le.Column, 1) - 1)
-		// The column counts bytes; the editor counts in the position
+		// LoadError.Column counts bytes of the line's UTF-8 text (the
+		// YAML parser's characters are turned into bytes by the
+		// loader); the editor counts in the negotiated position
 		// encoding.
 		if doc != nil && int(line) < doc.LineCount() && int(col) <= len(doc.Line(int(line))) {
 			col = doc.PositionAt(doc.LineStart(int(line))+int(col), s.encoding).Character

@@ -48,10 +48,11 @@ func (s *Server) classify(path string) fileChange {
 				// may now come from another repository.
 				what |= changeRepo | changeBaseline
 			}
-			if what&changeRules == 0 && readsRuleFrom(e.Rules(), rel) {
+			if what&changeRules == 0 && (readsRuleFrom(e.Rules(), rel) || hasProblemIn(e.LoadErrors(), rel) || hasProblemIn(e.Warnings(), rel)) {
 				// A file the sources do not own but a rule was read
-				// from: one that CLAUDE.md imports, or one a rule
-				// references.
+				// from: one that CLAUDE.md imports, one a rule
+				// references, the one a rule file links to (broken
+				// or not).
 				what |= changeRules
 			}
 		}
@@ -63,11 +64,11 @@ func (s *Server) classify(path string) fileChange {
 // includes the text of rel through a reference (@file:, [[file:…]]).
 func readsRuleFrom(rs []*rules.Rule, rel string) bool {
 	for _, r := range rs {
-		if r.File == rel {
+		if r.File == rel || r.RealFile == rel {
 			return true
 		}
 		for _, ref := range r.References {
-			if ref.Path == rel {
+			if ref.Path == rel || ref.RealPath == rel {
 				return true
 			}
 		}
@@ -75,19 +76,41 @@ func readsRuleFrom(rs []*rules.Rule, rel string) bool {
 	return false
 }
 
+// hasProblemIn reports whether one of problems is about rel or a link
+// leading to it.
+func hasProblemIn(problems []*rules.LoadError, rel string) bool {
+	for _, p := range problems {
+		if p.RealFile == rel {
+			return true
+		}
+	}
+	return false
+}
+
 // watchRuleFiles watches the directories of the files the loaded rules were
-// read from and of the files they reference, so that editing a file
-// CLAUDE.md imports, or the style guide a rule points at, reloads the
-// rules. fsnotify ignores a directory already watched.
+// read from and of the files they reference, and of the files those lead to
+// through symbolic links, so that editing a file CLAUDE.md imports, the
+// style guide a rule points at, or shared/alpha.md that
+// .kody/rules/alpha.md links to, reloads the rules. fsnotify ignores a
+// directory already watched.
 func (s *Server) watchRuleFiles(w *fsnotify.Watcher) {
 	for _, e := range s.allEngines() {
+		dirOf := func(rel string) {
+			if rel != "" {
+				_ = w.Add(filepath.Join(e.Root(), filepath.FromSlash(path.Dir(rel))))
+			}
+		}
 		for _, r := range e.Rules() {
-			if r.File != "" {
-				_ = w.Add(filepath.Join(e.Root(), filepath.FromSlash(path.Dir(r.File))))
-			}
+			dirOf(r.File)
+			dirOf(r.RealFile)
 			for _, ref := range r.References {
-				_ = w.Add(filepath.Join(e.Root(), filepath.FromSlash(path.Dir(ref.Path))))
+				dirOf(ref.Path)
+				dirOf(ref.RealPath)
 			}
+		}
+		// A broken rule file behind a link is fixed where it leads.
+		for _, p := range slices.Concat(e.LoadErrors(), e.Warnings()) {
+			dirOf(p.RealFile)
 		}
 	}
 }

@@ -230,6 +230,7 @@ func (a *Assistant) Parse(relFile string, content []byte) (rules []*Rule, errs [
 	file := normalizeRelPath(relFile)
 	content = normalizeText(content)
 	lines := strings.Split(string(content), "\n")
+	src := slices.Clone(lines) // before the markers are blanked
 	ignore, sync := fileMarkers(lines)
 	if ignore {
 		return nil, nil
@@ -253,7 +254,7 @@ func (a *Assistant) Parse(relFile string, content []byte) (rules []*Rule, errs [
 				Msg: `unterminated front matter: no closing "---" line after the opening one; add a "---" line after the last key`}}
 		}
 		var lerr *LoadError
-		description, lerr = a.frontMatter(file, []byte(strings.Join(lines[1:end], "\n")), base)
+		description, lerr = a.frontMatter(file, []byte(strings.Join(lines[1:end], "\n")), base, src)
 		if lerr != nil {
 			return nil, []*LoadError{lerr}
 		}
@@ -299,7 +300,7 @@ func (a *Assistant) Parse(relFile string, content []byte) (rules []*Rule, errs [
 // frontMatter reads the front matter of a Cursor or Copilot file into
 // base's paths and Extra. It returns the description, which titles a file
 // that is one rule.
-func (a *Assistant) frontMatter(file string, fm []byte, base *Rule) (description string, lerr *LoadError) {
+func (a *Assistant) frontMatter(file string, fm []byte, base *Rule, src []string) (description string, lerr *LoadError) {
 	defer func() {
 		if p := recover(); p != nil {
 			lerr = &LoadError{File: file, Line: 1, Column: 1, Msg: fmt.Sprintf("cannot parse front matter: %v", p)}
@@ -313,7 +314,7 @@ func (a *Assistant) frontMatter(file string, fm []byte, base *Rule) (description
 	if len(doc.Content) == 0 || yamlpos.IsNull(yamlpos.Deref(doc.Content[0])) {
 		return "", nil
 	}
-	d := decoder{file: file, offset: frontMatterFirstLine - 1}
+	d := decoder{file: file, offset: frontMatterFirstLine - 1, src: src}
 	root := yamlpos.Deref(doc.Content[0])
 	if root.Kind != yaml.MappingNode {
 		return "", d.errAt(root, "front matter must be a YAML mapping of keys, not a %s", kindName(root))

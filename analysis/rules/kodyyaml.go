@@ -104,7 +104,7 @@ func ParseKodyYAML(relFile string, content []byte) (rules []*Rule, errs []*LoadE
 	if len(bytes.TrimSpace(content)) == 0 {
 		return nil, []*LoadError{{File: file, Msg: "empty rule file: nothing to load; write the rule or delete the file", Warning: true}}
 	}
-	p := yamlRuleParser{file: file, slugs: map[string]int{}}
+	p := yamlRuleParser{file: file, slugs: map[string]int{}, src: strings.Split(string(content), "\n")}
 	docs, lerr := decodeDocuments(file, content)
 	if lerr != nil {
 		// One broken rule should not hide the others of a list: read the
@@ -214,6 +214,7 @@ func shiftLines(doc *yaml.Node, n int) {
 // yamlRuleParser reads the rules of one YAML file.
 type yamlRuleParser struct {
 	file  string
+	src   []string       // the file's lines, for byte columns (see decoder.src)
 	slugs map[string]int // for ids derived from titles, against collisions
 	n     int            // rules seen, for titles derived from the file name
 }
@@ -243,7 +244,7 @@ func (p *yamlRuleParser) document(doc *yaml.Node, list bool) (rules []*Rule, err
 	case yaml.SequenceNode:
 		items, list = root.Content, true
 	default:
-		d := decoder{file: p.file}
+		d := decoder{file: p.file, src: p.src}
 		return nil, []*LoadError{d.errAt(root, "a Kodus YAML rule file holds a rule (a mapping with title: and rule:) or a list of rules, not a %s", kindName(root))}
 	}
 	for _, it := range items {
@@ -269,7 +270,7 @@ func mappingValue(m *yaml.Node, key string) *yaml.Node {
 // rule reads one rule's mapping. A broken rule yields its errors and nil.
 func (p *yamlRuleParser) rule(m *yaml.Node, list bool) (*Rule, []*LoadError) {
 	p.n++
-	d := decoder{file: p.file, lenient: true, known: kodyYAMLKeys, quiet: kodusMetaKeys}
+	d := decoder{file: p.file, src: p.src, lenient: true, known: kodyYAMLKeys, quiet: kodusMetaKeys}
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil, []*LoadError{d.errAt(m, "every rule of the list must be a mapping with title: and rule:, not a %s", kindName(m))}
 	}

@@ -1,7 +1,9 @@
 package rules
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +11,8 @@ import (
 	"path"
 	"strings"
 	"syscall"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // kodyRulesDir is where Kody Markdown rule files live, relative to the
@@ -119,7 +123,18 @@ func walkRuleFiles(ctx context.Context, ws Workspace, dir string, recursive bool
 			}
 			return nil
 		}
-		if strings.HasPrefix(name, ".") || !match(name) {
+		if strings.HasPrefix(name, ".") {
+			return nil
+		}
+		if recursive && d.Type()&fs.ModeSymlink != 0 {
+			// A real directory here would be walked; a link to one is
+			// not, and the rules in it would be missing without a word.
+			if info, err := fs.Stat(fsys, p); err == nil && info.IsDir() {
+				errs = append(errs, dirLinkWarning(fsys, p))
+				return nil
+			}
+		}
+		if !match(name) {
 			return nil
 		}
 		data, lerr := readRuleFile(ws, p, d)
@@ -200,10 +215,101 @@ func readRuleFile(ws Workspace, p string, d fs.DirEntry) ([]byte, *LoadError) {
 	if len(data) > MaxFileSize {
 		return nil, tooLarge(p, int64(len(data)))
 	}
+	text, err := DecodeText(data)
+	if err != nil {
+		return nil, &LoadError{File: p, Msg: "rule file " + err.Error()}
+	}
+	return text, nil
+}
+
+// dirLinkWarning is the warning of p, a symbolic link to a directory met
+// in a rules directory.
+func dirLinkWarning(fsys fs.FS, p string) *LoadError {
+	to := "a directory"
+	if real, ok := followLinks(fsys, p); ok && real != p {
+		to = "the directory " + real
+	}
+	return &LoadError{File: p, Warning: true, Msg: fmt.Sprintf("not read: it is a symbolic link to %s, and symbolic links to directories are not followed (a link cycle would never end); link the rule files one by one, or move the directory here", to)}
+}
+
+// The byte order marks of UTF-16 and UTF-32.
+var (
+	bomUTF16LE = []byte{0xff, 0xfe}
+	bomUTF16BE = []byte{0xfe, 0xff}
+	bomUTF32LE = []byte{0xff, 0xfe, 0, 0}
+	bomUTF32BE = []byte{0, 0, 0xfe, 0xff}
+)
+
+// DecodeText turns the content of a rule file into the UTF-8 text every
+// rule source parses: UTF-8 as it is (its byte order mark is left for the
+// parsers to drop), UTF-16 with a byte order mark (as Windows tools write
+// it) decoded. Anything else — NUL bytes, bytes that are no UTF-8, UTF-32 —
+// is no rule text, and the error (worded to follow "rule file ") says so:
+// read as it is, it would reach the model as garbage.
+func DecodeText(data []byte) ([]byte, error) {
+	switch {
+	case bytes.HasPrefix(data, bomUTF32LE) || bytes.HasPrefix(data, bomUTF32BE):
+		return nil, errors.New("is not UTF-8 text: it is UTF-32; save it as UTF-8")
+	case bytes.HasPrefix(data, bomUTF16LE):
+		return decodeUTF16(data[2:], binary.LittleEndian)
+	case bytes.HasPrefix(data, bomUTF16BE):
+		return decodeUTF16(data[2:], binary.BigEndian)
+	}
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return nil, fmt.Errorf("is not UTF-8 text: line %d holds a NUL byte (a binary file, or UTF-16 without a byte order mark); save it as UTF-8", lineOf(data, i))
+	}
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("is not UTF-8 text: line %d holds bytes that are no UTF-8 (another encoding, such as Windows-1252, or a binary file); save it as UTF-8", lineOf(data, invalidUTF8(data)))
+	}
 	if data == nil {
 		data = []byte{}
 	}
 	return data, nil
+}
+
+// decodeUTF16 decodes UTF-16 text without its byte order mark into UTF-8.
+func decodeUTF16(data []byte, order binary.ByteOrder) ([]byte, error) {
+	if len(data)%2 != 0 {
+		return nil, errors.New("is not UTF-16 text, as its byte order mark says: it has an odd number of bytes; save it as UTF-8")
+	}
+	out := make([]byte, 0, len(data)/2*3/2)
+	line := 1
+	for i := 0; i < len(data); i += 2 {
+		r := rune(order.Uint16(data[i:]))
+		if utf16.IsSurrogate(r) {
+			var r2 rune = utf8.RuneError
+			if i+3 < len(data) {
+				r2 = rune(order.Uint16(data[i+2:]))
+			}
+			if r = utf16.DecodeRune(r, r2); r == utf8.RuneError {
+				return nil, fmt.Errorf("is not UTF-16 text, as its byte order mark says: line %d holds a broken surrogate pair; save it as UTF-8", line)
+			}
+			i += 2
+		}
+		switch r {
+		case 0:
+			return nil, fmt.Errorf("is not text: line %d holds a NUL character; save it as UTF-8", line)
+		case '\n':
+			line++
+		}
+		out = utf8.AppendRune(out, r)
+	}
+	return out, nil
+}
+
+// lineOf is the 1-based line of data's byte i.
+func lineOf(data []byte, i int) int { return bytes.Count(data[:i], []byte("\n")) + 1 }
+
+// invalidUTF8 is the offset of data's first byte that is no UTF-8.
+func invalidUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(data)
 }
 
 func tooLarge(p string, size int64) *LoadError {

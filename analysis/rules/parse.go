@@ -89,7 +89,7 @@ func parse(file string, content []byte, lenient bool) (r *Rule, warns []*LoadErr
 		BodyLine: bodyLine,
 		textLine: bodyLine + leadingLines(body),
 	}
-	d := decoder{file: file, offset: frontMatterFirstLine - 1, lenient: lenient}
+	d := decoder{file: file, offset: frontMatterFirstLine - 1, lenient: lenient, src: strings.Split(string(content), "\n")}
 	if hasFM {
 		var doc yaml.Node
 		if err := yaml.Unmarshal(fm, &doc); err != nil {
@@ -304,6 +304,10 @@ func yamlHint(msg string, fm []byte, line int) string {
 // problem.
 type decoder struct {
 	file string
+	// src is the file's text, split into lines as the parser saw them
+	// (BOM and CR removed), which turns the YAML parser's columns
+	// (characters) into the byte columns of a LoadError; nil keeps them.
+	src []string
 	// offset is added to a node's line to make it a line of the file: 1
 	// for front matter (the "---" line comes first), 0 for a YAML file.
 	offset int
@@ -340,9 +344,29 @@ func (d *decoder) errAt(n *yaml.Node, format string, args ...any) *LoadError {
 	line, col := 1, 1
 	if n != nil && n.Line > 0 {
 		line = d.line(n)
-		col = max(n.Column, 1)
+		col = d.column(line, n.Column)
 	}
 	return &LoadError{File: d.file, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)}
+}
+
+// column turns the YAML parser's column of a node on the file's 1-based
+// line, which counts characters, into the 1-based byte column a LoadError
+// carries.
+func (d *decoder) column(line, chars int) int {
+	chars = max(chars, 1)
+	if line < 1 || line > len(d.src) {
+		return chars
+	}
+	s := d.src[line-1]
+	n := 1
+	for i := range s {
+		if n == chars {
+			return i + 1
+		}
+		n++
+	}
+	// Past the end of the line (the parser's own counting went further).
+	return len(s) + 1 + chars - n
 }
 
 func (d *decoder) warnAt(n *yaml.Node, format string, args ...any) {
@@ -415,7 +439,7 @@ func (d *decoder) decodeMapping(m *yaml.Node, r *Rule, other func(key string, k,
 			var s string
 			if s, lerr = d.scalar(k, v, "uuid"); lerr == nil {
 				r.UUID = strings.TrimSpace(s)
-				r.uuidLine, r.uuidColumn = d.line(k), k.Column
+				r.uuidLine, r.uuidColumn = d.line(k), d.column(d.line(k), k.Column)
 			}
 		case "severity":
 			sevSeen = true

@@ -131,6 +131,9 @@ func resolveReferences(ws Workspace, r *Rule) (warns []*LoadError) {
 			continue
 		}
 		ref.Raw = raw
+		if ref.Truncated {
+			warn("%s", truncation(ref))
+		}
 		r.References = append(r.References, ref)
 	}
 	return warns
@@ -191,11 +194,21 @@ func readReference(ws Workspace, p, from, to string) (ref Reference, problem str
 	defer f.Close()
 
 	ref.Path = rel
+	ref.RealPath = linkTarget(fsys, rel)
+	// A file larger than the scan is read up to a line break at most
+	// maxReferenceScan bytes in: the lines after it, and the one it cuts,
+	// are not read.
+	partial := info.Size() > maxReferenceScan
 	br := bufio.NewReader(io.LimitReader(f, maxReferenceScan))
 	var b strings.Builder
 	n := 0
+	cut := false // the scan ended before the range did
 	for {
 		line, err := br.ReadString('\n')
+		if partial && errors.Is(err, io.EOF) {
+			cut = true
+			break
+		}
 		if line != "" {
 			n++
 			if n >= start && (end == 0 || n <= end) {
@@ -225,13 +238,46 @@ func readReference(ws Workspace, p, from, to string) (ref Reference, problem str
 		}
 	}
 	if ref.StartLine == 0 {
-		if ref.Truncated {
+		switch {
+		case ref.Truncated:
 			return Reference{}, fmt.Sprintf("line %d of %s is longer than %d bytes", start, rel, MaxReferenceBytes)
+		case cut:
+			return Reference{}, fmt.Sprintf("line %d is past the first %s of %s (%d lines), the most kodyls reads of a referenced file; move the lines nearer its start or into a file of their own", start, sizeName(maxReferenceScan), rel, n)
 		}
 		return Reference{}, fmt.Sprintf("%s has %d lines, so line %d does not exist", rel, n, start)
 	}
+	if cut && !ref.Truncated {
+		// The range, or the whole file, goes on past what was read.
+		ref.Truncated, ref.cutAtScan = true, true
+	}
 	ref.Text = b.String()
 	return ref, ""
+}
+
+// sizeName writes a byte count such as 8 MiB or 16 KiB.
+func sizeName(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// truncation says what of a reference Truncated was left out and why,
+// for the warning on the rule file.
+func truncation(ref Reference) string {
+	if ref.cutAtScan {
+		return fmt.Sprintf("only lines %d-%d are attached: the rest is past the first %s of %s, the most kodyls reads of a referenced file",
+			ref.StartLine, ref.EndLine, sizeName(maxReferenceScan), ref.Path)
+	}
+	hint := "reference a shorter range"
+	if !strings.Contains(ref.Raw, "#L") {
+		hint = "reference the lines that matter, such as #L10-L50"
+	}
+	return fmt.Sprintf("only lines %d-%d are attached: a reference brings at most %d lines and %s into a rule; %s",
+		ref.StartLine, ref.EndLine, MaxReferenceLines, sizeName(MaxReferenceBytes), hint)
 }
 
 // hasVolume reports whether p starts with a Windows drive ("C:/").
@@ -284,10 +330,22 @@ func followLinks(fsys fs.FS, rel string) (string, bool) {
 	return path.Join(parts...), true
 }
 
+// linkTarget is where the workspace path rel leads through symbolic
+// links, or "" when it is no link or leads nowhere the workspace holds.
+func linkTarget(fsys fs.FS, rel string) string {
+	if real, ok := followLinks(fsys, rel); ok && real != rel {
+		return real
+	}
+	return ""
+}
+
 // fileLines returns the lines of the rule file name as its parser saw them
 // (BOM and CR removed), or none when it cannot be read.
 func fileLines(fsys fs.FS, name string) []string {
 	data, err := fs.ReadFile(fsys, name)
+	if err == nil {
+		data, err = DecodeText(data)
+	}
 	if err != nil {
 		return []string{}
 	}

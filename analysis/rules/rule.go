@@ -96,14 +96,21 @@ type Reference struct {
 	Raw string
 	// Path is the workspace-relative, slash-separated path of the file.
 	Path string
+	// RealPath is where Path leads through symbolic links, as
+	// Rule.RealFile; "" when Path is no link.
+	RealPath string
 	// StartLine and EndLine are the 1-based, inclusive lines of Text:
 	// the range asked for, or the whole file, cut at the limits.
 	StartLine, EndLine int
 	// Text holds the lines, each ending in "\n".
 	Text string
 	// Truncated is set when the range asked for was longer than
-	// MaxReferenceLines or MaxReferenceBytes allow.
+	// MaxReferenceLines or MaxReferenceBytes allow, or went past the
+	// part of the file kodyls reads; the rule file gets a warning.
 	Truncated bool
+	// cutAtScan is set when Truncated comes from the end of the part of
+	// the file kodyls reads (maxReferenceScan), not from the limits.
+	cutAtScan bool
 }
 
 // Rule is one Kody Rule as read from a rule file.
@@ -147,6 +154,11 @@ type Rule struct {
 
 	// File is the workspace-relative, slash-separated path of the rule file.
 	File string
+	// RealFile is where File leads through symbolic links, workspace-relative
+	// and slash-separated (".kody/rules/alpha.md" linked to
+	// "shared/alpha.md"), so that a watcher sees the file that changes;
+	// "" when File is no link. Registry.LoadReport sets it.
+	RealFile string
 	// Line is the 1-based line of File on which the rule starts: 1 for a
 	// rule that is a whole file, the heading or bullet of a rule split out
 	// of an assistant's instruction file, the mapping of a rule in a list
@@ -266,6 +278,11 @@ func normalizePattern(p string) string {
 // 1-based positions inside the file where known (0 when the problem concerns
 // the file as a whole, such as its size); Msg says what to fix.
 //
+// Column counts bytes of the line's UTF-8 text (as gcc-style tools do),
+// the text kodyls read: a UTF-16 file's decoded text, with no byte order
+// mark and no carriage returns. A character such as "ü" counts 2, "😀" 4.
+// An editor turns it into its own position encoding from the line's text.
+//
 // A LoadError with Warning set is a problem that did not stop anything from
 // loading, such as an unknown front-matter key or a reference that cannot
 // be resolved: the file is not broken. Registry.Load leaves warnings out;
@@ -275,7 +292,11 @@ func normalizePattern(p string) string {
 // because it is on the workspace's ignore list (kodus-config ignorePaths)
 // or leads there.
 type LoadError struct {
-	File         string
+	File string
+	// RealFile is where File leads through symbolic links, as
+	// Rule.RealFile: the file to watch for the fix. "" when File is no
+	// link.
+	RealFile     string
 	Line, Column int
 	Msg          string
 	Warning      bool

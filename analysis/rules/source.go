@@ -157,13 +157,25 @@ func (r *Registry) LoadReport(ctx context.Context, root string) Report {
 	rep.Rules = kept
 	problems = append(problems, dupErrs...)
 	slices.SortStableFunc(rep.Rules, byFile)
+	real := map[string]string{}
+	realFile := func(file string) string {
+		r, ok := real[file]
+		if !ok {
+			r = linkTarget(w.FS, file)
+			real[file] = r
+		}
+		return r
+	}
 	for _, rule := range rep.Rules {
 		if ctx.Err() != nil {
 			break
 		}
 		problems = append(problems, resolveReferences(w, rule)...)
+		rule.RealFile = realFile(rule.File)
 	}
 	for _, p := range problems {
+		// A broken file behind a link is fixed in the file it leads to.
+		p.RealFile = realFile(p.File)
 		if p.Warning {
 			rep.Warnings = append(rep.Warnings, p)
 		} else {

@@ -132,6 +132,10 @@ func (s *Services) splitFiles(root string, rs []*rules.Rule) []splitFile {
 		if sf.content, err = ws.ReadFile(sf.file); err != nil {
 			continue
 		}
+		// The text the rules were read from: a UTF-16 file decoded.
+		if sf.content, err = rules.DecodeText(sf.content); err != nil {
+			continue
+		}
 		sf.prompt, err = s.Prompts.Render(splitPrompt, prompts.RuleSplitData{FileName: sf.file, Content: string(sf.content), Globs: sf.det[0].Paths})
 		if err != nil {
 			s.log.Warn("cannot render the split prompt", "file", sf.file, "error", err)
