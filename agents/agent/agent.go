@@ -72,6 +72,10 @@ type Budget struct {
 	MaxToolCalls  int
 	Timeout       time.Duration // the whole run
 	StepTimeout   time.Duration // each model call
+	// StopAfterFailedCalls stops the investigation once that many tool
+	// calls have failed: the run asks for its best answer, as after any
+	// other guard (GuardFailedCalls). 0: failures never stop a run.
+	StopAfterFailedCalls int
 }
 
 // WithDefaults returns b with its zero fields set to the defaults.
@@ -113,6 +117,7 @@ type Outcome[A any] struct {
 	Answer     A
 	Iterations int      // loop iterations; forced and repair turns are not counted
 	ToolsUsed  []string // tools that ran, each once, in order of first use
+	ToolCalls  int      // tool calls made, failed ones included, whatever tool
 	Forced     bool     // a guard forced the answer
 	Guard      string   // the guard that fired, when Forced
 	// Path says which strategies ran, for the user: "react", or, when a

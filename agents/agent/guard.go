@@ -18,14 +18,16 @@ const (
 	GuardRepeatedAction = "repeated_action" // the same action three times in a row
 	GuardAlternation    = "alternation"     // A, B, A
 	GuardDuplicateCall  = "duplicate_call"  // a call whose answer the model already has
+	GuardFailedCalls    = "failed_calls"    // Budget.StopAfterFailedCalls tool calls failed
 )
 
 // Guards applies the tool-call budget and the loop guards to the tool
 // calls of one run. The zero value has no tool-call limit; use
 // [NewGuards].
 type Guards struct {
-	maxCalls int
-	actions  []GuardAction
+	maxCalls  int
+	maxFailed int
+	actions   []GuardAction
 }
 
 // GuardAction is one tool call as the loop detector sees it.
@@ -39,24 +41,54 @@ type GuardAction struct {
 // restores it with [RestoreGuards], so a loop that began before an
 // interruption is still recognised after it.
 type GuardState struct {
-	MaxCalls int           `json:"maxCalls"`
-	Actions  []GuardAction `json:"actions"`
+	MaxCalls  int           `json:"maxCalls"`
+	MaxFailed int           `json:"maxFailed,omitempty"`
+	Actions   []GuardAction `json:"actions"`
 }
 
 // State returns a copy of what the guards remember.
 func (g *Guards) State() GuardState {
-	return GuardState{MaxCalls: g.maxCalls, Actions: slices.Clone(g.actions)}
+	return GuardState{MaxCalls: g.maxCalls, MaxFailed: g.maxFailed, Actions: slices.Clone(g.actions)}
 }
 
 // RestoreGuards returns guards that continue from a saved state.
 func RestoreGuards(s GuardState) *Guards {
-	return &Guards{maxCalls: s.MaxCalls, actions: slices.Clone(s.Actions)}
+	return &Guards{maxCalls: s.MaxCalls, maxFailed: s.MaxFailed, actions: slices.Clone(s.Actions)}
 }
 
 // NewGuards returns the guards of a run that may make maxToolCalls tool
 // calls (<= 0: no limit).
 func NewGuards(maxToolCalls int) *Guards {
 	return &Guards{maxCalls: maxToolCalls}
+}
+
+// BudgetGuards returns the guards of a run with budget b: its tool-call
+// limit and, when set, the failed calls that stop it.
+func BudgetGuards(b Budget) *Guards {
+	return &Guards{maxCalls: b.MaxToolCalls, maxFailed: max(b.StopAfterFailedCalls, 0)}
+}
+
+// Stop says whether the calls recorded so far end the investigation, as
+// too many failed ones do; "" when it may go on.
+func (g *Guards) Stop() (guard, why string) {
+	if g.maxFailed <= 0 {
+		return "", ""
+	}
+	if n := g.Failures(); n >= g.maxFailed {
+		return GuardFailedCalls, fmt.Sprintf("%d tool calls failed", n)
+	}
+	return "", ""
+}
+
+// Failures is the number of failed tool calls recorded.
+func (g *Guards) Failures() int {
+	n := 0
+	for _, a := range g.actions {
+		if !a.OK {
+			n++
+		}
+	}
+	return n
 }
 
 // Check applies the budget and loop detection to the call about to run. It

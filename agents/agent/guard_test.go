@@ -44,3 +44,36 @@ func TestGuardsSurviveACheckpoint(t *testing.T) {
 		t.Errorf("saved state changed: %d and %d actions", len(saved.Actions), len(g.State().Actions))
 	}
 }
+
+// TestFailedCallsStopARun: with StopAfterFailedCalls set, the failure that
+// reaches it stops the run, also after a checkpoint; without it failures
+// never do.
+func TestFailedCallsStopARun(t *testing.T) {
+	call := func(path string) llm.ToolCall {
+		return llm.ToolCall{Name: "read_file", Arguments: json.RawMessage(`{"path":"` + path + `"}`)}
+	}
+	g := agent.BudgetGuards(agent.Budget{MaxToolCalls: 20, StopAfterFailedCalls: 3})
+	g.Record(call("a.go"), false)
+	g.Record(call("b.go"), true)
+	g.Record(call("c.go"), false)
+	if guard, _ := g.Stop(); guard != "" {
+		t.Fatalf("stopped after 2 failures: %q", guard)
+	}
+	data, _ := json.Marshal(g.State())
+	var saved agent.GuardState
+	if err := json.Unmarshal(data, &saved); err != nil {
+		t.Fatal(err)
+	}
+	r := agent.RestoreGuards(saved)
+	r.Record(call("d.go"), false)
+	if guard, why := r.Stop(); guard != agent.GuardFailedCalls || why != "3 tool calls failed" {
+		t.Errorf("third failure after a checkpoint: %q %q", guard, why)
+	}
+	n := agent.NewGuards(20)
+	for _, p := range []string{"a", "b", "c", "d"} {
+		n.Record(call(p), false)
+	}
+	if guard, _ := n.Stop(); guard != "" {
+		t.Errorf("failures stopped a run without the limit: %q", guard)
+	}
+}

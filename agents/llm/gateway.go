@@ -190,7 +190,7 @@ func (g *Gateway) exchange(ctx context.Context, p *prepared, sch *schemaInfo, sc
 		// Some local servers report no usage; an estimate keeps the cost
 		// accounting meaningful.
 		u.PromptTokens = countMessages(p.model, p.msgs)
-		u.CompletionTokens = CountTokens(p.model, out.Content)
+		u.CompletionTokens = countReply(p.model, out)
 	}
 	out.Usage = g.record(ctx, u)
 	out.Trimmed = p.trimmed

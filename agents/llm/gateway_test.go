@@ -106,6 +106,30 @@ func TestUsageIsRecordedPerCallAndSummed(t *testing.T) {
 	}
 }
 
+// An endpoint that reports no usage gets an estimate, and a reply that is
+// all tool calls, as an agent's replies are, is not counted as nothing.
+func TestUsageEstimateCountsToolCalls(t *testing.T) {
+	s := newServer(t)
+	none := &llmtest.Usage{}
+	args := `{"path":"internal/server/handlers.go","line":120,"reason":"read the handler that panics"}`
+	s.On(llmtest.PromptContains("tools"), llmtest.Reply{Usage: none, ToolCalls: []llmtest.ToolCall{
+		{Name: "read_file", Arguments: args}, {Name: "search_workspace", Arguments: `{"query":"nil map"}`}}})
+	s.On(llmtest.Any(), llmtest.Reply{Usage: none, Content: "ok"})
+	g := newGateway(t, s.URL, nil)
+	resp, err := g.Chat(context.Background(), chatRequest("use the tools"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := llm.CountTokens("fake-model", "read_file") + llm.CountTokens("fake-model", args)
+	if len(resp.ToolCalls) != 2 || resp.Usage.CompletionTokens < want || resp.Usage.PromptTokens == 0 {
+		t.Errorf("usage %+v of a reply of 2 tool calls: want at least %d completion tokens", resp.Usage, want)
+	}
+	text, err := g.Chat(context.Background(), chatRequest("say ok"))
+	if err != nil || text.Usage.CompletionTokens != llm.CountTokens("fake-model", "ok") {
+		t.Errorf("usage %+v (%v) of a text reply", text.Usage, err)
+	}
+}
+
 func TestCountTokens(t *testing.T) {
 	// o200k_base: "hello" " world"; the same text is two tokens in cl100k.
 	if n := llm.CountTokens("gpt-4o", "hello world"); n != 2 {

@@ -111,10 +111,23 @@ func estimateTokens(text string) int {
 func countMessages(model string, msgs []Message) int {
 	n := tokensReplyPrime
 	for _, m := range msgs {
-		n += tokensPerMessage + CountTokens(model, m.Content)
-		for _, c := range m.ToolCalls {
-			n += CountTokens(model, c.Name) + CountTokens(model, string(c.Arguments)) + 3
-		}
+		n += tokensPerMessage + CountTokens(model, m.Content) + countToolCalls(model, m.ToolCalls)
+	}
+	return n
+}
+
+// countReply estimates the completion tokens of a reply: its text and its
+// tool calls, which are most of an agent's replies.
+func countReply(model string, r *ChatResponse) int {
+	return CountTokens(model, r.Content) + countToolCalls(model, r.ToolCalls)
+}
+
+// countToolCalls estimates the tokens of tool calls: each name, its
+// arguments and the few tokens that frame a call.
+func countToolCalls(model string, calls []ToolCall) int {
+	n := 0
+	for _, c := range calls {
+		n += CountTokens(model, c.Name) + CountTokens(model, string(c.Arguments)) + 3
 	}
 	return n
 }

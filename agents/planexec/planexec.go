@@ -21,6 +21,7 @@
 package planexec
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,6 +120,22 @@ type State[A any] struct {
 	Answer    *A       `json:"answer,omitempty"`
 	// FallbackIterations are the fallback strategy's iterations.
 	FallbackIterations int `json:"fallbackIterations,omitempty"`
+	// FallbackToolCalls are the fallback strategy's tool calls.
+	FallbackToolCalls int `json:"fallbackToolCalls,omitempty"`
+	// FallbackPath is the path the fallback strategy reported.
+	FallbackPath string `json:"fallbackPath,omitempty"`
+}
+
+// taken is the number of graph steps the run has taken, each counted as an
+// iteration of the outcome: the plan, every step run and every replan.
+func (s *State[A]) taken() int {
+	n := 1 + s.Replans
+	for _, st := range s.Steps {
+		if st.Status == StatusDone || st.Status == StatusFailed {
+			n++
+		}
+	}
+	return n
 }
 
 // Pending is the index of the next step to run, or -1.
@@ -163,7 +180,10 @@ func (s Strategy[A]) Run(ctx context.Context, task agent.Task, tools []agent.Too
 	defer cancel()
 	res, err := g.Run(ctx, State[A]{}, graph.Options{Thread: task.Thread, Checkpointer: task.Checkpoints, Emit: emit, Log: task.Log})
 	st := res.State
-	out := agent.Outcome[A]{Iterations: res.Steps + st.FallbackIterations, ToolsUsed: st.ToolsUsed, Forced: st.Forced, Guard: st.Guard}
+	out := agent.Outcome[A]{Iterations: res.Steps + st.FallbackIterations, ToolsUsed: st.ToolsUsed, ToolCalls: len(st.Calls) + st.FallbackToolCalls, Forced: st.Forced, Guard: st.Guard, Path: Name}
+	if st.Fallback != "" {
+		out.Path = fmt.Sprintf("%s → %s (plan unusable)", Name, cmp.Or(st.FallbackPath, r.s.Fallback.Name()))
+	}
 	if st.Answer != nil {
 		out.Answer = *st.Answer
 	}
@@ -229,6 +249,14 @@ func (r *run[A]) next(s State[A]) string {
 
 func (r *run[A]) planTools() []prompts.PlanTool { return turns.PlanTools(r.tools) }
 
+// room is how many steps a plan, or the revision a replan node is
+// writing, may have: at most MaxSteps, and no more than the budget leaves
+// of its iterations after the steps taken and the answer. (The tool-call
+// budget is the guards': a step past it stops the plan.)
+func (r *run[A]) room(s State[A]) int {
+	return min(r.s.MaxSteps, r.task.Budget.MaxIterations-s.taken()-1)
+}
+
 // askPlan makes the plan or replan call after msgs.
 func (r *run[A]) askPlan(ctx context.Context, msgs []llm.Message, attempts, maxSteps int) ([]Step, error) {
 	allowed := map[string][]any{"steps.tool": turns.Names(r.tools)}
@@ -282,15 +310,16 @@ func (r *run[A]) check(p *plan, maxSteps int) error {
 
 // plan writes the plan; two invalid plans hand the task to the fallback.
 func (r *run[A]) plan(ctx context.Context, s State[A], emit func(agent.Event)) (State[A], error) {
-	if len(r.tools) == 0 {
-		return s, nil // nothing to plan: answer from the task
+	room := r.room(s)
+	if len(r.tools) == 0 || room < 1 {
+		return s, nil // nothing to plan, or no room for it: answer from the task
 	}
-	text, err := r.s.Prompts.Render("plan_execute_plan", prompts.PlanExecutePlanData{Tools: r.planTools(), MaxSteps: r.s.MaxSteps})
+	text, err := r.s.Prompts.Render("plan_execute_plan", prompts.PlanExecutePlanData{Tools: r.planTools(), MaxSteps: room})
 	if err != nil {
 		return s, err
 	}
 	msgs := append(turns.Base(r.task), llm.Message{Role: "user", Content: text.Text})
-	steps, err := r.askPlan(ctx, msgs, 2, r.s.MaxSteps)
+	steps, err := r.askPlan(ctx, msgs, 2, room)
 	if errors.Is(err, turns.ErrUnusablePlan) {
 		s.Fallback = err.Error()
 		emit(agent.Event{Kind: agent.EventGuard, Node: graph.NodePlan, Text: "plan_unusable: " + err.Error() + "; handing the task to " + r.s.Fallback.Name()})
@@ -351,8 +380,14 @@ func (r *run[A]) execute(ctx context.Context, s State[A], emit func(agent.Event)
 	if !ok {
 		st.Status = StatusFailed
 		s.Failed = true
-		if s.Replans >= r.s.MaxReplans {
+		revised := s
+		revised.Replans++
+		switch {
+		case s.Replans >= r.s.MaxReplans:
 			s.Note = fmt.Sprintf("step %s failed and the plan was already revised %d times", st.ID, s.Replans)
+			skipRest(s.Steps, "not run: the plan stopped after a failed step")
+		case r.room(revised) < 1 || len(s.Calls) >= r.task.Budget.MaxToolCalls:
+			s.Note = fmt.Sprintf("step %s failed and the budget leaves no room to revise the plan", st.ID)
 			skipRest(s.Steps, "not run: the plan stopped after a failed step")
 		}
 	}
@@ -393,7 +428,8 @@ func (r *run[A]) replan(ctx context.Context, s State[A], emit func(agent.Event))
 			break
 		}
 	}
-	data := prompts.PlanExecuteReplanData{Tools: r.planTools(), Steps: results(s.Steps), MaxSteps: r.s.MaxSteps}
+	room := max(r.room(s), 1)
+	data := prompts.PlanExecuteReplanData{Tools: r.planTools(), Steps: results(s.Steps), MaxSteps: room}
 	if failed >= 0 {
 		data.Failed = results(s.Steps[failed : failed+1])[0]
 	}
@@ -402,7 +438,7 @@ func (r *run[A]) replan(ctx context.Context, s State[A], emit func(agent.Event))
 		return s, err
 	}
 	msgs := append(turns.Base(r.task), llm.Message{Role: "user", Content: text.Text})
-	steps, err := r.askPlan(ctx, msgs, 1, r.s.MaxSteps)
+	steps, err := r.askPlan(ctx, msgs, 1, room)
 	if err != nil {
 		if ctx.Err() != nil {
 			return s, turns.CtxErr(r.task, ctx.Err())
@@ -442,11 +478,19 @@ func (r *run[A]) answer(ctx context.Context, s State[A], emit func(agent.Event))
 		if fb.Thread != "" {
 			fb.Thread += "/fallback/" + r.s.Fallback.Name()
 		}
+		// It works with what the run left of the budget: the steps
+		// taken and this answer node count, and so do the calls made.
+		fb.Budget.MaxIterations = r.task.Budget.MaxIterations - s.taken() - 1
+		fb.Budget.MaxToolCalls = r.task.Budget.MaxToolCalls - len(s.Calls)
+		if fb.Budget.MaxIterations < 1 || fb.Budget.MaxToolCalls < 1 {
+			return s, fmt.Errorf("the plan is unusable and the budget leaves no room for %s (%s)", r.s.Fallback.Name(), s.Fallback)
+		}
 		out, err := r.s.Fallback.Run(ctx, fb, r.tools, emit)
+		s.FallbackPath = cmp.Or(out.Path, r.s.Fallback.Name())
 		if err != nil {
 			return s, fmt.Errorf("%s after an unusable plan: %w", r.s.Fallback.Name(), err)
 		}
-		s.Answer, s.FallbackIterations = &out.Answer, out.Iterations
+		s.Answer, s.FallbackIterations, s.FallbackToolCalls = &out.Answer, out.Iterations, out.ToolCalls
 		s.ToolsUsed, s.Forced, s.Guard = out.ToolsUsed, out.Forced, out.Guard
 		return s, nil
 	}

@@ -65,7 +65,8 @@ type ModelAnswer struct {
 }
 
 // Check implements agent.Checker: a root cause is required, empty fix
-// steps are dropped and the confidence is clamped to 0..1.
+// steps are dropped and the confidence is read as a fraction from 0 to 1
+// (see NormalizeConfidence).
 func (a *ModelAnswer) Check() error {
 	a.RootCause = strings.TrimSpace(a.RootCause)
 	if a.RootCause == "" {
@@ -78,15 +79,24 @@ func (a *ModelAnswer) Check() error {
 		}
 	}
 	a.FixGuidelines = fixes
-	// Models often say 85 for 0.85, or nothing sensible; clamping keeps
-	// the UI honest without failing a useful answer.
-	switch {
-	case math.IsNaN(a.Confidence) || a.Confidence < 0:
-		a.Confidence = 0
-	case a.Confidence > 1:
-		a.Confidence = 1
-	}
+	a.Confidence = NormalizeConfidence(a.Confidence)
 	return nil
+}
+
+// NormalizeConfidence reads a model's confidence as a fraction from 0 to
+// 1. Models often give a percentage (85 for 0.85, 30 for 0.3): a value
+// above 1 and up to 100 is one. Anything else out of range (negative,
+// above 100, not a number) says nothing and counts as 0, unknown, which
+// keeps a useful answer while its confidence stays honest: a router
+// escalates it as unsure.
+func NormalizeConfidence(c float64) float64 {
+	switch {
+	case math.IsNaN(c) || c < 0 || c > 100:
+		return 0
+	case c > 1:
+		return c / 100
+	}
+	return c
 }
 
 // String is the root cause, what the agent's done event reports.

@@ -87,8 +87,8 @@ func TestDefaultStrategyAsksInRCATerms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := rep.RCA; a.Source != SourceModel || a.RootCause != "x is never read" || fmt.Sprint(a.FixGuidelines) != "[use x]" || a.Confidence != 1 {
-		t.Errorf("answer = %+v, want the repaired answer trimmed and clamped", a)
+	if a := rep.RCA; a.Source != SourceModel || a.RootCause != "x is never read" || fmt.Sprint(a.FixGuidelines) != "[use x]" || a.Confidence != 0.85 {
+		t.Errorf("answer = %+v, want the repaired answer trimmed, its confidence of 85 read as 85%%", a)
 	}
 	reqs := fake.ChatRequests()
 	if len(reqs) != 2 {

@@ -173,7 +173,7 @@ func (s Strategy[A]) Run(ctx context.Context, task agent.Task, tools []agent.Too
 		final: llm.Tool{Name: FinalAnswerTool, Description: p.FinalAnswer, Parameters: zero},
 	}
 	r.all = append(exec.Tools(), r.final)
-	init := State[A]{Guards: agent.NewGuards(task.Budget.MaxToolCalls).State(), Next: graph.NodeReason}
+	init := State[A]{Guards: agent.BudgetGuards(task.Budget).State(), Next: graph.NodeReason}
 	if task.System != "" {
 		init.Messages = append(init.Messages, Message{Role: "system", Content: task.System})
 	}
@@ -214,7 +214,7 @@ func (s Strategy[A]) Run(ctx context.Context, task agent.Task, tools []agent.Too
 }
 
 func outcome[A any](s State[A]) agent.Outcome[A] {
-	out := agent.Outcome[A]{Iterations: s.Iteration, ToolsUsed: slices.Clone(s.ToolsUsed), Forced: s.Forced, Guard: s.Guard, Path: GraphName}
+	out := agent.Outcome[A]{Iterations: s.Iteration, ToolsUsed: slices.Clone(s.ToolsUsed), ToolCalls: len(s.Guards.Actions), Forced: s.Forced, Guard: s.Guard, Path: GraphName}
 	if s.Answer != nil {
 		out.Answer = *s.Answer
 	}
@@ -357,6 +357,13 @@ func (r *run[A]) act(ctx context.Context, s State[A], emit func(agent.Event)) (S
 		}
 		emit(agent.Event{Kind: agent.EventObservation, Iteration: it, Tool: c.Name, Text: obs})
 		s.Messages = append(s.Messages, Message{Role: "tool", ToolCallID: c.ID, Name: c.Name, Content: obs})
+		if guard, why := guards.Stop(); guard != "" && ctx.Err() == nil {
+			// Failing calls end the investigation at once, the rest of
+			// the reply's calls included.
+			s.Messages = skip(s.Messages, calls[i+1:], "not run: "+why)
+			s.Guards = guards.State()
+			return r.force(s, emit, guard, why), nil
+		}
 	}
 	s.Guards = guards.State()
 	if err := ctx.Err(); err != nil {

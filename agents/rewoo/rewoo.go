@@ -19,6 +19,7 @@
 package rewoo
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -115,6 +116,21 @@ type State[A any] struct {
 	Guard     string     `json:"guard,omitempty"`
 	// FallbackIterations are the fallback strategy's iterations.
 	FallbackIterations int `json:"fallbackIterations,omitempty"`
+	// FallbackToolCalls are the fallback strategy's tool calls.
+	FallbackToolCalls int `json:"fallbackToolCalls,omitempty"`
+	// FallbackPath is the path the fallback strategy reported.
+	FallbackPath string `json:"fallbackPath,omitempty"`
+}
+
+// calls is the number of evidence calls that ran.
+func (s *State[A]) calls() int {
+	n := 0
+	for _, e := range s.Evidence {
+		if e.Done && !strings.HasPrefix(e.Text, "not run: ") {
+			n++
+		}
+	}
+	return n
 }
 
 // Result is a run's outcome with the evidence and the labels of the
@@ -158,9 +174,12 @@ func (s Strategy[A]) Solve(ctx context.Context, task agent.Task, tools []agent.T
 	res, err := g.Run(ctx, State[A]{}, graph.Options{Thread: task.Thread, Checkpointer: task.Checkpoints, Emit: orDiscard(emit), Log: task.Log})
 	st := res.State
 	out := Result[A]{
-		Outcome:   agent.Outcome[A]{Iterations: res.Steps + st.FallbackIterations, ToolsUsed: st.ToolsUsed, Forced: st.Forced, Guard: st.Guard},
+		Outcome:   agent.Outcome[A]{Iterations: res.Steps + st.FallbackIterations, ToolsUsed: st.ToolsUsed, ToolCalls: st.calls() + st.FallbackToolCalls, Forced: st.Forced, Guard: st.Guard, Path: Name},
 		Evidence:  st.Evidence,
 		Citations: st.Citations,
+	}
+	if st.Fallback != "" {
+		out.Path = fmt.Sprintf("%s → %s (plan unusable)", Name, cmp.Or(st.FallbackPath, r.s.Fallback.Name()))
 	}
 	if st.Answer != nil {
 		out.Answer = *st.Answer
@@ -465,11 +484,19 @@ func (r *run[A]) solve(ctx context.Context, s State[A], emit func(agent.Event)) 
 		if fb.Thread != "" {
 			fb.Thread += "/fallback/" + r.s.Fallback.Name()
 		}
+		// It works with what the run left of the budget: the plan, the
+		// work and this node are steps taken.
+		fb.Budget.MaxIterations = r.task.Budget.MaxIterations - 3
+		fb.Budget.MaxToolCalls = r.task.Budget.MaxToolCalls - s.calls()
+		if fb.Budget.MaxIterations < 1 || fb.Budget.MaxToolCalls < 1 {
+			return s, fmt.Errorf("the plan is unusable and the budget leaves no room for %s (%s)", r.s.Fallback.Name(), s.Fallback)
+		}
 		out, err := r.s.Fallback.Run(ctx, fb, r.tools, emit)
+		s.FallbackPath = cmp.Or(out.Path, r.s.Fallback.Name())
 		if err != nil {
 			return s, fmt.Errorf("%s after an unusable plan: %w", r.s.Fallback.Name(), err)
 		}
-		s.Answer, s.FallbackIterations = &out.Answer, out.Iterations
+		s.Answer, s.FallbackIterations, s.FallbackToolCalls = &out.Answer, out.Iterations, out.ToolCalls
 		s.ToolsUsed, s.Forced, s.Guard = out.ToolsUsed, out.Forced, out.Guard
 		return s, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -220,7 +221,33 @@ func TestUnusablePlanFallsBackToReAct(t *testing.T) {
 			if !strings.HasPrefix(es.kinds(), "guard@plan") {
 				t.Fatalf("events %s", es.kinds())
 			}
+			if out.Path != "rewoo → react (plan unusable)" {
+				t.Errorf("path %q: the answer is react's", out.Path)
+			}
 		})
+	}
+}
+
+// The fallback gets what the run left of the task's budget: its steps less
+// the plan, the work and the solve node that runs it.
+func TestFallbackWorksWithinTheBudget(t *testing.T) {
+	s, g := setup(t)
+	l := newLab()
+	s.On(isPlan, llmtest.Text("no plan"))
+	s.On(isSolve, final(`{"rootCause":"from react","fixGuidelines":[],"confidence":0.5}`))
+	var fetches []llmtest.Reply
+	for i := range 10 {
+		fetches = append(fetches, llmtest.Tools(llmtest.ToolCall{Name: "fetch", Arguments: fmt.Sprintf(`{"key":"k%d"}`, i)}))
+	}
+	s.On(isReAct, fetches...)
+	tk := task(g)
+	tk.Budget = agent.Budget{MaxIterations: 5}
+	out, err := rewoo.Strategy[answer]{}.Run(context.Background(), tk, l.tools(time.Millisecond), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Iterations != 5 || len(l.start) != 2 || out.ToolCalls != 2 || out.Guard != agent.GuardMaxIterations {
+		t.Errorf("outcome %+v after %d calls: want the task's 5 steps (plan, work, solve and 2 of react)", out, len(l.start))
 	}
 }
 

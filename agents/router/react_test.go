@@ -95,12 +95,16 @@ func TestReActQuickConfidentAnswerStays(t *testing.T) {
 	}
 }
 
-// TestReActFailingToolsEscalate: a fast path whose calls keep failing
-// hands over to the planner, which learns what failed and answers.
+// TestReActFailingToolsEscalate: a fast path whose calls keep failing is
+// stopped at the failure one past the threshold, not at the end of its
+// steps, and hands over to the planner, which learns what failed and
+// answers.
 func TestReActFailingToolsEscalate(t *testing.T) {
 	s, g := setup(t)
 	s.On(isPlanner, finalAnswer("planner cause", 0.8))
-	s.On(nil, readCall("a.go"), readCall("b.go"), readCall("c.go"), finalAnswer("fast guess", 0.9))
+	// The answer-only turn after a guard.
+	forced := s.On(llmtest.All(llmtest.HasTool("final_answer"), llmtest.Not(llmtest.HasTool("read_file"))), finalAnswer("fast guess", 0.9))
+	reads := s.On(nil, readCall("a.go"), readCall("b.go"), readCall("c.go"), readCall("d.go"), readCall("e.go"), finalAnswer("fast guess", 0.9))
 	var escalated []string
 	res, err := routed().Run(context.Background(), agent.Task{Gateway: g, User: "x declared and not used"}, []agent.Tool{readFile(t)},
 		func(e agent.Event) {
@@ -111,8 +115,11 @@ func TestReActFailingToolsEscalate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Answer.RootCause != "planner cause" || res.Path != "react → react (3 failed tool calls)" || res.Iterations != 5 {
+	if res.Answer.RootCause != "planner cause" || res.Path != "react → react (3 failed tool calls)" || res.Iterations != 4 || res.ToolCalls != 3 {
 		t.Errorf("outcome = %+v", res)
+	}
+	if reads.Times() != 3 || forced.Times() != 1 {
+		t.Errorf("the fast path went on after the third failure: %d tool-calling turns, %d answer-only turns", reads.Times(), forced.Times())
 	}
 	if fmt.Sprint(escalated) != "[3 failed tool calls]" {
 		t.Errorf("escalation events %v", escalated)

@@ -8,6 +8,10 @@
 // most once and only forward: the planner is told what the fast path found
 // and is never routed back, and when the planner fails the fast path's
 // answer stands. A quick, confident answer never pays for planning.
+//
+// The task's budget is the whole run's: the planner gets the steps and
+// tool calls the fast path left, and is not started when too little is
+// left (MinPlannerSteps, one tool call).
 package router
 
 import (
@@ -26,10 +30,17 @@ import (
 
 // Defaults of the zero fields of [Strategy].
 const (
-	DefaultMaxSteps      = 8
+	// DefaultMaxSteps leaves the planner 4 of the default budget's 10
+	// steps (agent.DefaultMaxIterations): a plan, two steps and an answer.
+	DefaultMaxSteps      = 6
 	DefaultMaxFailures   = 2
 	DefaultMinConfidence = 0.5
 )
+
+// MinPlannerSteps is the least the planner must have left of the task's
+// steps for an escalation: a plan, one step and an answer. With less, or
+// with no tool call left, the fast path's answer stands.
+const MinPlannerSteps = 3
 
 // Confident is implemented by answer types that carry the model's
 // confidence, from 0 to 1; the router escalates a low-confidence answer.
@@ -46,7 +57,7 @@ type Strategy[A any] struct {
 	// and never more than the task's budget); reaching it escalates.
 	MaxSteps int
 	// MaxFailures is how many failed tool calls the fast path may make
-	// (default DefaultMaxFailures); one more escalates.
+	// (default DefaultMaxFailures); one more stops it and escalates.
 	MaxFailures int
 	// MinConfidence is the confidence below which a Confident answer is
 	// escalated (default DefaultMinConfidence; negative: never).
@@ -66,6 +77,9 @@ const (
 
 // Run implements agent.Strategy. The outcome's Path says which path
 // answered and why the task was escalated.
+//
+// The task's budget bounds the whole run: the planner gets the steps and
+// tool calls the fast path left, and the outcome counts both paths'.
 func (s Strategy[A]) Run(ctx context.Context, task agent.Task, tools []agent.Tool, emit func(agent.Event)) (agent.Outcome[A], error) {
 	if s.Fast == nil || s.Planner == nil {
 		return agent.Outcome[A]{}, errors.New("router: a fast path and a planner are both required")
@@ -74,9 +88,13 @@ func (s Strategy[A]) Run(ctx context.Context, task agent.Task, tools []agent.Too
 		emit = func(agent.Event) {}
 	}
 	maxSteps := cmp.Or(s.MaxSteps, DefaultMaxSteps)
+	budget := task.Budget.WithDefaults()
 	fastTask := task
-	fastTask.Budget = task.Budget.WithDefaults()
-	fastTask.Budget.MaxIterations = min(fastTask.Budget.MaxIterations, maxSteps)
+	fastTask.Budget = budget
+	fastTask.Budget.MaxIterations = min(budget.MaxIterations, maxSteps)
+	// The call that fails once too often stops the fast path there,
+	// instead of at the end of its steps.
+	fastTask.Budget.StopAfterFailedCalls = s.maxFailures() + 1
 
 	planTask := task
 	if task.Thread != "" {
@@ -91,7 +109,7 @@ func (s Strategy[A]) Run(ctx context.Context, task agent.Task, tools []agent.Too
 	if h, ok := s.loadHandover(ctx, task); ok {
 		// Interrupted after the hand-over: the fast path's work is in the
 		// planner's task; go straight back to the planner.
-		out.Answer, out.Iterations, out.ToolsUsed, out.Path = h.Answer, h.Iterations, h.ToolsUsed, h.FastPath
+		out.Answer, out.Iterations, out.ToolsUsed, out.ToolCalls, out.Path = h.Answer, h.Iterations, h.ToolsUsed, h.ToolCalls, h.FastPath
 		if h.FastErr != "" {
 			err = errors.New(h.FastErr)
 		}
@@ -110,18 +128,35 @@ func (s Strategy[A]) Run(ctx context.Context, task agent.Task, tools []agent.Too
 			}
 			return out, err
 		}
+		// A resumed fast path reports only what it did since; its outcome
+		// counts every call.
+		out.ToolCalls = max(out.ToolCalls, len(seen.steps))
 		reason = s.reason(out, err, seen.failures, fastTask.Budget.MaxIterations)
 		if reason == "" {
 			out.Path = cmp.Or(out.Path, s.Fast.Name())
 			return out, err
 		}
+		if why := s.noRoom(budget, out); why != "" {
+			// The explanation's budget is spent: the fast path's answer
+			// (or failure) is the run's.
+			fastPath := cmp.Or(out.Path, s.Fast.Name())
+			if err != nil {
+				return out, fmt.Errorf("router: %s: %w (not escalated: %s)", fastPath, err, why)
+			}
+			out.Path = fmt.Sprintf("%s (%s; not escalated: %s)", fastPath, reason, why)
+			return out, nil
+		}
 		emit(agent.Event{Kind: agent.EventEscalated, Iteration: out.Iterations, Text: reason})
 		planTask.User = task.User + "\n\n" + handover(&seen, reason, out, err)
 		s.saveHandover(ctx, task, routeState[A]{
-			Answer: out.Answer, Iterations: out.Iterations, ToolsUsed: out.ToolsUsed, FastPath: out.Path,
+			Answer: out.Answer, Iterations: out.Iterations, ToolsUsed: out.ToolsUsed, ToolCalls: out.ToolCalls, FastPath: out.Path,
 			FastErr: errText(err), Reason: reason, PlannerUser: planTask.User,
 		}, false)
 	}
+	// The planner works with what the fast path left of the budget.
+	planTask.Budget = budget
+	planTask.Budget.MaxIterations = max(budget.MaxIterations-out.Iterations, 1)
+	planTask.Budget.MaxToolCalls = max(budget.MaxToolCalls-out.ToolCalls, 1)
 	fastPath := cmp.Or(out.Path, s.Fast.Name())
 	pout, perr := s.Planner.Run(ctx, planTask, tools, emit)
 	if ctx.Err() == nil {
@@ -133,10 +168,13 @@ func (s Strategy[A]) Run(ctx context.Context, task agent.Task, tools []agent.Too
 			return out, fmt.Errorf("router: %s: %w; then %s: %w", fastPath, err, planPath, perr)
 		}
 		// Never worse than the fast path alone: its answer stands.
-		out.Path = fmt.Sprintf("%s → %s (%s; it failed, the first answer stands)", fastPath, planPath, reason)
+		out.Path = fmt.Sprintf("%s → %s (%s; it failed, the first answer stands)", fastPath, s.Planner.Name(), reason)
+		out.Iterations += pout.Iterations
+		out.ToolCalls += pout.ToolCalls
 		return out, nil
 	}
 	pout.Iterations += out.Iterations
+	pout.ToolCalls += out.ToolCalls
 	used := slices.Clone(out.ToolsUsed)
 	for _, t := range pout.ToolsUsed {
 		if !slices.Contains(used, t) {
@@ -144,8 +182,29 @@ func (s Strategy[A]) Run(ctx context.Context, task agent.Task, tools []agent.Too
 		}
 	}
 	pout.ToolsUsed = used
-	pout.Path = fmt.Sprintf("%s → %s (%s)", fastPath, planPath, reason)
+	// The reason follows the planner's name; what the planner itself
+	// handed on to (a fallback after an unusable plan) follows that:
+	// "react → plan-execute (low confidence 0.20) → react (plan unusable)".
+	rest := ""
+	if after, ok := strings.CutPrefix(planPath, s.Planner.Name()); ok {
+		planPath, rest = s.Planner.Name(), after
+	}
+	pout.Path = fmt.Sprintf("%s → %s (%s)%s", fastPath, planPath, reason, rest)
 	return pout, nil
+}
+
+func (s Strategy[A]) maxFailures() int { return cmp.Or(s.MaxFailures, DefaultMaxFailures) }
+
+// noRoom says why the fast path's outcome leaves the planner too little
+// of budget to work with, or "" when it may escalate.
+func (s Strategy[A]) noRoom(budget agent.Budget, out agent.Outcome[A]) string {
+	switch {
+	case budget.MaxToolCalls-out.ToolCalls < 1:
+		return fmt.Sprintf("all %d tool calls of the budget are used", budget.MaxToolCalls)
+	case budget.MaxIterations-out.Iterations < MinPlannerSteps:
+		return fmt.Sprintf("%d of the budget's %d steps are left", max(budget.MaxIterations-out.Iterations, 0), budget.MaxIterations)
+	}
+	return ""
 }
 
 // reason says why the fast path's outcome is escalated, or "" when it
@@ -160,10 +219,14 @@ func (s Strategy[A]) reason(out agent.Outcome[A], err error, failures, steps int
 		return ""
 	case out.Forced && out.Guard == agent.GuardMaxIterations:
 		return fmt.Sprintf("ran past %d steps", steps)
+	case out.Forced && out.Guard == agent.GuardFailedCalls:
+		// A resumed fast path's events miss the failures before the
+		// interruption; the guard fired on one more than allowed.
+		return fmt.Sprintf("%d failed tool calls", max(failures, s.maxFailures()+1))
+	case failures > s.maxFailures():
+		return fmt.Sprintf("%d failed tool calls", failures)
 	case out.Forced:
 		return "loop guard " + out.Guard
-	case failures > cmp.Or(s.MaxFailures, DefaultMaxFailures):
-		return fmt.Sprintf("%d failed tool calls", failures)
 	}
 	floor := s.MinConfidence
 	if floor == 0 {
@@ -248,6 +311,7 @@ type routeState[A any] struct {
 	Answer      A        `json:"answer"`
 	Iterations  int      `json:"iterations"`
 	ToolsUsed   []string `json:"toolsUsed"`
+	ToolCalls   int      `json:"toolCalls,omitempty"`
 	FastPath    string   `json:"fastPath"`
 	FastErr     string   `json:"fastErr,omitempty"`
 	Reason      string   `json:"reason"`

@@ -78,8 +78,20 @@ func TestRouting(t *testing.T) {
 			fast: scripted{events: calls("error: a", "error: b", "error: c"), out: confident}, planner: scripted{out: plan},
 			escalated: "3 failed tool calls", cause: "planned cause", path: "react → plan-execute (3 failed tool calls)"},
 		{name: "the step threshold escalates",
-			fast: scripted{out: agent.Outcome[answer]{Answer: answer{"hedged", 0.9}, Iterations: 8, Forced: true, Guard: agent.GuardMaxIterations}}, planner: scripted{out: plan},
-			escalated: "ran past 8 steps", cause: "planned cause", path: "fast → plan-execute (ran past 8 steps)"},
+			fast: scripted{out: agent.Outcome[answer]{Answer: answer{"hedged", 0.9}, Iterations: 6, Forced: true, Guard: agent.GuardMaxIterations}}, planner: scripted{out: plan},
+			escalated: "ran past 6 steps", cause: "planned cause", path: "fast → plan-execute (ran past 6 steps)"},
+		{name: "the failed-calls guard escalates",
+			fast: scripted{events: calls("error: a", "error: b", "error: c"), out: agent.Outcome[answer]{Answer: answer{"hedged", 0.9}, Iterations: 2, Forced: true, Guard: agent.GuardFailedCalls}}, planner: scripted{out: plan},
+			escalated: "3 failed tool calls", cause: "planned cause"},
+		{name: "no escalation once the budget's tool calls are used",
+			fast: scripted{out: agent.Outcome[answer]{Answer: answer{"hedged", 0.9}, Iterations: 3, ToolCalls: 20, Forced: true, Guard: agent.GuardMaxToolCalls, Path: "react"}}, planner: scripted{out: plan},
+			cause: "hedged", path: "react (loop guard max_tool_calls; not escalated: all 20 tool calls of the budget are used)"},
+		{name: "no escalation when too few steps are left",
+			fast: scripted{out: agent.Outcome[answer]{Answer: answer{"a guess", 0.2}, Iterations: 8, Path: "react"}}, planner: scripted{out: plan},
+			cause: "a guess", path: "react (low confidence 0.20; not escalated: 2 of the budget's 10 steps are left)"},
+		{name: "a failed fast path with no budget left is an error",
+			fast: scripted{err: agent.ErrMalformedAnswer, out: agent.Outcome[answer]{ToolCalls: 20}}, planner: scripted{out: plan},
+			wantErr: true},
 		{name: "a loop guard escalates",
 			fast: scripted{out: agent.Outcome[answer]{Answer: answer{"hedged", 0.9}, Forced: true, Guard: agent.GuardAlternation}}, planner: scripted{out: plan},
 			escalated: "loop guard alternation", cause: "planned cause"},
@@ -113,8 +125,8 @@ func TestRouting(t *testing.T) {
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
 			}
-			if tc.fast.task.Budget.MaxIterations != router.DefaultMaxSteps {
-				t.Errorf("fast path budget %d iterations, want the threshold %d", tc.fast.task.Budget.MaxIterations, router.DefaultMaxSteps)
+			if tc.fast.task.Budget.MaxIterations != router.DefaultMaxSteps || tc.fast.task.Budget.StopAfterFailedCalls != router.DefaultMaxFailures+1 {
+				t.Errorf("fast path budget %+v, want the threshold %d and a stop after %d failed calls", tc.fast.task.Budget, router.DefaultMaxSteps, router.DefaultMaxFailures+1)
 			}
 			if tc.escalated == "" {
 				if tc.planner.runs != 0 || len(escalations) != 0 {
@@ -128,8 +140,11 @@ func TestRouting(t *testing.T) {
 				if !strings.HasPrefix(pt.User, task.User+"\n\n") || !strings.Contains(pt.User, tc.escalated) {
 					t.Errorf("planner task lacks the original task or the reason:\n%s", pt.User)
 				}
-				if pt.Thread == task.Thread || pt.Budget.MaxIterations != 10 {
-					t.Errorf("planner task thread %q budget %+v: want its own thread and the task's budget", pt.Thread, pt.Budget)
+				// One budget for the whole run: the planner gets what the
+				// fast path left.
+				calls := max(tc.fast.out.ToolCalls, len(tc.fast.events)/2)
+				if pt.Thread == task.Thread || pt.Budget.MaxIterations != 10-tc.fast.out.Iterations || pt.Budget.MaxToolCalls != agent.DefaultMaxToolCalls-calls {
+					t.Errorf("planner task thread %q budget %+v: want its own thread and what the fast path left of the task's budget", pt.Thread, pt.Budget)
 				}
 			}
 			if tc.wantErr {

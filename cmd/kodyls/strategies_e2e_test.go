@@ -348,7 +348,7 @@ func TestExplainRoutedEscalatesOnStepsAndFailures(t *testing.T) {
 		fast     []llmtest.Reply
 		wantPath string
 	}{
-		{"past the step threshold", wandering, "react → plan-execute (ran past 8 steps)"},
+		{"past the step threshold", wandering, "react → plan-execute (ran past 6 steps)"},
 		{"repeated failed tool calls", failing, "react → plan-execute (3 failed tool calls)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -363,8 +363,8 @@ func TestExplainRoutedEscalatesOnStepsAndFailures(t *testing.T) {
 			if !strings.Contains(errOut, "escalated: "+reason) {
 				t.Errorf("--verbose does not show the escalation %q:\n%s", reason, errOut)
 			}
-			if tc.name == "past the step threshold" && fast.Times() != 8 {
-				t.Errorf("the fast path made %d tool-calling turns, want the threshold of 8", fast.Times())
+			if tc.name == "past the step threshold" && fast.Times() != 6 {
+				t.Errorf("the fast path made %d tool-calling turns, want the threshold of 6", fast.Times())
 			}
 		})
 	}
