@@ -1,6 +1,7 @@
 package errparse
 
 import (
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -23,7 +24,14 @@ var (
 	ldSectionRE = regexp.MustCompile(`^(.+?):\((\.[^)]*)\): (.*)$`)
 	ldLineRE    = regexp.MustCompile(`^(.+?):(\d+): ((?:undefined reference to|multiple definition of|more undefined references to) .*)$`)
 	ldMacHeadRE = regexp.MustCompile(`^Undefined symbols for architecture \S+:$`)
-	collect2RE  = regexp.MustCompile(`^(collect2(?:\.exe)?: error: ld returned \d+ exit status|(?:clang|clang\+\+|gcc|g\+\+|cc)(?:-\d+)?: error: linker command failed.*)$`)
+	// lld: ">>> referenced by main.rs:7 (src/main.rs:7)" (">>> defined at"
+	// for a duplicate symbol), the source file and line the debug
+	// information gives, the path in parentheses.
+	lldRefRE = regexp.MustCompile(`^>>> (?:referenced by|defined at) (\S+?):(\d+)(?: \((.+):(\d+)\))?$`)
+	// A Rust codegen unit, which the linker names when the object has no
+	// debug information: "ffi.81dcabc1c53af598-cgu.0", "….rcgu.o".
+	rustCGURE  = regexp.MustCompile(`-cgu\.\d+(?:\.rcgu\.o)?$|\.rcgu\.o$`)
+	collect2RE = regexp.MustCompile(`^(collect2(?:\.exe)?: error: ld returned \d+ exit status|(?:clang|clang\+\+|gcc|g\+\+|cc)(?:-\d+)?: error: linker command failed.*)$`)
 )
 
 func (s *scanner) cTool() string {
@@ -97,6 +105,26 @@ func parseCFamily(s *scanner) bool {
 	}
 	sev := cSeverity(m[4])
 	msg := m[5]
+	tool, lang, code := s.diagTool(m[1], msg)
+	if tool != s.cTool() {
+		// Another tool's "file:line:col: error: msg" (mypy on a .py
+		// file): no C context, excerpt or header rules apply.
+		s.i++
+		if sev == "note" && s.lastC >= 0 && s.out[s.lastC].Tool == tool {
+			loc := s.rel(m[1]) + ":" + m[2]
+			if m[3] != "" {
+				loc += ":" + m[3]
+			}
+			s.out[s.lastC].Details = append(s.out[s.lastC].Details, loc+": note: "+msg)
+			return true
+		}
+		if code != "" {
+			msg = strings.TrimSpace(strings.TrimSuffix(msg, "["+code+"]"))
+		}
+		s.lastC = s.add(Error{Tool: tool, Language: lang, File: s.rel(m[1]), Line: atoi(m[2]), Column: atoi(m[3]), Severity: sev, Code: code, Message: msg})
+		s.cFile[s.lastC] = m[1]
+		return true
+	}
 	s.i++
 	// Skip the source excerpt ("  7 |   code", "    |   ^~~~").
 	for s.i < len(s.lines) && cExcerptRE.MatchString(s.lines[s.i]) {
@@ -160,6 +188,48 @@ func parseCFamily(s *scanner) bool {
 		s.cAnchor = &Frame{File: o.File, Line: o.Line, Column: o.Column}
 	}
 	return true
+}
+
+var (
+	// mypy's error code at the end of its message: "…; expected "int"  [arg-type]".
+	mypyCodeRE = regexp.MustCompile(`  \[([a-z][a-z0-9-]*)\]$`)
+	// Extensions of the files gcc and clang report on besides C and C++
+	// sources: Objective-C, assembly, CUDA, preprocessed output, template
+	// implementation files, and the grammars whose #line directives
+	// errors point to.
+	cFamilyExt = map[string]bool{
+		".m": true, ".mm": true, ".s": true, ".sx": true, ".cu": true, ".cuh": true,
+		".i": true, ".ii": true, ".tcc": true, ".txx": true, ".inl": true, ".inc": true, ".def": true,
+		".ino": true, ".pde": true, ".y": true, ".yy": true, ".l": true, ".ll": true, ".cl": true,
+	}
+)
+
+// diagTool names the tool of a "file:line:col: error: msg" line, a form
+// gcc and clang share with other compilers and linters: gcc or clang
+// for C-family files (and files with no extension: system headers such
+// as <vector>, "<stdin>", "<command-line>"), mypy for a Python file with
+// mypy's "[code]" (the code returned too) or in output that shows mypy
+// at work ("Found 2 errors in 1 file (checked 3 source files)"), and
+// for other files a generic "compiler", unless the output shows gcc or
+// clang at work. The language is the file's.
+func (s *scanner) diagTool(file, msg string) (tool, lang, code string) {
+	ext := strings.ToLower(path.Ext(strings.ReplaceAll(file, `\`, "/")))
+	l := LanguageOf(file)
+	switch {
+	case ext == "" || l == "c" || l == "cpp" || cFamilyExt[ext] || strings.HasPrefix(file, "<"):
+		return s.cTool(), s.cLanguage(file), ""
+	case l == "python":
+		if m := mypyCodeRE.FindStringSubmatch(msg); m != nil {
+			return "mypy", l, m[1]
+		}
+		if s.mypy || s.lastC >= 0 && s.out[s.lastC].Tool == "mypy" {
+			return "mypy", l, "" // a note, or --hide-error-codes
+		}
+		return "compiler", l, ""
+	case s.clang || len(s.cContext) > 0 || s.lastC >= 0 && (s.out[s.lastC].Tool == "gcc" || s.out[s.lastC].Tool == "clang"):
+		return s.cTool(), s.cLanguage(file), ""
+	}
+	return "compiler", l, ""
 }
 
 // templateContext reports gcc's context lines of a template backtrace:
@@ -288,7 +358,12 @@ func parseLinker(s *scanner) bool {
 		return false
 	}
 	e.Tool = "ld"
-	e.Language = s.cLanguage(e.File)
+	if rustCGURE.MatchString(e.File) {
+		// Rust code without debug information: no source to name.
+		e.Details = append(e.Details, "object: "+e.File)
+		e.File = ""
+	}
+	e.Language = s.ldLanguage(e.File)
 	if strings.HasSuffix(e.File, ".o") || strings.HasSuffix(e.File, ".a") || strings.HasSuffix(e.File, ".so") {
 		e.Language = s.cLanguage("")
 	}
@@ -302,11 +377,140 @@ func parseLinker(s *scanner) bool {
 		s.ldContext = ""
 	}
 	s.i++
-	// lld: ">>> referenced by a.c" / ">>>               a.o:(main)".
+	// lld: ">>> referenced by a.c" / ">>>               a.o:(main)"; with
+	// debug information the first reference names the source line.
 	for s.i < len(s.lines) && strings.HasPrefix(strings.TrimSpace(s.lines[s.i]), ">>> ") {
-		e.Details = append(e.Details, strings.TrimSpace(s.lines[s.i]))
+		ref := strings.TrimSpace(s.lines[s.i])
+		e.Details = append(e.Details, ref)
+		if m := lldRefRE.FindStringSubmatch(ref); m != nil && e.File == "" {
+			file, line := m[1], m[2]
+			if m[3] != "" {
+				file, line = m[3], m[4]
+			}
+			e.File, e.Line = s.rel(file), atoi(line)
+			e.Language = s.ldLanguage(file)
+		}
 		s.i++
 	}
 	s.lastLD = s.add(e)
+	return true
+}
+
+// ldLanguage is the language of the source file a linker error names:
+// the one of its extension (a Rust program's main.rs), else C or C++ as
+// the output shows.
+func (s *scanner) ldLanguage(file string) string {
+	if l := LanguageOf(file); l != "" && l != "c" && l != "cpp" {
+		return l
+	}
+	return s.cLanguage(file)
+}
+
+var (
+	// UndefinedBehaviorSanitizer (clang and gcc -fsanitize=undefined):
+	// "src/math/acc.c:6:13: runtime error: signed integer overflow: …",
+	// with UBSAN_OPTIONS=print_stacktrace=1 the "#0 0x… in f file:line"
+	// frames, and (clang) "SUMMARY: UndefinedBehaviorSanitizer:
+	// undefined-behavior src/math/acc.c:6:13 in".
+	ubsanRE        = regexp.MustCompile(`^(\S.*?):(\d+):(?:(\d+):)? runtime error: (.*)$`)
+	ubsanSummaryRE = regexp.MustCompile(`^SUMMARY: UndefinedBehaviorSanitizer: (\S+)`)
+
+	// A failed assert() as the C library reports it before abort():
+	// glibc "prog: src/queue.c:8: push: Assertion `count < 4' failed.",
+	// musl "Assertion failed: count < 4 (src/queue.c: push: 8)", macOS
+	// and the BSDs "Assertion failed: (count < 4), function push, file
+	// src/queue.c, line 8.".
+	glibcAssertRE = regexp.MustCompile("^(?:([^\\s:]+): )?(\\S[^:]*?):(\\d+): (?:(.*?): )?Assertion [`'](.*)' failed\\.$")
+	muslAssertRE  = regexp.MustCompile(`^Assertion failed: (.*) \((\S[^:]*?): (.*?): (\d+)\)$`)
+	bsdAssertRE   = regexp.MustCompile(`^Assertion failed: \((.*)\), function (.*?), file (.*?), line (\d+)\.$`)
+)
+
+// parseUBSan handles an UndefinedBehaviorSanitizer report: Tool "ubsan",
+// at the place it names (a frame of the user's code when that place is
+// in a system header), Code the kind the SUMMARY line gives
+// ("undefined-behavior" unless UBSAN_OPTIONS=report_error_type=1 names
+// the check).
+func parseUBSan(s *scanner) bool {
+	line := s.lines[s.i]
+	if !strings.Contains(line, ": runtime error: ") {
+		return false
+	}
+	m := ubsanRE.FindStringSubmatch(line)
+	if m == nil || strings.HasSuffix(m[1], ".go") {
+		return false
+	}
+	e := Error{Tool: "ubsan", Language: s.cLanguage(m[1]), File: s.rel(m[1]), Line: atoi(m[2]), Column: atoi(m[3]),
+		Code: "undefined-behavior", Message: m[4]}
+	s.i++
+	for s.i < len(s.lines) {
+		l := s.lines[s.i]
+		if fm := sanFrameRE.FindStringSubmatch(l); fm != nil && !sanFrameObjRE.MatchString(l) {
+			f := Frame{Func: fm[1], Line: atoi(fm[3]), Column: atoi(fm[4])}
+			f.InWorkspace = !sanitizerRuntime(fm[1], fm[2]) && s.userFile(fm[2])
+			f.File = s.rel(fm[2])
+			e.Frames = append(e.Frames, f)
+			s.i++
+			continue
+		}
+		if sanFrameObjRE.MatchString(l) {
+			s.i++
+			continue
+		}
+		if strings.TrimSpace(l) == "" && strings.HasPrefix(s.peek(s.i+1), "SUMMARY: UndefinedBehaviorSanitizer:") {
+			s.i++
+			continue
+		}
+		if sm := ubsanSummaryRE.FindStringSubmatch(l); sm != nil {
+			if sanKindRE.MatchString(sm[1]) {
+				e.Code = sm[1]
+			}
+			s.i++
+		}
+		break
+	}
+	if len(e.Frames) > 0 && s.userFile(m[1]) {
+		// The place ubsan names is the user's: it wins over the frames,
+		// which gcc prints without a column.
+		if f := &e.Frames[0]; f.File == e.File && f.Line == e.Line {
+			f.Column = e.Column
+		} else {
+			e.Frames = append([]Frame{{File: e.File, Line: e.Line, Column: e.Column, InWorkspace: true}}, e.Frames...)
+		}
+	}
+	if l := LanguageOf(e.File); l != "" {
+		e.Language = l
+	}
+	s.add(e)
+	return true
+}
+
+// parseCAssert handles a failed assert() (see glibcAssertRE): Tool
+// "assert", Code "assert", Message "assertion failed: <expression>" in
+// every C library's wording, the function in Details.
+func parseCAssert(s *scanner) bool {
+	line := s.lines[s.i]
+	if !strings.Contains(line, "Assertion") {
+		return false
+	}
+	var file, ln, fn, expr, prog string
+	if m := glibcAssertRE.FindStringSubmatch(line); m != nil {
+		prog, file, ln, fn, expr = m[1], m[2], m[3], m[4], m[5]
+	} else if m := bsdAssertRE.FindStringSubmatch(line); m != nil {
+		expr, fn, file, ln = m[1], m[2], m[3], m[4]
+	} else if m := muslAssertRE.FindStringSubmatch(line); m != nil {
+		expr, file, fn, ln = m[1], m[2], m[3], m[4]
+	} else {
+		return false
+	}
+	e := Error{Tool: "assert", Language: s.cLanguage(file), File: s.rel(file), Line: atoi(ln), Code: "assert",
+		Message: "assertion failed: " + expr}
+	if fn != "" {
+		e.Details = append(e.Details, "function: "+fn)
+	}
+	if prog != "" {
+		e.Details = append(e.Details, "program: "+prog)
+	}
+	s.add(e)
+	s.i++
 	return true
 }

@@ -42,17 +42,35 @@
 //     span gives the location, children become Details. Summary lines
 //     ("aborting due to…", "could not compile…", "For more information…")
 //     are not errors. Tool is "cargo" when the output shows cargo at work
-//     ("Compiling x v…", JSON "reason"), else "rustc".
+//     ("Compiling x v…", JSON "reason"), else "rustc". The short format
+//     ("src/a.rs:3:34: error[E0425]: msg", a .rs file or an E code). A
+//     failed build script ("failed to run custom build command for …"):
+//     what it printed, under "Caused by:", is parsed as output of its own
+//     (a panic at build.rs:6:43), cargo's message in Details; with no
+//     error in it, cargo's message is the error, the script's last lines
+//     in Details. "linking with `cc` failed": the linker's output quoted
+//     in the "= note:" lines gives the errors (Tool "ld", Language "rust"
+//     unless the file is another language's), rustc's message and notes
+//     in Details.
 //   - gcc / g++ / clang: "a.c:3:5: error: …" (column optional), "note:" lines
 //     and "required from here" lines attached to the previous error as
 //     Details, "In function ‘main’:" / "In file included from" context added
 //     to the next error's Details, source excerpts skipped, the "[-Wflag]"
 //     suffix moved into Code, driver lines ("gcc: error: …"). Tool is "clang"
 //     when the output shows clang ("N errors generated.", "clang: …").
+//     Other tools print the same "file:line:col: error: msg" form: the
+//     line is gcc's or clang's for C-family files (and files without an
+//     extension, such as <vector>), mypy's for a .py file with mypy's
+//     "  [code]" suffix (moved into Code) or in output with mypy's
+//     "Found N errors…" summary, else Tool "compiler" with the file's
+//     language (nasm's .asm), unless the output shows gcc or clang at
+//     work.
 //   - ld: "undefined reference to `foo'" (with "(.text+0x…)" or a line
 //     number), "in function `main':" context, "ld: cannot find -lx", lld's
 //     "ld.lld: error: …" with ">>>" Details, macOS "Undefined symbols for
-//     architecture …:" + "ld: symbol(s) not found"; "collect2: error: ld
+//     architecture …:" + "ld: symbol(s) not found"; lld's first ">>>
+//     referenced by main.c:3 (src/main.c:3)" (or ">>> defined at") gives
+//     the location; a Rust codegen unit ("x-cgu.0") is no file; "collect2: error: ld
 //     returned 1 exit status" and "clang: error: linker command failed" are
 //     folded into the preceding linker error's Details. Tool "ld"; Language
 //     from the source file when the linker names one, else "cpp" when the
@@ -112,7 +130,13 @@
 //     memory leaks"), located at the first frame of the user's code, past
 //     the sanitizer's interceptors (__interceptor_memcpy, malloc in
 //     libsanitizer/) and libc's startup frames (sysdeps/, csu/); "CMake
-//     Error at f:3 (cmd):" (Code cmd).
+//     Error at f:3 (cmd):" (Code cmd); UndefinedBehaviorSanitizer
+//     ("src/a.c:6:13: runtime error: …", Tool "ubsan", at that place,
+//     Code the kind of the "SUMMARY: UndefinedBehaviorSanitizer:" line,
+//     "undefined-behavior" by default, frames of print_stacktrace=1); a
+//     failed assert() in glibc's, musl's and macOS's wording (Tool and
+//     Code "assert", Message "assertion failed: <expression>", the
+//     function in Details).
 //   - bash/dash ("x.sh: line 3: msg"; the line bash echoes after a syntax
 //     error is a Detail; "bash: line 3: msg" and "bash: -c: line 1: msg"
 //     from a command string name no file, the line is in Details),
@@ -418,7 +442,7 @@ type scanner struct {
 	out   []Error
 
 	// What the whole output says about its producer.
-	cargo, clang, cpp, pytest, jest bool
+	cargo, clang, cpp, pytest, jest, mypy bool
 
 	// Context carried from line to line.
 	goTest         string // the test whose output follows
@@ -458,12 +482,14 @@ var (
 	clangMarkRE  = regexp.MustCompile(`^\d+ (errors?|warnings?)( and \d+ (errors?|warnings?))? generated\.$|^clang(\+\+)?(-\d+)?: |^Apple clang|^clang version`)
 	pytestMarkRE = regexp.MustCompile(`^={5,} (test session starts|FAILURES|short test summary info|ERRORS) =+$`)
 	jestMarkRE   = regexp.MustCompile(`^(FAIL|PASS) \S|^Test Suites: `)
+	mypyMarkRE   = regexp.MustCompile(`^(Found \d+ errors? in \d+ files? \(checked \d+ source files?\)|Success: no issues found in \d+ source files?)$`)
 	cppMarkRE    = regexp.MustCompile(`\.(cc|cpp|cxx|c\+\+|hpp|hh|hxx)[:(]|^(g\+\+|c\+\+|clang\+\+|cc1plus): `)
 )
 
 // sniff looks at the whole output once for the few facts that a single line
-// cannot tell: cargo vs a bare rustc, clang vs gcc (same line format), and
-// C++ (a linker error has no source extension to go by).
+// cannot tell: cargo vs a bare rustc, clang vs gcc (same line format),
+// C++ (a linker error has no source extension to go by), and mypy (its
+// notes and, with --hide-error-codes, its errors have no code).
 func (s *scanner) sniff() {
 	for _, l := range s.lines {
 		if len(l) > maxLineLen {
@@ -483,6 +509,9 @@ func (s *scanner) sniff() {
 		}
 		if !s.jest && jestMarkRE.MatchString(l) {
 			s.jest = true
+		}
+		if !s.mypy && mypyMarkRE.MatchString(l) {
+			s.mypy = true
 		}
 	}
 }
@@ -504,6 +533,8 @@ func (s *scanner) run() {
 		parseTAP,
 		parseMake,
 		parseSanitizer,
+		parseUBSan,
+		parseCAssert,
 		parseCMake,
 		parseGoTestLine,
 		parsePythonExceptionGroup,

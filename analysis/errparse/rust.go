@@ -14,6 +14,14 @@ var (
 	rustArrowRE = regexp.MustCompile(`^\s*--> (.*?):(\d+):(\d+)$`)
 	rustSubRE   = regexp.MustCompile(`^(?:\s*= )?(note|help|warning|suggestion)(?:\[\w+\])?: (.*)$`)
 	rustLintRE  = regexp.MustCompile(`#\[(?:warn|deny|forbid)\(([\w:]+)\)\]`)
+	// --error-format=short / --message-format short: one line per
+	// diagnostic, "src/cfg.rs:3:34: error[E0425]: cannot find value …".
+	rustShortRE = regexp.MustCompile(`^(\S.*?):(\d+):(\d+): (error|warning|note|help)(?:\[([A-Za-z]*\d+|[a-z_:]+)\])?: (.*)$`)
+	rustCodeRE  = regexp.MustCompile(`^E\d{4}$`)
+	// cargo's wrappers of a failure whose cause it prints below: the
+	// build script's output, the linker's.
+	cargoBuildScriptRE = regexp.MustCompile("^failed to run custom build command for `")
+	rustLinkFailedRE   = regexp.MustCompile("^linking with `[^`]+` failed")
 	// Lines that summarise rather than report.
 	rustSummaryRE = regexp.MustCompile(`^(aborting due to|could not compile |build failed|test failed, to rerun pass|Some errors have detailed explanations|For more information about|` + "`" + `[^` + "`" + `]+` + "`" + ` \([^)]*\) generated \d+ warning|\d+ warnings? emitted|unused manifest key)`)
 )
@@ -35,7 +43,11 @@ func parseRustHuman(s *scanner) bool {
 	}
 	m := rustHeadRE.FindStringSubmatch(line)
 	if m == nil {
-		return false
+		return parseRustShort(s)
+	}
+	if m[1] == "error" && m[2] == "" && cargoBuildScriptRE.MatchString(m[3]) {
+		parseCargoBuildScript(s, m[3])
+		return true
 	}
 	arrow := rustArrowRE.FindStringSubmatch(s.peek(s.i + 1))
 	// "error: msg" alone is ambiguous (javac, go, gcc drivers print it);
@@ -57,10 +69,29 @@ func parseRustHuman(s *scanner) bool {
 		e.File, e.Line, e.Column = s.rel(arrow[1]), atoi(arrow[2]), atoi(arrow[3])
 		s.i++
 	}
+	link := e.Severity == "error" && rustLinkFailedRE.MatchString(e.Message)
+	var linker []string // the linker's output, quoted in "= note:" lines
+	inLinker := false
 	for s.i < len(s.lines) {
 		l := s.lines[s.i]
-		if strings.TrimSpace(l) == "" {
+		if l == "" || strings.TrimSpace(l) == "" && !inLinker {
 			break
+		}
+		if link {
+			// The linker's output starts in a note, its other lines
+			// indented under it (blank ones too).
+			if text, ok := rustNoteText(l); ok {
+				inLinker = linkerOutputStart(text)
+				if inLinker {
+					linker = append(linker, text)
+					s.i++
+					continue
+				}
+			} else if inLinker {
+				linker = append(linker, strings.TrimSpace(l))
+				s.i++
+				continue
+			}
 		}
 		if sm := rustSubRE.FindStringSubmatch(l); sm != nil {
 			e.Details = append(e.Details, sm[1]+": "+sm[2])
@@ -72,8 +103,152 @@ func parseRustHuman(s *scanner) bool {
 		}
 		s.i++
 	}
+	if link && s.addLinkerErrors(e, linker) {
+		return true
+	}
 	s.add(e)
 	return true
+}
+
+// parseRustShort handles rustc's --error-format=short and cargo's
+// --message-format short: "src/cfg.rs:3:34: error[E0425]: msg", the
+// message followed by the primary label. It is rust's when the file is a
+// .rs file or the code is rustc's (E0425).
+func parseRustShort(s *scanner) bool {
+	m := rustShortRE.FindStringSubmatch(s.lines[s.i])
+	if m == nil || !strings.HasSuffix(m[1], ".rs") && !rustCodeRE.MatchString(m[5]) {
+		return false
+	}
+	sev := m[4]
+	if sev == "help" {
+		sev = "note"
+	}
+	s.add(Error{Tool: s.rustTool(), Language: "rust", File: s.rel(m[1]), Line: atoi(m[2]), Column: atoi(m[3]),
+		Severity: sev, Code: m[5], Message: m[6]})
+	s.i++
+	return true
+}
+
+// rustNoteRE is a "= note:" line of a rustc diagnostic; its text starts
+// at the end of the match.
+var rustNoteRE = regexp.MustCompile(`^\s*= note: `)
+
+// rustNoteText returns the text of a "= note:" line.
+func rustNoteText(l string) (string, bool) {
+	if loc := rustNoteRE.FindStringIndex(l); loc != nil {
+		return l[loc[1]:], true
+	}
+	return "", false
+}
+
+// linkerOutputStart reports the first line of the linker's output in a
+// note of rustc, as opposed to the command line ("\"cc\" \"-m64\" …") and
+// rustc's advice ("some arguments are omitted", "use the `-l` flag …").
+func linkerOutputStart(text string) bool {
+	return ldPrefixRE.MatchString(text) || ldLineRE.MatchString(text) || ldSectionRE.MatchString(text) ||
+		ldMacHeadRE.MatchString(text) || collect2RE.MatchString(text)
+}
+
+// addLinkerErrors adds the errors of the linker output rustc quoted in a
+// "linking with `cc` failed" diagnostic (rust-lld's "undefined symbol" at
+// ">>> referenced by main.rs:7 (src/main.rs:7)", GNU ld's
+// "src/main.rs:7: undefined reference to …"), rustc's diagnostic becoming
+// their Details. False when the output names no linker error.
+func (s *scanner) addLinkerErrors(wrapper Error, linker []string) bool {
+	if len(linker) == 0 {
+		return false
+	}
+	sub := newScanner(linker, s.o)
+	sub.run()
+	found := false
+	for _, e := range sub.out {
+		if e.Tool != "ld" {
+			continue
+		}
+		if e.Language == "" || e.File == "" || LanguageOf(e.File) == "" {
+			e.Language = "rust"
+		}
+		e.Details = append(e.Details, wrapper.Message)
+		for _, d := range wrapper.Details {
+			if !strings.HasPrefix(d, "note:  \"") && !strings.HasPrefix(d, "note: some arguments are omitted") {
+				e.Details = append(e.Details, d)
+			}
+		}
+		s.add(e)
+		found = true
+	}
+	return found
+}
+
+// parseCargoBuildScript handles cargo's report of a failed build script:
+// "error: failed to run custom build command for `x v0.1.0 (/path)`",
+// notes, then under "Caused by:" the script's exit status and its stdout
+// and stderr, indented by two spaces. What the script printed is parsed
+// as output of its own (a panic at build.rs:6:43, a compiler's errors);
+// its errors carry cargo's message in Details. With none, cargo's message
+// is the error.
+func parseCargoBuildScript(s *scanner, msg string) {
+	e := Error{Tool: "cargo", Language: "rust", Severity: "error", Message: msg}
+	s.i++
+	for s.i < len(s.lines) {
+		l := s.lines[s.i]
+		if sm := rustSubRE.FindStringSubmatch(l); sm != nil && !strings.HasPrefix(l, " ") {
+			e.Details = append(e.Details, sm[1]+": "+sm[2])
+			s.i++
+			continue
+		}
+		if strings.TrimSpace(l) == "" {
+			s.i++
+			continue
+		}
+		break
+	}
+	if s.peek(s.i) != "Caused by:" {
+		s.add(e)
+		return
+	}
+	s.i++
+	var out []string // what the build script printed
+	inOutput := false
+	for s.i < len(s.lines) {
+		l := s.lines[s.i]
+		if l != "" && !strings.HasPrefix(l, "  ") {
+			break
+		}
+		s.i++
+		l = strings.TrimPrefix(l, "  ")
+		switch {
+		case l == "--- stdout" || l == "--- stderr":
+			inOutput = true
+		case inOutput:
+			out = append(out, l)
+		case strings.TrimSpace(l) != "":
+			e.Details = append(e.Details, strings.TrimSpace(l))
+		}
+	}
+	for len(out) > 0 && strings.TrimSpace(out[len(out)-1]) == "" {
+		out = out[:len(out)-1]
+	}
+	sub := newScanner(out, s.o)
+	sub.run()
+	if !slices.ContainsFunc(sub.out, func(se Error) bool { return se.Severity == "" || se.Severity == "error" }) {
+		// No error recognised (warnings at most): cargo's is the error,
+		// the script's last lines the best clue to it.
+		tail := out
+		if len(tail) > 20 {
+			tail = tail[len(tail)-20:]
+		}
+		for _, l := range tail {
+			if t := strings.TrimSpace(l); t != "" {
+				e.Details = append(e.Details, t)
+			}
+		}
+		s.add(e)
+	}
+	for _, se := range sub.out {
+		se.Details = append(se.Details, msg)
+		s.add(se)
+	}
 }
 
 type rustSpan struct {
