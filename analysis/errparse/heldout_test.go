@@ -208,7 +208,7 @@ var heldOutCases = []heldOutCase{
 
 	// --- the fourth batch: outputs of real tools whose programs were not
 	// kept (see heldOutDir). Each tool ran in its own workspace ("." is its
-	// root); the labels name the place of the bug as the program had it.
+	// root); the labels, the place of each bug, came with the outputs.
 	// Five more outputs of that capture were left unjudged and are not
 	// here: two static_assert errors whose right place is debatable, a
 	// DeprecationWarning turned into an error, a cargo doctest whose
@@ -306,11 +306,12 @@ func sameFile(got, dir, want string) bool {
 // heldOutDir is where a case's output is. The first three batches are in
 // outputs/, written by generate.sh from programs/. The fourth batch is in
 // captured/: outputs of real tools run on programs that were not kept, so
-// generate.sh cannot write them again. Each of those tools ran in a
-// directory of its own, /tmp/parseaudit/cases/<case> (a subdirectory of it
-// for one of them); that prefix was replaced by $WORKSPACE when they were
-// copied in, nothing else changed, so each output reads as if its tool had
-// run in the test workspace (or in c.dir under it), as the others do.
+// generate.sh cannot write them again. Each of those programs was a
+// project of its own, the tool run at its root (in a subdirectory of it
+// for one of them, c.dir); the project's absolute path was replaced by
+// $WORKSPACE when the outputs were copied in, nothing else changed, so
+// each output reads as if its tool had run in the test workspace (or in
+// c.dir under it), as the others do.
 func heldOutDir(fourth bool) string {
 	if fourth {
 		return "captured"
