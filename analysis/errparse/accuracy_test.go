@@ -19,6 +19,8 @@ func toolchain(fixture string) string {
 		{"tsc", "TypeScript"},
 		{"bash-", "Shell"}, {"dash-", "Shell"}, {"shellcheck-", "Shell"},
 		{"mvn-", "Java"}, {"clangxx-", "C/C++"}, {"staticcheck", "Go"},
+		{"py-", "Python"}, {"unittest-", "Python"}, {"doctest", "Python"}, {"flake8", "Python"}, {"mypy-", "Python"},
+		{"c-", "C/C++"}, {"ninja-", "C/C++"}, {"ubsan-", "C/C++"},
 	} {
 		if strings.HasPrefix(fixture, p.prefix) {
 			return p.name

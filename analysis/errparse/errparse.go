@@ -12,7 +12,9 @@
 //
 //   - go build / go run / go vet: "# pkg" headers, "./x.go:3:2: msg" (column
 //     optional), tab-indented continuation lines as Details, "vet: " prefixed
-//     lines (vet's own type check: Tool "go vet", Code empty), "go: …" errors of the go command, and "go vet -json" (the
+//     lines (vet's own type check: Tool "go vet", Code empty), "go: …" errors of the go command
+//     (a problem that "go: errors parsing go.mod:" lists, indented or not,
+//     is an error at its line of go.mod or go.work), and "go vet -json" (the
 //     multi-line JSON object; Code is the analyzer). A text-mode vet line looks
 //     exactly like a compiler line, so a line is attributed to "go vet" (Code
 //     = analyzer) when its message matches a known vet analyzer message, and to
@@ -83,6 +85,12 @@
 //     in printed order, so the original cause comes first and is primary.
 //     An ExceptionGroup's boxed report ("+ Exception Group Traceback", "| "
 //     lines) is unboxed; its sub-exceptions come first, the group last.
+//     The warnings module's "x.py:3: DeprecationWarning: msg" (severity
+//     "warning", Code the category); doctest's failures ("File "x.py",
+//     line 6, in m.f" + "Failed example:"; Tool "doctest", the message
+//     from Expected/Got or the exception raised); flake8 ("x.py:5:12: F821
+//     msg", Code the code, severity "error" for E9, F63, F7 and F82, the
+//     classes that stop a build, else "warning").
 //   - javac: "A.java:3: error: …" with the column taken from the caret line
 //     and "symbol:"/"location:"/"required:"/"found:" lines as Details (Code is
 //     the lint category of "warning: [deprecation] …", else empty), and
@@ -97,8 +105,12 @@
 //     URLs, "<anonymous>"), the "{ code: 'ENOENT', … }" property block as
 //     Details. Code is the bracketed code of "Error [ERR_X]: …" when present,
 //     else the error name ("TypeError").
-//   - ESLint: stylish (a file header line, then "  3:7  error  msg  rule") and
-//     -f json. Code is the rule id; empty for parsing errors.
+//   - ESLint: stylish (a file header line, then "  3:7  error  msg  rule"),
+//     -f json, and the one-line formats unix ("a.js:2:9: msg [Error/rule]"),
+//     compact ("a.js: line 2, col 9, Error - msg (rule)") and visualstudio
+//     ("a.js(2,9): error rule : msg"; the same form for another language
+//     is another tool's: Tool "lint"). Code is the rule id; empty for
+//     parsing errors.
 //   - Rust panics ("thread 'main' (12345) panicked at src/x.rs:2:38:", the
 //     older forms, RUST_BACKTRACE frames, cargo test's "---- t stdout ----"):
 //     Tool "rust panic", Code "panic". go test -race reports: Tool "go race",
@@ -140,7 +152,15 @@
 //   - bash/dash ("x.sh: line 3: msg"; the line bash echoes after a syntax
 //     error is a Detail; "bash: line 3: msg" and "bash: -c: line 1: msg"
 //     from a command string name no file, the line is in Details),
-//     shellcheck -f gcc and -f tty.
+//     shellcheck -f gcc, -f tty, -f json and -f json1.
+//   - Anything else of the form "path.ext:line:col: message", as a last
+//     resort: Tool "lint", Language from the extension, Severity "error"
+//     unless the message starts with a severity word ("warning: …",
+//     "error[E0425]: …", "[error] …"). A line is read so only when no
+//     parser above recognised it, and these errors come after all the
+//     others, so they are primary only when no known tool reported an
+//     error of the same severity. The path must have an extension and no
+//     colon: URLs, host:port and times of day are not files.
 //
 // # Exception chains
 //
@@ -172,7 +192,9 @@
 // of the error are those of the deepest (innermost) in-workspace frame; when
 // there is none they stay at the location the tool printed, or the innermost
 // non-library frame, or the innermost frame. Primary returns the first error
-// of severity "error", else 0.
+// of severity "error", else the first warning, else 0; of the same
+// severity, an error in the user's files before one in a dependency
+// (node_modules/, site-packages/, .venv/, vendor/).
 //
 // Text lines longer than 32 KiB are skipped (JSON lines are not), and
 // templates are computed from the first 1 KiB of the message: that keeps
@@ -329,14 +351,29 @@ func dedupe(errs []Error) []Error {
 
 // Primary returns the index of the error to explain: the first one of
 // severity "error", else the first warning (a linter's report of warnings
-// and notes), else the first one; -1 when errs is empty. The location of a
-// stack trace is already its deepest in-workspace frame (Parse sets it).
+// and notes), else the first one; -1 when errs is empty. Of the same
+// severity, an error in the user's code comes before one in an installed
+// dependency (node_modules/, site-packages/, .venv/, vendor/, …: see
+// dependencyPath), as a stack trace is located at the user's frame: tsc
+// reporting a broken .d.ts of a package before the user's type error is
+// about the user's error. The location of a stack trace is already its
+// deepest in-workspace frame (Parse sets it).
 func Primary(errs []Error) int {
 	for _, sev := range []string{"error", "warning"} {
+		lib := -1
 		for i, e := range errs {
-			if e.Severity == sev {
+			if e.Severity != sev {
+				continue
+			}
+			if !dependencyPath(e.File) {
 				return i
 			}
+			if lib < 0 {
+				lib = i
+			}
+		}
+		if lib >= 0 {
+			return lib
 		}
 	}
 	if len(errs) > 0 {
@@ -468,7 +505,8 @@ type scanner struct {
 	lastRace       int              // index in out of the last one
 	lastC          int              // index in out of the last gcc/clang/ld error, -1 if none
 	lastLD         int
-	noCloseFrom    bool // no line "}" follows: a go vet -json object cannot start
+	noCloseFrom    bool    // no line "}" follows: a go vet -json object cannot start
+	generic        []Error // lines of the last-resort form (parseGeneric)
 }
 
 func newScanner(lines []string, o Options) *scanner {
@@ -539,16 +577,20 @@ func (s *scanner) run() {
 		parseGoTestLine,
 		parsePythonExceptionGroup,
 		parsePythonTraceback,
+		parseDoctest,
+		parsePythonWarning,
 		parseJavaException,
 		parseNodeError,
 		parseRustHuman,
 		parseTSC,
 		parseESLintStylish,
+		parseESLintLine,
 		parseJavac,
 		parseShell,
 		parseLinker,
 		parseCFamily,
 		parseGoLine,
+		parseGeneric, // last: only what nothing else recognised
 	}
 	for s.i < len(s.lines) {
 		line := s.lines[s.i]
@@ -579,6 +621,10 @@ func (s *scanner) run() {
 		}
 	}
 	s.finishGoTests()
+	// A line only the last-resort form recognised comes after what the
+	// tools kodyls knows reported: it never takes their place as the
+	// primary error of the same severity.
+	s.out = append(s.out, s.generic...)
 	s.finishMake()
 }
 
@@ -803,10 +849,13 @@ func isAbs(p string) bool {
 }
 
 // dependencyPath reports paths of installed dependencies, which are never
-// the code the user can fix even when they sit inside the workspace.
+// the code the user can fix even when they sit inside the workspace: npm
+// packages, Python packages and virtual environments, Go's module cache,
+// cargo's registry and vendored dependencies (go mod vendor, cargo vendor,
+// Composer, Bundler).
 func dependencyPath(p string) bool {
 	p = strings.ReplaceAll(p, `\`, "/")
-	for _, d := range []string{"/node_modules/", "/site-packages/", "/dist-packages/", "/pkg/mod/", "/.cargo/registry/"} {
+	for _, d := range []string{"/node_modules/", "/site-packages/", "/dist-packages/", "/.venv/", "/pkg/mod/", "/.cargo/registry/", "/vendor/"} {
 		if strings.Contains(p, d) || strings.HasPrefix(p, d[1:]) {
 			return true
 		}
@@ -849,11 +898,14 @@ func parseJSONLine(s *scanner) bool {
 		return parseGoVetJSON(s)
 	}
 	if line[0] == '[' {
-		return parseESLintJSON(s, line)
+		return parseShellcheckJSON(s, line) || parseESLintJSON(s, line)
 	}
 	var probe map[string]json.RawMessage
 	if json.Unmarshal([]byte(line), &probe) != nil {
 		return false
+	}
+	if _, ok := probe["comments"]; ok {
+		return parseShellcheckJSON(s, line)
 	}
 	if _, ok := probe["reason"]; ok {
 		return parseCargoJSON(s, probe)

@@ -12,7 +12,11 @@ import (
 // go build / vet / test / run, and Go runtime panics.
 
 var (
-	goLineRE     = regexp.MustCompile(`^(\S.*?\.go):(\d+)(?::(\d+))?: (.*)$`)
+	goLineRE = regexp.MustCompile(`^(\S.*?\.go):(\d+)(?::(\d+))?: (.*)$`)
+	// A problem in go.mod or go.work, as the go command lists them after
+	// "go: errors parsing go.mod:" (tab-indented and absolute before Go
+	// 1.26, unindented and relative since) or prefixes them with "go: ".
+	goModLineRE  = regexp.MustCompile(`^\s*((?:\S*[/\\])?go\.(?:mod|work)):(\d+)(?::(\d+))?: (.*)$`)
 	goTestLogRE  = regexp.MustCompile(`^( {4,}|\t+)(\S+\.go):(\d+): (.*)$`)
 	goTestHeadRE = regexp.MustCompile(`^\s*--- (FAIL|PASS|SKIP): (\S+)(?: \(\d.*\))?$`)
 	goTestRunRE  = regexp.MustCompile(`^=== (RUN|CONT|PAUSE|NAME)\s+(\S+)`)
@@ -88,13 +92,38 @@ func parseGoLine(s *scanner) bool {
 			s.i++
 			return true
 		}
-		s.add(Error{Tool: "go", Language: "go", Message: m[1]})
 		s.i++
-		// "go: errors parsing go.mod:" lists the problems on the next lines.
-		for s.i < len(s.lines) && strings.HasPrefix(s.lines[s.i], "\t") {
-			s.out[len(s.out)-1].Details = append(s.out[len(s.out)-1].Details, strings.TrimSpace(s.lines[s.i]))
+		if l := goModLineRE.FindStringSubmatch(m[1]); l != nil {
+			// "go: /abs/go.mod:3: unknown directive: x"
+			s.addGoMod(l, "")
+			return true
+		}
+		// "go: errors parsing go.mod:" lists the problems on the next
+		// lines: each one is an error at its line of go.mod. Other
+		// indented lines explain the error ("to create a module there,
+		// run:").
+		var located bool
+		e := Error{Tool: "go", Language: "go", Message: m[1]}
+		for s.i < len(s.lines) {
+			l := s.lines[s.i]
+			if g := goModLineRE.FindStringSubmatch(l); g != nil && (strings.HasPrefix(l, "\t") || strings.HasSuffix(m[1], ":")) {
+				s.addGoMod(g, m[1])
+				located = true
+			} else if strings.HasPrefix(l, "\t") {
+				e.Details = append(e.Details, strings.TrimSpace(l))
+			} else {
+				break
+			}
 			s.i++
 		}
+		if !located {
+			s.add(e)
+		}
+		return true
+	}
+	if m := goModLineRE.FindStringSubmatch(line); m != nil && !strings.HasPrefix(line, " ") && !strings.HasPrefix(line, "\t") {
+		s.addGoMod(m, "")
+		s.i++
 		return true
 	}
 	vetPrefix := strings.HasPrefix(line, "vet: ")
@@ -118,6 +147,16 @@ func parseGoLine(s *scanner) bool {
 	}
 	s.add(e)
 	return true
+}
+
+// addGoMod adds a problem of go.mod or go.work (m from goModLineRE),
+// under the go command's header when there was one.
+func (s *scanner) addGoMod(m []string, header string) {
+	e := Error{Tool: "go", Language: "go", File: s.rel(m[1]), Line: atoi(m[2]), Column: atoi(m[3]), Message: m[4]}
+	if header != "" {
+		e.Details = append(e.Details, "go: "+header)
+	}
+	s.add(e)
 }
 
 // parseGoTestLine handles the go test output: the test headers (which say

@@ -30,8 +30,9 @@ type heldOutCase struct {
 	// marks programs written after the parsers were fixed against the
 	// others. Their figures are reported apart too. fresh marks the third
 	// batch, written after all of that and first measured on the parsers as
-	// they were, before any of its outputs had been looked at.
-	wider, late, fresh bool
+	// they were, before any of its outputs had been looked at. fourth marks
+	// the fourth batch (testdata/heldout/captured, see heldOutDir).
+	wider, late, fresh, fourth bool
 }
 
 var heldOutCases = []heldOutCase{
@@ -204,6 +205,86 @@ var heldOutCases = []heldOutCase{
 	{fixture: "dash-test-operator", dir: "shell/dashtest", file: "shell/dashtest/check.sh", line: 6, fresh: true},
 	// The warning, not the info before it.
 	{fixture: "shellcheck-tty-warning", dir: "shell", file: "shell/lint.sh", line: 4, column: 1, fresh: true},
+
+	// --- the fourth batch: outputs of real tools whose programs were not
+	// kept (see heldOutDir). Each tool ran in its own workspace ("." is its
+	// root); the labels, the place of each bug, came with the outputs.
+	// Five more outputs of that capture were left unjudged and are not
+	// here: two static_assert errors whose right place is debatable, a
+	// DeprecationWarning turned into an error, a cargo doctest whose
+	// printed line is not the example's, and ESLint's TAP report.
+	{fixture: "bash-sourced-typo", dir: ".", file: "scripts/lib/common.sh", line: 10, fourth: true},
+	{fixture: "c-assert", dir: ".", file: "src/queue.c", line: 8, fourth: true},
+	{fixture: "cargo-build-script-panic", dir: ".", file: "build.rs", line: 6, column: 43, fourth: true},
+	{fixture: "cargo-format-args", dir: ".", file: "src/net/mod.rs", line: 2, column: 14, fourth: true},
+	{fixture: "cargo-link-undefined", dir: ".", file: "src/main.rs", line: 7, fourth: true},
+	{fixture: "cargo-macro-workspace", dir: ".", file: "crates/core/src/parser/mod.rs", line: 3, column: 43, fourth: true},
+	{fixture: "cargo-short-format", dir: ".", file: "src/cfg.rs", line: 3, column: 34, fourth: true},
+	{fixture: "cargo-test-integration-unwrap", dir: ".", file: "src/lib.rs", line: 2, column: 46, fourth: true},
+	{fixture: "cargo-trait-not-impl", dir: ".", file: "src/main.rs", line: 20, column: 67, fourth: true},
+	{fixture: "clangxx-concepts", dir: ".", file: "src/main.cpp", line: 6, column: 18, fourth: true},
+	{fixture: "dash-syntax", dir: ".", file: "scripts/build.sh", line: 13, fourth: true},
+	{fixture: "doctest", dir: ".", file: "textutil/slug.py", line: 6, fourth: true},
+	{fixture: "eslint-compact", dir: ".", file: "src/utils/format.js", line: 2, column: 9, fourth: true},
+	{fixture: "eslint-stylish-warn-first", dir: ".", file: "src/b/second.js", line: 2, column: 10, fourth: true},
+	{fixture: "eslint-unix", dir: ".", file: "src/utils/format.js", line: 2, column: 9, fourth: true},
+	{fixture: "eslint-visualstudio", dir: ".", file: "src/utils/format.js", line: 2, column: 9, fourth: true},
+	{fixture: "flake8", dir: ".", file: "pkg/util.py", line: 5, column: 12, fourth: true},
+	{fixture: "gcc-fanalyzer", dir: ".", file: "src/buf/buf.c", line: 8, column: 16, fourth: true},
+	{fixture: "go-concurrent-map", dir: ".", file: "main.go", line: 13, fourth: true},
+	{fixture: "go-deadlock", dir: ".", file: "main.go", line: 14, fourth: true},
+	{fixture: "go-fuzz-seed", dir: ".", file: "codec/rev_test.go", line: 14, fourth: true},
+	{fixture: "go-generic-constraint", dir: ".", file: "main.go", line: 11, column: 21, fourth: true},
+	{fixture: "go-log-lshortfile", dir: ".", file: "config/config.go", line: 11, fourth: true},
+	{fixture: "go-mod-directive", dir: ".", file: "go.mod", line: 5, fourth: true},
+	{fixture: "go-nested-return", dir: ".", file: "internal/store/store.go", line: 22, column: 9, fourth: true},
+	{fixture: "go-syntax-nested", dir: ".", file: "api/v1/handler.go", line: 11, column: 22, fourth: true},
+	{fixture: "go-test-panic-lib", dir: ".", file: "internal/parse/parse.go", line: 8, fourth: true},
+	{fixture: "go-test-parallel-subtest", dir: ".", file: "pkg/mathx/mathx_test.go", line: 19, fourth: true},
+	{fixture: "go-test-v-parallel", dir: ".", file: "pkg/mathx/mathx_test.go", line: 19, fourth: true},
+	{fixture: "go-vet-copylocks-param", dir: ".", file: "internal/report/report.go", line: 13, column: 14, fourth: true},
+	{fixture: "gxx-concepts", dir: ".", file: "src/main.cpp", line: 6, column: 27, fourth: true},
+	{fixture: "java-executor", dir: ".", file: "src/com/acme/jobs/Worker.java", line: 7, fourth: true},
+	{fixture: "java-immutable-lib", dir: ".", file: "core/src/main/java/com/acme/core/Repo.java", line: 18, fourth: true},
+	{fixture: "java-source-launcher", dir: ".", file: "Tool.java", line: 8, column: 23, fourth: true},
+	{fixture: "java-stackoverflow", dir: ".", file: "src/com/acme/tree/Node.java", line: 10, fourth: true},
+	{fixture: "java-suppressed", dir: ".", file: "src/com/acme/io/Conn.java", line: 12, fourth: true},
+	{fixture: "javac-generics-multimodule", dir: ".", file: "app/src/main/java/com/acme/app/Report.java", line: 9, column: 32, fourth: true},
+	{fixture: "javac-werror", dir: ".", file: "src/com/acme/util/Lists.java", line: 13, column: 31, fourth: true},
+	{fixture: "jest-each-nested", dir: ".", file: "src/cart/__tests__/price.test.js", line: 10, column: 42, fourth: true},
+	{fixture: "jest-throw-in-src", dir: ".", file: "src/cart/price.js", line: 9, column: 30, fourth: true},
+	{fixture: "make-werror-format", dir: ".", file: "util/log.c", line: 4, column: 18, fourth: true},
+	{fixture: "mypy-nested", dir: ".", file: "pkg/models/user.py", line: 11, column: 32, fourth: true},
+	{fixture: "mypy-nocol", dir: ".", file: "pkg/models/user.py", line: 11, fourth: true},
+	{fixture: "ninja-compile-error", dir: ".", file: "lib/codec/src/base64.cpp", line: 8, column: 20, fourth: true},
+	{fixture: "ninja-undefined-method", dir: ".", file: "app/main.cpp", fourth: true},
+	{fixture: "node-async-stack", dir: ".", file: "lib/repo.mjs", line: 4, column: 14, fourth: true},
+	{fixture: "node-lib-in-node_modules", dir: ".", file: "src/routes/signup.js", line: 4, column: 17, fourth: true},
+	{fixture: "node-no-sourcemap", dir: ".", file: "dist/billing/invoice.js", line: 6, column: 28, fourth: true},
+	{fixture: "node-sourcemap", dir: ".", file: "src/billing/invoice.ts", line: 8, column: 27, fourth: true},
+	{fixture: "node-worker", dir: ".", file: "workers/resize.js", line: 4, column: 24, fourth: true},
+	{fixture: "py-asyncio", dir: ".", file: "svc/fetch.py", line: 6, fourth: true},
+	{fixture: "py-json-lib", dir: ".", file: "loader/cfg.py", line: 7, fourth: true},
+	{fixture: "py-logging-exception", dir: ".", file: "worker/jobs.py", line: 8, fourth: true},
+	{fixture: "py-multiprocessing", dir: ".", file: "etl/transform.py", line: 2, fourth: true},
+	{fixture: "py-re-lib", dir: ".", file: "app/util/patterns.py", line: 7, fourth: true},
+	{fixture: "py-venv-lib", dir: ".", file: "client/api.py", line: 7, fourth: true},
+	{fixture: "py-warning-plain", dir: ".", file: "main.py", line: 3, fourth: true},
+	{fixture: "pytest-conftest-import", dir: ".", file: "tests/integration/conftest.py", line: 2, fourth: true},
+	{fixture: "pytest-did-not-raise", dir: ".", file: "tests/unit/test_ops.py", line: 11, fourth: true},
+	{fixture: "pytest-venv-lib-long", dir: ".", file: "app/repo.py", line: 5, fourth: true},
+	{fixture: "pytest-venv-lib-short", dir: ".", file: "app/repo.py", line: 5, fourth: true},
+	{fixture: "shellcheck-gcc-multi", dir: ".", file: "scripts/deploy.sh", line: 3, column: 8, fourth: true},
+	{fixture: "shellcheck-json1", dir: ".", file: "scripts/deploy.sh", line: 3, column: 8, fourth: true},
+	{fixture: "tsc-build-refs", dir: ".", file: "packages/web/src/page.ts", line: 6, column: 9, fourth: true},
+	{fixture: "tsc-build-refs-pretty", dir: ".", file: "packages/web/src/page.ts", line: 6, column: 9, fourth: true},
+	{fixture: "tsc-lib-dts-first", dir: ".", file: "src/app.ts", line: 5, column: 9, fourth: true},
+	{fixture: "tsc-p-sub", dir: "packages/web", file: "packages/web/src/page.ts", line: 1, column: 28, fourth: true},
+	{fixture: "ubsan-overflow", dir: ".", file: "src/math/acc.c", line: 6, column: 13, fourth: true},
+	{fixture: "ubsan-overflow-gcc", dir: ".", file: "src/math/acc.c", line: 6, column: 13, fourth: true},
+	{fixture: "unittest-subtest", dir: ".", file: "tests/test_stock.py", line: 11, fourth: true},
+	{fixture: "vitest-async-throw", dir: ".", file: "src/lib/slug.ts", line: 8, column: 11, fourth: true},
+	{fixture: "vitest-each", dir: ".", file: "test/slug.test.ts", line: 9, column: 25, fourth: true},
 }
 
 // sameFile reports whether got, a File as Parse returns it, names want (a
@@ -222,9 +303,30 @@ func sameFile(got, dir, want string) bool {
 	return !strings.HasPrefix(got, "../") && !path.IsAbs(got) && strings.HasSuffix(want, "/"+got)
 }
 
+// heldOutDir is where a case's output is. The first three batches are in
+// outputs/, written by generate.sh from programs/. The fourth batch is in
+// captured/: outputs of real tools run on programs that were not kept, so
+// generate.sh cannot write them again. Each of those programs was a
+// project of its own, the tool run at its root (in a subdirectory of it
+// for one of them, c.dir); the project's absolute path was replaced by
+// $WORKSPACE when the outputs were copied in, nothing else changed, so
+// each output reads as if its tool had run in the test workspace (or in
+// c.dir under it), as the others do.
+func heldOutDir(fourth bool) string {
+	if fourth {
+		return "captured"
+	}
+	return "outputs"
+}
+
 func parseHeldOut(t testing.TB, name string) []Error {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "heldout", "outputs", name+".txt"))
+	return parseHeldOutIn(t, "outputs", name)
+}
+
+func parseHeldOutIn(t testing.TB, dir, name string) []Error {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "heldout", dir, name+".txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,15 +341,15 @@ func parseHeldOut(t testing.TB, name string) []Error {
 func TestHeldOutAccuracy(t *testing.T) {
 	type tally struct{ right, total int }
 	by := map[string]*tally{}
-	var all, first, wider, late, fresh tally
-	freshBy := map[string]*tally{}
+	var all, first, wider, late, fresh, fourth tally
+	freshBy, fourthBy := map[string]*tally{}, map[string]*tally{}
 	var misses []string
 	for _, c := range heldOutCases {
 		tc := toolchain(c.fixture)
 		if by[tc] == nil {
 			by[tc] = &tally{}
 		}
-		errs := parseHeldOut(t, c.fixture)
+		errs := parseHeldOutIn(t, heldOutDir(c.fourth), c.fixture)
 		p := Primary(errs)
 		got := "no error found"
 		ok := false
@@ -277,6 +379,15 @@ func TestHeldOutAccuracy(t *testing.T) {
 			if ok {
 				freshBy[tc].right++
 			}
+		case c.fourth:
+			set = &fourth
+			if fourthBy[tc] == nil {
+				fourthBy[tc] = &tally{}
+			}
+			fourthBy[tc].total++
+			if ok {
+				fourthBy[tc].right++
+			}
 		}
 		set.total++
 		if ok {
@@ -295,17 +406,22 @@ func TestHeldOutAccuracy(t *testing.T) {
 		t.Logf("%-10s %2d/%-2d located right", n, by[n].right, by[n].total)
 	}
 	t.Logf("%-10s %2d/%-2d located right (%.0f%%)", "all", all.right, all.total, 100*float64(all.right)/float64(all.total))
-	t.Logf("first set %d/%d, wider set %d/%d, written after the fixes %d/%d, third batch %d/%d", first.right, first.total, wider.right, wider.total, late.right, late.total, fresh.right, fresh.total)
+	t.Logf("first set %d/%d, wider set %d/%d, written after the fixes %d/%d, third batch %d/%d, fourth batch %d/%d (%.0f%%)", first.right, first.total, wider.right, wider.total, late.right, late.total, fresh.right, fresh.total, fourth.right, fourth.total, 100*float64(fourth.right)/float64(fourth.total))
 	for _, n := range names {
 		if f := freshBy[n]; f != nil {
 			t.Logf("third batch %-10s %2d/%-2d located right", n, f.right, f.total)
 		}
 	}
+	for _, n := range names {
+		if f := fourthBy[n]; f != nil {
+			t.Logf("fourth batch %-10s %2d/%-2d located right", n, f.right, f.total)
+		}
+	}
 	for _, m := range misses {
 		t.Log("miss: " + m)
 	}
-	// The aim; measured 144/144 (the third batch 45/48 before
-	// its fixes).
+	// The aim; measured 213/216 (the third batch 45/48 before
+	// its fixes, the fourth 57/72).
 	if all.right*100 < all.total*95 {
 		t.Errorf("%d/%d held-out outputs located right, below 95%%", all.right, all.total)
 	}
@@ -384,6 +500,17 @@ func TestHeldOutForms(t *testing.T) {
 	errs = parseHeldOut(t, "shellcheck-tty-warning")
 	if p := Primary(errs); len(errs) != 2 || errs[p].Code != "SC2164" {
 		t.Fatalf("shellcheck tty: %+v", errs)
+	}
+	// tsc's error in a package's .d.ts stays in the list, after the
+	// user's as primary.
+	errs = parseHeldOutIn(t, "captured", "tsc-lib-dts-first")
+	if p := Primary(errs); len(errs) != 2 || p != 1 || errs[0].File != "node_modules/badtypes/index.d.ts" {
+		t.Fatalf("tsc with a dependency's error first: %+v", errs)
+	}
+	// flake8: both findings, the undefined name primary.
+	errs = parseHeldOutIn(t, "captured", "flake8")
+	if p := Primary(errs); len(errs) != 2 || errs[p].Code != "F821" {
+		t.Fatalf("flake8: %+v", errs)
 	}
 	// Maven prints the compiler error twice: reported once.
 	errs = parseHeldOut(t, "mvn-compile")

@@ -13,6 +13,19 @@ var (
 	// capital, optionally followed by ": message".
 	pyExcRE = regexp.MustCompile(`^((?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?:: ?(.*))?$`)
 	pyLibRE = regexp.MustCompile(`/lib/python\d[\d.]*/|/Lib/`)
+
+	// The warnings module: "/abs/main.py:3: DeprecationWarning: msg",
+	// then the source line, indented.
+	pyWarningRE = regexp.MustCompile(`^(\S.*?\.pyw?):(\d+): ([A-Z]\w*Warning): (.*)$`)
+	// flake8 (pyflakes, pycodestyle; ruff's concise output is the same):
+	// "pkg/util.py:5:12: F821 undefined name 'x'".
+	flake8RE = regexp.MustCompile(`^(\S.*?\.pyi?):(\d+):(\d+): ([A-Z]{1,3}\d{2,4}) (.*)$`)
+	// flake8's classes that stop a build: syntax errors, I/O errors and
+	// undefined names (E9, F63, F7, F82, the selection flake8's docs and
+	// CI templates use for "errors"); the other codes are style and lint.
+	flake8ErrorRE = regexp.MustCompile(`^(E9|F63|F7|F82)`)
+	// doctest: the failing example's header at column 0.
+	doctestHeadRE = regexp.MustCompile(`^File "(.*)", line (\d+), in (\S+)$`)
 )
 
 const (
@@ -129,4 +142,105 @@ func pyLibraryPath(p string) bool {
 	}
 	np := strings.ReplaceAll(p, `\`, "/")
 	return dependencyPath(np) || pyLibRE.MatchString(np)
+}
+
+// parsePythonWarning handles a warning printed by the warnings module, and
+// flake8's lines. A warning is primary only when nothing failed.
+func parsePythonWarning(s *scanner) bool {
+	line := s.lines[s.i]
+	if !strings.Contains(line, ".py") {
+		return false
+	}
+	if m := flake8RE.FindStringSubmatch(line); m != nil {
+		sev := "warning"
+		if flake8ErrorRE.MatchString(m[4]) {
+			sev = "error"
+		}
+		s.add(Error{Tool: "flake8", Language: "python", File: s.rel(m[1]), Line: atoi(m[2]), Column: atoi(m[3]), Severity: sev, Code: m[4], Message: m[5]})
+		s.i++
+		return true
+	}
+	m := pyWarningRE.FindStringSubmatch(line)
+	if m == nil {
+		return false
+	}
+	e := Error{Tool: "python", Language: "python", File: s.rel(m[1]), Line: atoi(m[2]), Severity: "warning", Code: m[3], Message: m[4]}
+	s.i++
+	if l := s.peek(s.i); strings.HasPrefix(l, "  ") && strings.TrimSpace(l) != "" {
+		e.Details = append(e.Details, "code: "+strings.TrimSpace(l))
+		s.i++
+	}
+	s.add(e)
+	return true
+}
+
+// parseDoctest handles a doctest failure: "File "/abs/x.py", line 6, in
+// mod.f" at column 0, "Failed example:" and the example, then "Expected:"
+// / "Got:" (or "Expected nothing" / "Got nothing"), or "Exception
+// raised:" and the traceback. The error is at the example's line; its
+// message says what was expected and what came, or is the exception.
+func parseDoctest(s *scanner) bool {
+	if !strings.HasPrefix(s.lines[s.i], `File "`) {
+		return false
+	}
+	m := doctestHeadRE.FindStringSubmatch(s.lines[s.i])
+	if m == nil || strings.TrimSpace(s.peek(s.i+1)) != "Failed example:" {
+		return false
+	}
+	e := Error{Tool: "doctest", Language: "python", File: s.rel(m[1]), Line: atoi(m[2]), Details: []string{"test: " + m[3]}}
+	s.i += 2
+	blocks := map[string][]string{}
+	cur := "example"
+lines:
+	for ; s.i < len(s.lines); s.i++ {
+		l := s.lines[s.i]
+		if strings.HasPrefix(l, "*****") || doctestHeadRE.MatchString(l) {
+			break
+		}
+		if strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t") || strings.TrimSpace(l) == "" {
+			if t := strings.TrimSpace(l); t != "" {
+				blocks[cur] = append(blocks[cur], t)
+			}
+			continue
+		}
+		switch t := strings.TrimSpace(l); t {
+		case "Expected:", "Got:", "Exception raised:":
+			cur = strings.TrimSuffix(t, ":")
+		case "Expected nothing", "Got nothing":
+			cur = strings.TrimSuffix(t, " nothing")
+			blocks[cur] = []string{"nothing"}
+		default:
+			break lines // not doctest's: the report ended
+		}
+	}
+	if ex := blocks["example"]; len(ex) > 0 {
+		e.Details = append(e.Details, "example: "+strings.Join(ex, " "))
+	}
+	if tb := blocks["Exception raised"]; len(tb) > 0 {
+		last := tb[len(tb)-1]
+		if x := pyExcRE.FindStringSubmatch(last); x != nil {
+			e.Code, e.Message = x[1], x[2]
+			if e.Message == "" {
+				e.Message = x[1]
+			}
+		} else {
+			e.Message = last
+		}
+		e.Details = append(e.Details, tb...)
+	} else {
+		want, got := strings.Join(blocks["Expected"], "\n"), strings.Join(blocks["Got"], "\n")
+		e.Message = "expected " + firstLine(want) + ", got " + firstLine(got)
+		if strings.Contains(want, "\n") || strings.Contains(got, "\n") {
+			e.Details = append(e.Details, "expected: "+want, "got: "+got)
+		}
+	}
+	s.add(e)
+	return true
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
 }

@@ -1,8 +1,10 @@
 package errparse
 
 import (
+	"encoding/json"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -105,6 +107,47 @@ func parseShell(s *scanner) bool {
 			s.i++
 		}
 	}
+	return true
+}
+
+// shellcheckComment is one finding of shellcheck -f json1 ({"comments":
+// [...]}) or -f json (the bare array).
+type shellcheckComment struct {
+	File    string  `json:"file"`
+	Line    int     `json:"line"`
+	Column  int     `json:"column"`
+	Level   string  `json:"level"`
+	Code    *int    `json:"code"`
+	Message *string `json:"message"`
+}
+
+// parseShellcheckJSON handles shellcheck's JSON formats; ok is false when
+// the line is not one of them.
+func parseShellcheckJSON(s *scanner, line string) bool {
+	var comments []shellcheckComment
+	if strings.HasPrefix(line, "[") {
+		if json.Unmarshal([]byte(line), &comments) != nil {
+			return false
+		}
+	} else {
+		var doc struct {
+			Comments *[]shellcheckComment `json:"comments"`
+		}
+		if json.Unmarshal([]byte(line), &doc) != nil || doc.Comments == nil {
+			return false
+		}
+		comments = *doc.Comments
+	}
+	for _, c := range comments {
+		if c.Code == nil || c.Message == nil || c.Level == "" {
+			return false // not shellcheck's
+		}
+	}
+	for _, c := range comments {
+		s.add(Error{Tool: "shellcheck", Language: "shell", File: s.rel(c.File), Line: c.Line, Column: c.Column,
+			Severity: shellSeverity(c.Level), Code: "SC" + strconv.Itoa(*c.Code), Message: *c.Message})
+	}
+	s.i++
 	return true
 }
 

@@ -16,6 +16,16 @@ var (
 	eslintRowRE = regexp.MustCompile(`^\s+(\d+):(\d+)\s+(error|warning)\s+(.*)$`)
 	eslintRule  = regexp.MustCompile(`^(@[\w.-]+/)?[\w.-]+(/[\w.-]+)*$`)
 	spaces2RE   = regexp.MustCompile(`\s{2,}`)
+
+	// ESLint's one-line formatters, which print no severity word where a
+	// compiler does (-f unix, -f compact, -f visualstudio; the last is
+	// MSBuild's canonical form, which other tools print too):
+	//   /abs/a.js:2:9: 'x' is assigned a value but never used. [Error/no-unused-vars]
+	//   /abs/a.js: line 2, col 9, Error - 'x' is assigned … (no-unused-vars)
+	//   /abs/a.js(2,9): error no-unused-vars : 'x' is assigned …
+	eslintUnixRE    = regexp.MustCompile(`^(\S.*?):(\d+):(\d+): (.*) \[(Error|Warning)(?:/([^\]\s]+))?\]$`)
+	eslintCompactRE = regexp.MustCompile(`^(\S.*?): line (\d+), col (\d+), (Error|Warning) - (.*?)(?: \(([@\w./-]+)\))?$`)
+	eslintVSRE      = regexp.MustCompile(`^(\S.*?)\((\d+)(?:,(\d+))?\): (error|warning)(?: ([@\w./-]+))? ?: (.*)$`)
 )
 
 // parseTSC handles both tsc forms; the indented lines right after the
@@ -80,6 +90,40 @@ func parseESLintStylish(s *scanner) bool {
 		s.add(e)
 		s.i++
 	}
+	return true
+}
+
+// parseESLintLine handles ESLint's unix, compact and visualstudio formats
+// (one finding per line). Code is the rule id. A visualstudio-form line
+// of another language than JavaScript or TypeScript is another tool's
+// (MSBuild's form): Tool "lint", Code the tool's code.
+func parseESLintLine(s *scanner) bool {
+	line := s.lines[s.i]
+	// Cheap checks first: this runs on most lines nothing else took.
+	unix, compact, vs := strings.HasSuffix(line, "]"), strings.Contains(line, ": line "), strings.Contains(line, "): ")
+	if !unix && !compact && !vs {
+		return false
+	}
+	var file, ln, col, sev, code, msg string
+	if m := eslintUnixRE.FindStringSubmatch(line); unix && m != nil {
+		file, ln, col, sev, msg, code = m[1], m[2], m[3], m[5], m[4], m[6]
+	} else if m := eslintCompactRE.FindStringSubmatch(line); compact && m != nil {
+		file, ln, col, sev, msg, code = m[1], m[2], m[3], m[4], m[5], m[6]
+	} else if m := eslintVSRE.FindStringSubmatch(line); vs && m != nil {
+		file, ln, col, sev, code, msg = m[1], m[2], m[3], m[4], m[5], m[6]
+	} else {
+		return false
+	}
+	if strings.ContainsAny(file, " \t") && !isAbs(file) {
+		return false
+	}
+	e := Error{Tool: "eslint", Language: eslintLanguage(file), File: s.rel(file), Line: atoi(ln), Column: atoi(col),
+		Severity: strings.ToLower(sev), Code: code, Message: msg}
+	if l := LanguageOf(file); l != "javascript" && l != "typescript" && !strings.HasSuffix(file, ".vue") {
+		e.Tool, e.Language = "lint", l
+	}
+	s.add(e)
+	s.i++
 	return true
 }
 
