@@ -203,9 +203,9 @@ Exception raised:
 		},
 		{
 			name:  "last resort: a severity word and a code",
-			input: "src/cfg.rs:3:34: error[E0425]: cannot find value `defualt_port` in this scope\n",
+			input: "src/Cfg.kt:3:34: error[K0425]: unresolved reference: defualtPort\n",
 			count: 1,
-			want:  want{"lint", "rust", "src/cfg.rs", 3, 34, "error", "E0425", "cannot find value `defualt_port` in this scope"},
+			want:  want{"lint", "", "src/Cfg.kt", 3, 34, "error", "K0425", "unresolved reference: defualtPort"},
 		},
 		{
 			name:  "last resort: no severity word",
