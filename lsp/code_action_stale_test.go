@@ -139,3 +139,54 @@ func TestStaleDetectorDiagnosticFixesItsOwnViolation(t *testing.T) {
 	}
 	s.Shutdown()
 }
+
+// TestPanelFixAfterManyEditsElsewhere: the panel holds a violation of the
+// version it was listed at, and is not refreshed while the user types
+// elsewhere (the violations did not change). Its "Apply fix" still finds
+// the violation after many more checks than the server keeps layouts of.
+func TestPanelFixAfterManyEditsElsewhere(t *testing.T) {
+	fixRule := "---\ntitle: Log, don't print\nuuid: no-println\nseverity: high\npath: \"**/*.go\"\n" +
+		"detector:\n  type: regex\n  pattern: 'fmt\\.Println\\(([^)]*)\\)'\n  replace: 'log.Info($1)'\n---\nUse the logger.\n"
+	repo := lsptest.NewRepo(t, map[string]string{".kody/rules/println.md": fixRule, "main.go": "package main\n"})
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.AwaitIdle("")
+	s.OpenText("a.go", "package main\n\nfunc main() {\n\tfmt.Println(\"first\")\n}\n\n")
+	s.AwaitDiagnostics("a.go", lsptest.Count(1))
+	var listed contract.RuleViolations
+	if err := s.ExecuteCommand(contract.CommandRuleViolations, nil, &listed); err != nil {
+		t.Fatal(err)
+	}
+	var v *contract.ViolationInfo
+	var rule string
+	for _, g := range listed.Groups {
+		for i := range g.Violations {
+			v, rule = &g.Violations[i], g.Rule.UUID
+		}
+	}
+	if v == nil {
+		t.Fatalf("the panel lists no violation: %+v", listed)
+	}
+	for i := range 40 {
+		s.Insert("a.go", protocol.Position{Line: 5, Character: uint32(i)}, "x")
+		s.AwaitIdle("a.go")
+	}
+	// As the panel's Apply Fix sends it when the editor's diagnostics are
+	// of another version.
+	d := protocol.Diagnostic{Range: v.Range, Source: protocol.NewOptional("kody"), Code: protocol.String(rule)}
+	d.Data, _ = json.Marshal(contract.DiagnosticData{ID: v.ID, Rule: rule, Version: v.Version})
+	var fix *protocol.CodeAction
+	for _, a := range s.CodeActions("a.go", d.Range, []protocol.Diagnostic{d}) {
+		if strings.HasPrefix(a.Title, "Apply Kody fix") {
+			fix = &a
+		}
+	}
+	if fix == nil || fix.Edit == nil {
+		t.Fatalf("the panel's violation of version %d has no fix after 40 edits below it", v.Version)
+	}
+	s.ApplyEdit(fix.Edit)
+	if text := s.Text("a.go"); !strings.Contains(text, "\tlog.Info(\"first\")\n") {
+		t.Fatalf("the fix changed the buffer to:\n%s", text)
+	}
+	s.Shutdown()
+}

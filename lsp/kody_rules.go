@@ -40,19 +40,23 @@ type docViolations struct {
 	// modelTold is, for the violations the model found at the last review,
 	// what the editor was last told about.
 	modelTold string
-	// past are where the violations of the last checked versions were, by
-	// id, oldest first: a code action may come with a diagnostic of an
-	// older version, whose id another violation may have taken since.
+	// past are where the fixable violations of the last checked versions
+	// were, by id, oldest first: a code action may come with a diagnostic
+	// of an older version (the panel's, which is refreshed only when the
+	// violations change), whose id another violation may have taken since.
 	past []checkedSpans
 }
 
-// checkedSpans are the byte spans of the violations found in a version.
+// checkedSpans are the byte spans of the fixable violations found in the
+// checked versions from..to, which all found them at the same places
+// (typing elsewhere in the file moves none of them).
 type checkedSpans struct {
-	version int32
-	spans   map[string]anchor.Span
+	from, to int32
+	sum      string // of spans
+	spans    map[string]anchor.Span
 }
 
-// maxPast bounds the checked versions whose violations' places are kept.
+// maxPast bounds the layouts of fixable violations whose places are kept.
 const maxPast = 32
 
 // modelChanged records the rule violations the model found in a document
@@ -70,26 +74,55 @@ func (r *ruleState) modelChanged(key string, where []string) bool {
 
 // set records a document's violations, found in doc.
 func (r *ruleState) set(key string, doc *textdoc.Document, found []workspace.RuleFinding) {
-	h := sha256.New()
-	spans := make(map[string]anchor.Span, len(found))
+	h, hs := sha256.New(), sha256.New()
+	var spans map[string]anchor.Span
 	for _, f := range found {
 		fmt.Fprintf(h, "%s\x00%d\x00%d\x00%d\n", f.ID, f.Line, f.Start, f.End)
+		if !f.HasFix {
+			continue // only a fix needs its violation found again
+		}
+		if spans == nil {
+			spans = map[string]anchor.Span{}
+		}
 		start := doc.LineStart(f.Line)
-		spans[f.ID] = anchor.Span{Start: start + f.Start, End: start + f.End}
+		sp := anchor.Span{Start: start + f.Start, End: start + f.End}
+		spans[f.ID] = sp
+		fmt.Fprintf(hs, "%s\x00%d\x00%d\n", f.ID, sp.Start, sp.End)
 	}
-	sum := string(h.Sum(nil))
+	sum, spanSum := string(h.Sum(nil)), string(hs.Sum(nil))
+	v := doc.Version()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	d := r.docLocked(key)
-	d.found, d.version, d.hash = found, doc.Version(), sum
-	// A version checked again (the rules or the settings changed) keeps
-	// what its last check found.
-	d.past = slices.DeleteFunc(d.past, func(c checkedSpans) bool { return c.version == doc.Version() })
-	d.past = append(d.past, checkedSpans{version: doc.Version(), spans: spans})
-	slices.SortStableFunc(d.past, func(a, b checkedSpans) int { return cmp.Compare(a.version, b.version) })
-	if len(d.past) > maxPast {
-		d.past = slices.Delete(d.past, 0, len(d.past)-maxPast)
+	d.found, d.version, d.hash = found, v, sum
+	d.past = addChecked(d.past, v, spanSum, spans)
+}
+
+// addChecked records that version v found the fixable violations spans
+// (whose hash is sum). A version that finds them where the last checked
+// one did extends its range (the versions between were not checked, so no
+// diagnostic of theirs was shown); a version checked again (the rules or
+// the settings changed) keeps what its last check found.
+func addChecked(past []checkedSpans, v int32, sum string, spans map[string]anchor.Span) []checkedSpans {
+	if n := len(past); n > 0 {
+		last := &past[n-1]
+		switch {
+		case v >= last.from && last.sum == sum:
+			last.to = max(last.to, v)
+			return past
+		case v == last.to && last.from < v:
+			last.to = v - 1 // v found them elsewhere on this check
+		case v == last.to:
+			past = past[:n-1]
+		}
 	}
+	past = slices.DeleteFunc(past, func(c checkedSpans) bool { return c.from == v && c.to == v })
+	past = append(past, checkedSpans{from: v, to: v, sum: sum, spans: spans})
+	slices.SortStableFunc(past, func(a, b checkedSpans) int { return cmp.Compare(a.from, b.from) })
+	if len(past) > maxPast {
+		past = slices.Delete(past, 0, len(past)-maxPast)
+	}
+	return past
 }
 
 // spanAt returns the byte span the violation id had in version of a
@@ -98,8 +131,8 @@ func (r *ruleState) spanAt(key string, version int32, id string) (anchor.Span, b
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if d := r.docs[key]; d != nil {
-		for _, c := range d.past {
-			if c.version == version {
+		for i := len(d.past) - 1; i >= 0; i-- {
+			if c := d.past[i]; version >= c.from && version <= c.to {
 				sp, ok := c.spans[id]
 				return sp, ok
 			}
@@ -156,12 +189,14 @@ func (r *ruleState) forget(key string) bool {
 }
 
 // violationDiagnostic is the diagnostic of a detector's violation found in
-// doc.
-func (s *Server) violationDiagnostic(doc *textdoc.Document, v workspace.RuleFinding, sev map[string]string) protocol.Diagnostic {
-	start := doc.LineStart(v.Line)
+// doc; cols converts the columns of its line (one per line, kept while
+// the violations of that line are converted in order).
+func (s *Server) violationDiagnostic(cols *textdoc.Columns, doc *textdoc.Document, v workspace.RuleFinding, sev map[string]string) protocol.Diagnostic {
+	line := uint32(v.Line)
+	start := cols.Char(v.Start)
 	rng := protocol.Range{
-		Start: toProtocol(doc.PositionAt(start+v.Start, s.encoding)),
-		End:   toProtocol(doc.PositionAt(start+v.End, s.encoding)),
+		Start: protocol.Position{Line: line, Character: start},
+		End:   protocol.Position{Line: line, Character: start + cols.Width(v.Start, v.End)},
 	}
 	msg := v.Rule.Title
 	if first := v.Rule.Lead(); first != "" {

@@ -53,8 +53,13 @@ func (ruleChecks) name() string { return SourceRules }
 func (r ruleChecks) diagnostics(snap *workspace.Snapshot, doc *textdoc.Document) []protocol.Diagnostic {
 	found := snap.CheckRules()
 	out := make([]protocol.Diagnostic, 0, len(found))
+	var cols *textdoc.Columns
+	line := -1
 	for _, v := range found {
-		out = append(out, r.s.violationDiagnostic(doc, v, snap.Settings.Severity))
+		if v.Line != line || cols == nil {
+			line, cols = v.Line, doc.Columns(v.Line, r.s.encoding)
+		}
+		out = append(out, r.s.violationDiagnostic(cols, doc, v, snap.Settings.Severity))
 	}
 	// The panel's data is recorded before the diagnostics go out, so an
 	// editor that asks for it on seeing them gets the same findings.

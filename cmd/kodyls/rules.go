@@ -697,6 +697,20 @@ func writeRulesJSON(w io.Writer, v any) {
 // ones whole, else the change set against HEAD with its diffs, as
 // reviews judge it. It returns the files judged, the violations, and
 // whether a file could not be read or the check failed.
+// outsideRule says why a pull-request rule does not judge the file rel
+// ("" when it does): its paths or its languages leave it out, as in a
+// review (which names a file's language from its name).
+func outsideRule(r *rules.Rule, rel string) string {
+	lang := langid.Of(rel)
+	switch {
+	case filereview.Reaches(r, rel, lang):
+		return ""
+	case r.AppliesToLanguage(lang):
+		return "outside the rule's paths " + strings.Join(r.Paths, ", ")
+	}
+	return "outside the rule's languages " + strings.Join(r.Languages, ", ")
+}
+
 func testPullRequestRule(ctx context.Context, folder *workspace.Folder, rule *rules.Rule, files []string, explicit bool, stderr io.Writer) ([]string, []violationJSON, bool) {
 	var inputs []filereview.Input
 	failed := false
@@ -721,14 +735,22 @@ func testPullRequestRule(ctx context.Context, folder *workspace.Folder, rule *ru
 			return []string{}, []violationJSON{}, true
 		}
 	}
+	// The whole change set is the rule's evidence; the files it judges are
+	// those its paths and languages reach, as in a review.
 	checked := []string{}
 	text := map[string]string{}
 	for _, in := range inputs {
-		checked = append(checked, in.Path)
 		text[in.Path] = in.Current
+		if why := outsideRule(rule, in.Path); why != "" {
+			if explicit {
+				fmt.Fprintf(stderr, "%s: not checked: %s\n", in.Path, why)
+			}
+			continue
+		}
+		checked = append(checked, in.Path)
 	}
 	violations := []violationJSON{}
-	if len(inputs) == 0 {
+	if len(checked) == 0 {
 		return checked, violations, failed
 	}
 	byFile, err := folder.CheckPullRequestRule(ctx, rule, inputs)

@@ -173,3 +173,40 @@ func TestRulesTestShowsTheModelExplanation(t *testing.T) {
 		t.Errorf("code %d\ngot\n%s\nwant\n%s%s", code, out, want, errOut)
 	}
 }
+
+// TestRulesTestPullRequestRuleKeepsToItsReach: `rules test` of a
+// pull-request rule judges the files its languages and paths reach, as a
+// review does: a named file outside them is said to be not checked, and
+// the model is not asked about a change the rule does not reach.
+func TestRulesTestPullRequestRuleKeepsToItsReach(t *testing.T) {
+	const tool = "def gen():\n    return 1\n"
+	repo := lsptest.NewRepo(t, map[string]string{".kody/rules/pypr.md": pyPRRuleMD, "main.go": reviewGo, "tools/gen.py": tool})
+	repo.Write(map[string]string{
+		"main.go":      strings.Replace(reviewGo, "sum := 0", "sum := 1", 1),
+		"tools/gen.py": strings.Replace(tool, "return 1", "return 2", 1),
+	})
+	fake, judged := prFake(t)
+	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+	files := func(out string) []string {
+		t.Helper()
+		var got struct {
+			Files []string `json:"files"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("json: %v\n%s", err, out)
+		}
+		return got.Files
+	}
+
+	out, errOut, code := runBin(t, env, repo.Dir, "rules", "test", "--json", "py-pr", "main.go")
+	if code != 0 || len(files(out)) != 0 || !strings.Contains(errOut, "main.go: not checked: outside the rule's languages python") {
+		t.Errorf("a Go file named: code %d, files %v\n%s", code, files(out), errOut)
+	}
+	if judged.Times() != 0 {
+		t.Errorf("the model judged the Python rule over a Go change %d times", judged.Times())
+	}
+	out, errOut, code = runBin(t, env, repo.Dir, "rules", "test", "--json", "py-pr")
+	if got := files(out); code != 0 || len(got) != 1 || got[0] != "tools/gen.py" {
+		t.Errorf("the changed files: code %d, judged %v, want the Python file alone\n%s", code, got, errOut)
+	}
+}

@@ -154,6 +154,58 @@ func (d *Document) PositionAt(off int, enc Encoding) Position {
 	return Position{Line: uint32(c.lineStart + j), Character: uint32(char)}
 }
 
+// Columns converts byte offsets within one line to characters, walking
+// on from the offset it converted last: the places of many matches on one
+// long line, asked in order, cost one pass over the line rather than one
+// per match. An offset before the last one starts again from the line's
+// start. Offsets are clamped and moved to character boundaries as
+// PositionAt does.
+type Columns struct {
+	line     string
+	enc      Encoding
+	at, char int
+}
+
+// Columns returns a converter of byte offsets within line i.
+func (d *Document) Columns(i int, enc Encoding) *Columns {
+	return &Columns{line: d.Line(i), enc: enc}
+}
+
+// Char returns the character of the byte offset off within the line.
+func (c *Columns) Char(off int) uint32 {
+	n := c.boundary(off)
+	if c.enc == UTF8 {
+		return uint32(n)
+	}
+	if n < c.at {
+		c.at, c.char = 0, 0
+	}
+	c.char += utf16Len(c.line[c.at:n])
+	c.at = n
+	return uint32(c.char)
+}
+
+// Width returns how many characters the bytes from..to of the line span,
+// without moving on: Char(to) - Char(from), whatever was asked before.
+func (c *Columns) Width(from, to int) uint32 {
+	a, b := c.boundary(from), c.boundary(to)
+	if b <= a {
+		return 0
+	}
+	if c.enc == UTF8 {
+		return uint32(b - a)
+	}
+	return uint32(utf16Len(c.line[a:b]))
+}
+
+func (c *Columns) boundary(off int) int {
+	n := min(max(off, 0), len(c.line))
+	for n > 0 && !isBoundary(c.line, n) {
+		n--
+	}
+	return n
+}
+
 // Apply returns a new snapshot at version with changes applied in order, each
 // change's range referring to the text left by the previous one, exactly as
 // didChange specifies. It fails, changing nothing, if version is not greater
