@@ -119,6 +119,9 @@ type Server struct {
 	build     builds
 	status    statusState
 	git       gitWatch // the repositories' git directories, watched for baseline moves
+	// workspaceWatches counts the file watcher's walks of a whole
+	// workspace (watchWorkspace), for tests.
+	workspaceWatches atomic.Int64
 }
 
 type clientCapabilities struct {

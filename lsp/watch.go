@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path"
@@ -205,6 +206,10 @@ func (s *Server) watchFiles(ctx context.Context, ready func()) {
 	// Once the rules are loaded, the files they were read from too.
 	loaded := s.rulesLoaded
 	var pending fileChange
+	// The directories created since the last reload, watched when the
+	// burst of events is over: a checkout that creates thousands of them
+	// is walked once, not once per directory.
+	var created createdDirs
 	// A change seen and waiting for the debounce is pending work, so
 	// kodyls/awaitIdle does not answer before the reload it leads to.
 	var pendingDone func()
@@ -215,6 +220,13 @@ func (s *Server) watchFiles(ctx context.Context, ready func()) {
 	}()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	wait := func(what fileChange) {
+		pending |= what
+		if pendingDone == nil {
+			pendingDone = s.work.add("")
+		}
+		timer.Reset(watchDebounce)
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -232,30 +244,42 @@ func (s *Server) watchFiles(ctx context.Context, ready func()) {
 				// refs are watched too (fsnotify is not recursive).
 				s.addTree(w, ev.Name)
 			}
-			if ev.Has(fsnotify.Create) && s.watchNestedDir(w, ev.Name) {
-				// A new directory may come with an AGENTS.md already
-				// in it (a checkout, a move).
-				what |= changeRules
+			if ev.Has(fsnotify.Create) && isDir(ev.Name) {
+				if what&changeRules != 0 {
+					// .kody, .kody/rules or a directory in it.
+					created.sources = true
+				}
+				if s.walksDir(ev.Name) {
+					// A new directory may come with an AGENTS.md
+					// already in it (a checkout, a move).
+					created.nested = append(created.nested, ev.Name)
+					what |= changeRules
+				}
 			}
-			if what == changeNone {
-				continue
+			if what != changeNone {
+				wait(what)
 			}
-			if what&changeRules != 0 && ev.Has(fsnotify.Create) {
-				s.watchCreatedDir(w, ev.Name)
-			}
-			pending |= what
-			if pendingDone == nil {
-				pendingDone = s.work.add("")
-			}
-			timer.Reset(watchDebounce)
 		case err, ok := <-w.Errors:
 			if !ok {
 				return
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				// Events were dropped: a rule file written, a directory
+				// created, a baseline moved, no one knows which. All
+				// is watched and read again.
+				s.log.Warn("file watcher lost events; reloading the rules and baselines", "error", err)
+				created.all = true
+				wait(changeRules | changeBaseline | changeRepo)
+				continue
 			}
 			s.log.Warn("file watcher", "error", err)
 		case <-timer.C:
 			what := pending
 			pending = changeNone
+			// Watched before the reload reads them, so that what is
+			// written in them from now on is an event.
+			s.watchCreated(w, created)
+			created = createdDirs{}
 			s.applyFileChanges(ctx, what)
 			if what&changeRules != 0 {
 				s.watchRuleFiles(w)
@@ -268,13 +292,94 @@ func (s *Server) watchFiles(ctx context.Context, ready func()) {
 	}
 }
 
-// watchWorkspace watches the root of one workspace (where a .git may
+// createdDirs are the directories created since the watcher last added
+// watches.
+type createdDirs struct {
+	// nested are the ones where the rule sources look for nested
+	// instruction files, absolute.
+	nested []string
+	// sources: a directory appeared on a rule source's path.
+	sources bool
+	// all: events were lost; every workspace is watched again.
+	all bool
+}
+
+// watchCreated watches the directories created during a burst of events:
+// each workspace again after lost events; the rule sources' paths when a
+// directory appeared on one; else each new directory's tree where nested
+// instruction files are looked for, once: a directory inside another new
+// one was seen by that one's walk.
+func (s *Server) watchCreated(w *fsnotify.Watcher, c createdDirs) {
+	if c.all {
+		for _, e := range s.allEngines() {
+			s.watchWorkspace(w, e)
+		}
+		return
+	}
+	if c.sources {
+		for _, e := range s.allEngines() {
+			s.watchSources(w, e)
+		}
+	}
+	slices.Sort(c.nested) // parents first
+	walked := map[string]bool{}
+	for _, dir := range slices.Compact(c.nested) {
+		if underAny(walked, dir) {
+			continue
+		}
+		if s.watchNestedDir(w, dir) {
+			walked[dir] = true
+		}
+	}
+}
+
+// underAny reports whether one of dir's parents is in dirs.
+func underAny(dirs map[string]bool, dir string) bool {
+	for p := filepath.Dir(dir); p != dir; dir, p = p, filepath.Dir(p) {
+		if dirs[p] {
+			return true
+		}
+	}
+	return false
+}
+
+func isDir(name string) bool {
+	st, err := os.Stat(name)
+	return err == nil && st.IsDir()
+}
+
+// walksDir reports, from its path alone, whether the rule sources of a
+// workspace look for nested instruction files in the directory name.
+func (s *Server) walksDir(name string) bool {
+	for _, e := range s.allEngines() {
+		if rel, ok := e.Rel(name); ok && e.Registry().WalksDir(rel) {
+			return true
+		}
+	}
+	return false
+}
+
+// watchWorkspace watches the rule sources' paths of one workspace
+// (watchSources) and the subdirectories where AGENTS.md and CLAUDE.md are
+// looked for, within the registry's bounds: a walk of the whole
+// workspace, done at start and after lost events.
+func (s *Server) watchWorkspace(w *fsnotify.Watcher, e *rulecheck.Engine) {
+	s.workspaceWatches.Add(1)
+	s.watchSources(w, e)
+	root := e.Root()
+	for _, dir := range e.Registry().NestedDirs(context.Background(), root, ".") {
+		_ = w.Add(filepath.Join(root, filepath.FromSlash(dir)))
+	}
+}
+
+// watchSources watches the root of one workspace (where a .git may
 // appear; the git directories are gitWatch's), every directory above a
 // watch path of its rule sources (so that creating the path is noticed)
-// and the watch paths themselves with every directory below them. Missing directories are normal and skipped. Parents are
-// watched before their trees are walked, so a directory created meanwhile
-// is either seen by the walk or reported as an event.
-func (s *Server) watchWorkspace(w *fsnotify.Watcher, e *rulecheck.Engine) {
+// and the watch paths themselves with every directory below them. Missing
+// directories are normal and skipped. Parents are watched before their
+// trees are walked, so a directory created meanwhile is either seen by the
+// walk or reported as an event.
+func (s *Server) watchSources(w *fsnotify.Watcher, e *rulecheck.Engine) {
 	root := e.Root()
 	_ = w.Add(root)
 	for _, p := range e.Registry().WatchPaths() {
@@ -283,18 +388,13 @@ func (s *Server) watchWorkspace(w *fsnotify.Watcher, e *rulecheck.Engine) {
 		}
 		s.addTree(w, filepath.Join(root, filepath.FromSlash(p)))
 	}
-	// The subdirectories where AGENTS.md and CLAUDE.md are looked for,
-	// within the registry's bounds.
-	for _, dir := range e.Registry().NestedDirs(context.Background(), root, ".") {
-		_ = w.Add(filepath.Join(root, filepath.FromSlash(dir)))
-	}
 }
 
 // watchNestedDir starts watching a directory created where the rule
 // sources look for nested instruction files, with its subdirectories. It
 // reports whether it did.
 func (s *Server) watchNestedDir(w *fsnotify.Watcher, name string) bool {
-	if st, err := os.Stat(name); err != nil || !st.IsDir() {
+	if !isDir(name) {
 		return false
 	}
 	added := false
@@ -307,20 +407,6 @@ func (s *Server) watchNestedDir(w *fsnotify.Watcher, name string) bool {
 		}
 	}
 	return added
-}
-
-// watchCreatedDir starts watching a directory that appeared on a rule
-// source's path, such as .kody, .kody/rules or a sub-directory of it, with
-// whatever it already holds.
-func (s *Server) watchCreatedDir(w *fsnotify.Watcher, name string) {
-	if st, err := os.Stat(name); err != nil || !st.IsDir() {
-		return
-	}
-	for _, e := range s.allEngines() {
-		if _, ok := e.Rel(name); ok {
-			s.watchWorkspace(w, e)
-		}
-	}
 }
 
 func (s *Server) addTree(w *fsnotify.Watcher, root string) {
