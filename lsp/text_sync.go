@@ -40,6 +40,10 @@ type openDoc struct {
 	idleDone      func()      // releases the idle timer's pending work
 	idleVersion   int32       // the version the idle timer was armed for
 	toldRejected  bool        // the editor was told an edit could not be applied
+
+	// detections carry the rule detectors' results from one version of
+	// the buffer to the next.
+	detections workspace.Detections
 }
 
 // The text synchronization handlers run on the read loop, in wire order.
@@ -273,6 +277,7 @@ func (s *Server) snapshot(key string) (*workspace.Snapshot, *textdoc.Document) {
 	snap := &workspace.Snapshot{
 		URI: key, Path: od.path, Language: od.language, Folder: od.folder, RuleFile: od.isRule,
 		Version: doc.Version(), Text: doc.Text(), Settings: s.settings(),
+		Detections: &od.detections,
 	}
 	// The language a review prompt and a rule's `languages` see comes from
 	// the file name, as in `kodyls review`, so that the editor and the CLI

@@ -30,6 +30,8 @@ type Detector struct {
 	HasFix  bool
 
 	re *regexp.Regexp
+	// pf skips the lines re cannot match; nil when it cannot tell.
+	pf *prefilter
 }
 
 // NewDetector validates and compiles a detector, so that rules built in code
@@ -46,7 +48,7 @@ func NewDetector(typ, pattern, flags string) (*Detector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Detector{Type: typ, Pattern: pattern, Flags: flags, re: re}, nil
+	return &Detector{Type: typ, Pattern: pattern, Flags: flags, re: re, pf: newPrefilter(re)}, nil
 }
 
 // Regexp returns the compiled pattern, flags applied; nil for a Detector that
@@ -58,27 +60,27 @@ func (d *Detector) Regexp() *regexp.Regexp {
 	return d.re
 }
 
-// matcher returns the compiled pattern, compiling a hand-built Detector on
-// the fly. The result is not stored back so that concurrent Detect calls
-// never write to a shared Rule.
-func (d *Detector) matcher() *regexp.Regexp {
+// matcher returns the compiled pattern and its prefilter, compiling a
+// hand-built Detector on the fly. The result is not stored back so that
+// concurrent Detect calls never write to a shared Rule.
+func (d *Detector) matcher() (*regexp.Regexp, *prefilter) {
 	if d == nil {
-		return nil
+		return nil, nil
 	}
 	if d.re != nil {
-		return d.re
+		return d.re, d.pf
 	}
 	if _, err := checkDetectorType(d.Type); err != nil {
-		return nil
+		return nil, nil
 	}
 	if checkFlags(d.Flags) != nil {
-		return nil
+		return nil, nil
 	}
 	re, err := compilePattern(d.Pattern, d.Flags)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	return re
+	return re, newPrefilter(re)
 }
 
 func checkDetectorType(typ string) (string, error) {
@@ -226,55 +228,82 @@ func checkReplace(re *regexp.Regexp, replace string) error {
 // a line is reported; empty matches are not, because a pattern such as `x*`
 // would otherwise flag every position of every line. The result is sorted by
 // line, start and rule file.
+//
+// A detector matches one line at a time and sees nothing else, so a line's
+// violations depend on its text and the rules alone: DetectCache keeps them
+// from one version of a document to the next.
 func Detect(rules []*Rule, relPath, text string, include func(line int) bool) []Violation {
-	type active struct {
-		rule *Rule
-		re   *regexp.Regexp
-	}
-	var act []active
-	for _, r := range rules {
-		if r == nil || r.Detector == nil || !r.AppliesTo(relPath) {
-			continue
-		}
-		if re := r.Detector.matcher(); re != nil {
-			act = append(act, active{r, re})
-		}
-	}
+	act := activeRules(rules, relPath)
 	if len(act) == 0 {
 		return nil
 	}
-
 	var out []Violation
+	var sc lineScratch
 	forEachLine(text, func(n int, line string) {
 		if include != nil && !include(n) {
 			return
 		}
-		first := len(out)
-		for _, a := range act {
-			fix := a.rule.Detector.HasFix
-			var ms [][]int
-			if fix {
-				ms = a.re.FindAllStringSubmatchIndex(line, -1)
-			} else {
-				ms = a.re.FindAllStringIndex(line, -1) // no groups needed: cheaper
-			}
-			for _, m := range ms {
-				if m[0] == m[1] {
-					continue
-				}
-				v := Violation{Rule: a.rule, Line: n, Start: m[0], End: m[1], Match: line[m[0]:m[1]], HasFix: fix}
-				if fix {
-					v.Fix = string(a.re.ExpandString(nil, a.rule.Detector.Replace, line, m))
-				}
-				out = append(out, v)
-			}
-		}
-		// Lines are visited in order, so sorting each line's matches is
-		// enough to sort the whole result.
-		if len(out)-first > 1 {
-			slices.SortFunc(out[first:], compareViolations)
-		}
+		out = act.appendLine(out, n, line, &sc)
 	})
+	return out
+}
+
+// active is a rule whose detector runs, with its compiled pattern.
+type active struct {
+	rule *Rule
+	re   *regexp.Regexp
+	pf   *prefilter
+	fix  bool
+}
+
+type activeSet []active
+
+// activeRules are the rules among rules that apply to relPath and have a
+// detector that compiles, in order.
+func activeRules(rules []*Rule, relPath string) activeSet {
+	var act activeSet
+	for _, r := range rules {
+		if r == nil || r.Detector == nil || !r.AppliesTo(relPath) {
+			continue
+		}
+		if re, pf := r.Detector.matcher(); re != nil {
+			act = append(act, active{rule: r, re: re, pf: pf, fix: r.Detector.HasFix})
+		}
+	}
+	return act
+}
+
+// appendLine appends the violations of the active rules on line n, whose
+// text is line, sorted by start and rule file.
+func (act activeSet) appendLine(out []Violation, n int, line string, sc *lineScratch) []Violation {
+	first := len(out)
+	sc.reset(line)
+	for _, a := range act {
+		if !a.pf.mayMatch(sc) {
+			continue
+		}
+		var ms [][]int
+		if a.fix {
+			ms = a.re.FindAllStringSubmatchIndex(line, -1)
+		} else {
+			ms = a.re.FindAllStringIndex(line, -1) // no groups needed: cheaper
+		}
+		for _, m := range ms {
+			if m[0] == m[1] {
+				continue
+			}
+			v := Violation{Rule: a.rule, Line: n, Start: m[0], End: m[1], Match: line[m[0]:m[1]], HasFix: a.fix}
+			if a.fix {
+				v.Fix = string(a.re.ExpandString(nil, a.rule.Detector.Replace, line, m))
+			}
+			out = append(out, v)
+		}
+	}
+	// Lines are visited in order, so sorting each line's matches is
+	// enough to sort the whole result.
+	if len(out)-first > 1 {
+		slices.SortFunc(out[first:], compareViolations)
+	}
 	return out
 }
 

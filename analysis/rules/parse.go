@@ -747,6 +747,6 @@ func (d *decoder) detector(k, v *yaml.Node, r *Rule) *LoadError {
 			return d.errAt(replaceKey, "%s", err.Error())
 		}
 	}
-	r.Detector = &Detector{Type: t, Pattern: pattern, Flags: flags, Replace: replace, HasFix: hasFix, re: re}
+	r.Detector = &Detector{Type: t, Pattern: pattern, Flags: flags, Replace: replace, HasFix: hasFix, re: re, pf: newPrefilter(re)}
 	return nil
 }

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/kodustech/kodyls/analysis/changes"
 	"github.com/kodustech/kodyls/analysis/filereview"
@@ -37,6 +38,12 @@ type Snapshot struct {
 	// Skip is the file gate's verdict on the document as it was last
 	// opened or saved; a skipped document is not checked.
 	Skip gate.Reason
+
+	// Detections, when set, holds what the detectors found in the
+	// document's earlier versions, so that CheckRules runs them only over
+	// the lines it has not seen before. The editor keeps one per open
+	// document; without one every check starts from scratch.
+	Detections *Detections
 
 	changedOnce sync.Once
 	changed     changes.LineSet
@@ -103,21 +110,75 @@ func (s *Snapshot) CheckRules() []RuleFinding {
 			include = set.Has
 		}
 	}
-	// The snapshot's rules that have a detector; the others (often most,
-	// imported from the assistants' files) are not matched against the
-	// path on every keystroke.
-	var rs []*rules.Rule
-	for _, r := range s.Folder.Rules() {
-		if r.Detector != nil && s.applies(r) {
-			rs = append(rs, r)
-		}
-	}
-	vs := rules.Detect(rs, s.Rel, s.Text, include)
+	rs := s.detectorRules()
+	vs := s.Detections.cache().Detect(rs, s.Rel, s.Text, include)
 	out := make([]RuleFinding, len(vs))
 	for i, v := range vs {
 		out[i] = RuleFinding{ID: RuleFindingID(v.Rule.UUID, s.Rel, v.Line, v.Start), Violation: v}
 	}
 	return out
+}
+
+// detectorRules are the snapshot's rules that have a detector; the others
+// (often most, imported from the assistants' files) are not matched against
+// the path on every keystroke. With Detections the list is kept until the
+// folder's rules change, and so is the same slice from one check to the
+// next.
+func (s *Snapshot) detectorRules() []*rules.Rule {
+	all := s.Folder.Rules()
+	d := s.Detections
+	if d == nil {
+		return s.filterDetectorRules(all)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.valid || !sameRules(all, d.from) || d.rel != s.Rel || d.language != s.Language {
+		d.valid, d.from, d.rel, d.language = true, all, s.Rel, s.Language
+		d.rules = s.filterDetectorRules(all)
+	}
+	return d.rules
+}
+
+func (s *Snapshot) filterDetectorRules(all []*rules.Rule) []*rules.Rule {
+	var rs []*rules.Rule
+	for _, r := range all {
+		if r.Detector != nil && s.applies(r) {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
+// Detections is what the detectors found in the versions of one document
+// (see Snapshot.Detections): the lines checked and their violations,
+// bounded by the document's lines, and the document's rules that have a
+// detector. It starts over when the folder's rules change; the settings
+// play no part in a line's violations (the scope only says which lines are
+// checked). The zero value is ready to use.
+type Detections struct {
+	mu       sync.Mutex
+	valid    bool
+	from     []*rules.Rule // the folder's rules that rules were chosen from
+	rel      string
+	language string
+	rules    []*rules.Rule
+
+	lines rules.DetectCache
+}
+
+// cache is d's cache of lines; nil, which checks every line from scratch,
+// for a nil d.
+func (d *Detections) cache() *rules.DetectCache {
+	if d == nil {
+		return nil
+	}
+	return &d.lines
+}
+
+// sameRules reports whether a and b are the same slice. A folder's rules
+// are replaced, never modified, when they are read again.
+func sameRules(a, b []*rules.Rule) bool {
+	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
 // ReviewInput is what the review of the snapshot is computed from.

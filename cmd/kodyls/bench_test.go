@@ -55,12 +55,24 @@ func startupToInitialize(b *testing.B, bin, dir string, env []string) time.Durat
 // binary, the time from sending a didChange that adds or removes a rule
 // violation in a 5,000-line file to receiving its publishDiagnostics: for a
 // committed file (only changed lines are checked) and an untracked one
-// (every line is).
+// (every line is), the latter also with 30 and 300 more detector rules.
 func BenchmarkDidChangeToDiagnostics5000Lines(b *testing.B) {
-	b.Run("committed", func(b *testing.B) { benchDidChange(b, true, false, false) })
-	b.Run("untracked", func(b *testing.B) { benchDidChange(b, false, false, false) })
-	b.Run("explanation-waiting", func(b *testing.B) { benchDidChange(b, true, true, false) })
-	b.Run("60-assistant-rules", func(b *testing.B) { benchDidChange(b, true, false, true) })
+	b.Run("committed", func(b *testing.B) { benchDidChange(b, true, false, false, 0) })
+	b.Run("untracked", func(b *testing.B) { benchDidChange(b, false, false, false, 0) })
+	b.Run("explanation-waiting", func(b *testing.B) { benchDidChange(b, true, true, false, 0) })
+	b.Run("60-assistant-rules", func(b *testing.B) { benchDidChange(b, true, false, true, 0) })
+	b.Run("untracked-30-detector-rules", func(b *testing.B) { benchDidChange(b, false, false, false, 30) })
+	b.Run("untracked-300-detector-rules", func(b *testing.B) { benchDidChange(b, false, false, false, 300) })
+}
+
+// benchDetectorPatterns are the shapes of the extra detector rules of
+// benchDidChange, %d replaced by the rule's number: common patterns that
+// have no literal prefix for the regexp package to search for.
+var benchDetectorPatterns = []string{
+	`\bbadIdent%d\(`,
+	`(log|fmt)\.Printf?\("debug%d`,
+	`(?i)todo-%d\b`,
+	`TODO%d|FIXME%d`,
 }
 
 // benchDidChange measures didChange → publishDiagnostics. With explaining,
@@ -68,9 +80,17 @@ func BenchmarkDidChangeToDiagnostics5000Lines(b *testing.B) {
 // answers, to show it does not slow typing down. With assistantRules, an
 // AGENTS.md of 60 rules (none with a detector, as assistants' rules are)
 // sits beside the detector rule, to show the model's rules cost nothing per
-// keystroke.
-func benchDidChange(b *testing.B, commit, explaining, assistantRules bool) {
+// keystroke. detectorRules more rules with a detector, none matching, sit
+// beside the fixture's.
+func benchDidChange(b *testing.B, commit, explaining, assistantRules bool, detectorRules int) {
 	repo := fixtureRepo(b)
+	for i := 0; i < detectorRules; i++ {
+		pat := benchDetectorPatterns[i%len(benchDetectorPatterns)]
+		pat = strings.ReplaceAll(pat, "%d", strconv.Itoa(i))
+		repo.Write(map[string]string{
+			fmt.Sprintf(".kody/rules/extra-%03d.md", i): lsptest.RuleFile(fmt.Sprintf("Extra %d", i), fmt.Sprintf("extra-%d", i), "low", "**/*.go", pat),
+		})
+	}
 	if assistantRules {
 		var agents strings.Builder
 		agents.WriteString("# Team rules\n\n")
