@@ -64,7 +64,7 @@ func (c Checkpoints) Get(ctx context.Context, thread string) (agent.Checkpoint, 
 		return agent.Checkpoint{}, false, nil
 	}
 	if err != nil {
-		return agent.Checkpoint{}, false, fmt.Errorf("read checkpoint of %s: %w", thread, err)
+		return agent.Checkpoint{}, false, fmt.Errorf("read checkpoint of %s: %w", thread, c.s.Fault(err))
 	}
 	cp.State, cp.Done, cp.UpdatedAt = state, done != 0, time.UnixMilli(at)
 	return cp, true, nil

@@ -40,14 +40,14 @@ ON CONFLICT DO NOTHING`, d.Workspace, d.File, d.Kind, d.Key, time.Now().UnixMill
 func (s *Store) Dismissed(ctx context.Context, workspace, file string) (ids, labels map[string]bool, err error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT kind, key FROM dismissals WHERE workspace = ? AND file = ?`, workspace, file)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read dismissals: %w", err)
+		return nil, nil, fmt.Errorf("read dismissals: %w", s.Fault(err))
 	}
 	defer rows.Close()
 	ids, labels = map[string]bool{}, map[string]bool{}
 	for rows.Next() {
 		var kind, key string
 		if err := rows.Scan(&kind, &key); err != nil {
-			return nil, nil, fmt.Errorf("read dismissals: %w", err)
+			return nil, nil, fmt.Errorf("read dismissals: %w", s.Fault(err))
 		}
 		if kind == DismissLabel {
 			labels[key] = true

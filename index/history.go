@@ -345,7 +345,7 @@ ORDER BY x.created_at DESC, x.id DESC LIMIT 1`, workspace, fingerprint, contentH
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("read cached explanation: %w", err)
+		return nil, false, fmt.Errorf("read cached explanation: %w", h.st.Fault(err))
 	}
 	return ex, true, nil
 }
@@ -451,11 +451,11 @@ func (h *LocalHistory) Search(ctx context.Context, workspace, text string, k int
 	for ; ; fetch *= 4 {
 		hits, err := h.search(ctx, text, searchFields, fetch)
 		if err != nil {
-			return nil, fmt.Errorf("search history: %w", err)
+			return nil, fmt.Errorf("search history: %w", h.st.Fault(err))
 		}
 		out, err := h.hitEntries(ctx, hits, workspace, nil, k)
 		if err != nil {
-			return nil, fmt.Errorf("search history: %w", err)
+			return nil, fmt.Errorf("search history: %w", h.st.Fault(err))
 		}
 		// More while other workspaces' errors crowd this one's out.
 		if len(out) >= k || len(hits) < fetch || workspace == "" || fetch >= maxOverFetch {
@@ -750,16 +750,16 @@ func (h *LocalHistory) Stats(ctx context.Context) (Stats, error) {
 	s := Stats{ByTool: map[string]int{}, BySource: map[string]int{}}
 	r := h.st.Reader()
 	if err := r.QueryRowContext(ctx, `SELECT count(*), COALESCE(SUM(count), 0) FROM errors`).Scan(&s.Errors, &s.Occurrences); err != nil {
-		return Stats{}, fmt.Errorf("history stats: %w", err)
+		return Stats{}, fmt.Errorf("history stats: %w", h.st.Fault(err))
 	}
 	if err := r.QueryRowContext(ctx, `SELECT count(*) FROM explanations`).Scan(&s.Explanations); err != nil {
-		return Stats{}, fmt.Errorf("history stats: %w", err)
+		return Stats{}, fmt.Errorf("history stats: %w", h.st.Fault(err))
 	}
 	if err := groupCount(ctx, r, `SELECT tool, count(*) FROM errors GROUP BY tool`, s.ByTool); err != nil {
-		return Stats{}, fmt.Errorf("history stats: %w", err)
+		return Stats{}, fmt.Errorf("history stats: %w", h.st.Fault(err))
 	}
 	if err := groupCount(ctx, r, `SELECT source, count(*) FROM explanations GROUP BY source`, s.BySource); err != nil {
-		return Stats{}, fmt.Errorf("history stats: %w", err)
+		return Stats{}, fmt.Errorf("history stats: %w", h.st.Fault(err))
 	}
 	return s, nil
 }

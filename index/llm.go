@@ -16,7 +16,7 @@ func (s *Store) CacheGet(ctx context.Context, key string) ([]byte, bool, error) 
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("read llm cache: %w", err)
+		return nil, false, fmt.Errorf("read llm cache: %w", s.Fault(err))
 	}
 	return v, true, nil
 }

@@ -148,29 +148,33 @@ var LatestSchemaVersion = len(migrations)
 func (s *Store) migrate(ctx context.Context) error {
 	for {
 		done := false
-		err := s.Write(ctx, func(tx *sql.Tx) error {
-			var v int
-			if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-				return fmt.Errorf("read schema version: %w", err)
-			}
-			switch {
-			case v > len(migrations):
-				return fmt.Errorf("%w (database %s has schema v%d, this kodyls knows up to v%d)",
-					ErrNewerSchema, s.path, v, len(migrations))
-			case v == len(migrations):
-				done = true
-				return nil
-			}
-			for _, stmt := range migrations[v] {
-				if _, err := tx.ExecContext(ctx, stmt); err != nil {
-					return fmt.Errorf("migration v%d: %w", v+1, err)
+		// Not through Write, which turns a damaged or read-only database
+		// into its message: OpenStore does that, for the path alone.
+		err := s.retryBusy(ctx, "write", func() error {
+			return s.writeOnce(ctx, func(tx *sql.Tx) error {
+				var v int
+				if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+					return fmt.Errorf("read schema version: %w", err)
 				}
-			}
-			// PRAGMA cannot take a bound parameter; v is an int we control.
-			if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
-				return fmt.Errorf("migration v%d: set version: %w", v+1, err)
-			}
-			return nil
+				switch {
+				case v > len(migrations):
+					return fmt.Errorf("%w (database %s has schema v%d, this kodyls knows up to v%d)",
+						ErrNewerSchema, s.path, v, len(migrations))
+				case v == len(migrations):
+					done = true
+					return nil
+				}
+				for _, stmt := range migrations[v] {
+					if _, err := tx.ExecContext(ctx, stmt); err != nil {
+						return fmt.Errorf("migration v%d: %w", v+1, err)
+					}
+				}
+				// PRAGMA cannot take a bound parameter; v is an int we control.
+				if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
+					return fmt.Errorf("migration v%d: set version: %w", v+1, err)
+				}
+				return nil
+			})
 		})
 		if err != nil {
 			return fmt.Errorf("migrate %s: %w", s.path, err)

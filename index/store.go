@@ -6,12 +6,16 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"modernc.org/sqlite"
@@ -46,6 +50,15 @@ type Store struct {
 	path string
 	w    *sql.DB
 	r    *sql.DB
+
+	// notice is what the user should know about how the store was
+	// opened (see Notice).
+	notice error
+	// faultMu guards onFault and reported: each kind of fault found in
+	// use (damaged, read-only) is handed to onFault once.
+	faultMu  sync.Mutex
+	onFault  func(error)
+	reported map[error]error
 }
 
 // OpenStore opens (creating if needed) the database in dir and migrates it to
@@ -62,6 +75,16 @@ func OpenStore(ctx context.Context, dir string) (*Store, error) {
 	s := &Store{dir: dir, path: path}
 	if err := checkTruncated(path); err != nil {
 		return nil, err
+	}
+	if err := checkWritable(path); err != nil {
+		return nil, err
+	}
+	emptied, err := dropStaleIndex(dir, path)
+	if err != nil {
+		return nil, err
+	}
+	if emptied {
+		s.notice = fmt.Errorf("%s was empty (0 bytes): the error history it held is lost, and its search index was dropped with it; a new history starts now", path)
 	}
 
 	// The pragmas go in the DSN so every connection database/sql opens gets
@@ -105,19 +128,185 @@ func OpenStore(ctx context.Context, dir string) (*Store, error) {
 
 	if err := s.migrate(ctx); err != nil {
 		_ = s.Close()
-		if isDamaged(err) {
+		switch {
+		case isDamaged(err):
 			return nil, damagedError(path, err)
+		case isReadOnly(err):
+			return nil, readOnlyError(path, err)
 		}
 		return nil, err
 	}
 	return s, nil
 }
 
+// Notice is what the user should be told about how the store was opened,
+// nil when nothing: today, that kodyls.db was found empty, so the history
+// it held is lost (see dropStaleIndex).
+func (s *Store) Notice() error { return s.notice }
+
+// OnFault sets fn to be told, once for each kind, when the database is
+// found damaged (ErrStoreDamaged) or not writable (ErrStoreReadOnly) in
+// use, after it opened: damage away from the pages read at open shows only
+// when a query reaches it. fn gets the message that says what to do; a
+// fault found before OnFault was called is handed to it at once.
+func (s *Store) OnFault(fn func(error)) {
+	s.faultMu.Lock()
+	s.onFault = fn
+	var past []error
+	for _, err := range s.reported {
+		past = append(past, err)
+	}
+	s.faultMu.Unlock()
+	if fn != nil {
+		for _, err := range past {
+			fn(err)
+		}
+	}
+}
+
+// Fault turns err, from a query or a write of this store, into the
+// message that says what to do when it means the database is damaged or
+// cannot be written, and tells the OnFault function the first time; any
+// other error is returned as it is. Every write goes through it (see
+// Write); readers of the store call it on their errors.
+func (s *Store) Fault(err error) error {
+	var kind, msg error
+	switch {
+	case err == nil || errors.Is(err, ErrStoreDamaged) || errors.Is(err, ErrStoreReadOnly):
+		return err
+	case isDamaged(err):
+		kind, msg = ErrStoreDamaged, damagedError(s.path, err)
+	case isReadOnly(err):
+		kind, msg = ErrStoreReadOnly, readOnlyError(s.path, err)
+	default:
+		return err
+	}
+	return s.report(kind, msg)
+}
+
+// report hands msg, a fault of this kind, to the OnFault function if it
+// is the first of its kind, and returns it.
+func (s *Store) report(kind, msg error) error {
+	s.faultMu.Lock()
+	first := s.reported[kind] == nil
+	if first {
+		if s.reported == nil {
+			s.reported = map[error]error{}
+		}
+		s.reported[kind] = msg
+	}
+	fn := s.onFault
+	s.faultMu.Unlock()
+	if first && fn != nil {
+		fn(msg)
+	}
+	return msg
+}
+
+// QuickCheck runs sqlite's quick_check over the whole database: damage in
+// a page no query has read yet shows only there. It returns the message
+// that says what to do when the database is damaged. It reads every page,
+// so it is for `kodyls doctor`, not for every open.
+func (s *Store) QuickCheck(ctx context.Context) error {
+	rows, err := s.r.QueryContext(ctx, "PRAGMA quick_check(5)")
+	if err != nil {
+		return s.Fault(fmt.Errorf("check database: %w", err))
+	}
+	defer rows.Close()
+	var found []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return s.Fault(fmt.Errorf("check database: %w", err))
+		}
+		if line != "ok" {
+			found = append(found, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.Fault(fmt.Errorf("check database: %w", err))
+	}
+	if len(found) > 0 {
+		return s.report(ErrStoreDamaged, damagedError(s.path, fmt.Errorf("quick_check: %s", strings.Join(found, "; "))))
+	}
+	return nil
+}
+
+// ErrStoreReadOnly means kodyls.db, or its -wal or -shm file, cannot be
+// written though the data directory can: kodyls would remember nothing.
+var ErrStoreReadOnly = errors.New("kodyls database is not writable")
+
+func readOnlyError(path string, err error) error {
+	how := "make it writable (chmod u+w, as its owner)"
+	if errors.Is(err, syscall.EROFS) {
+		how = "mount its file system read-write"
+	}
+	return fmt.Errorf("%w: %s (%w); kodyls remembers nothing until it is: %s, or set KODYLS_DATA_DIR to a directory you can write", ErrStoreReadOnly, path, err, how)
+}
+
+// isReadOnly reports whether err is SQLITE_READONLY.
+func isReadOnly(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_READONLY
+}
+
+// checkWritable reports a database file (or its -wal or -shm file) that
+// exists and that this process may not write. sqlite opens such a file
+// read-only without a word and fails only at the first write, with
+// "attempt to write a readonly database"; the data directory itself may
+// be writable, so Unwritable does not catch it. access(2) is asked rather
+// than the file opened: closing a descriptor of the database would drop
+// the locks sqlite holds on it in this process.
+func checkWritable(path string) error {
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := writable(p); err != nil {
+			return readOnlyError(p, err)
+		}
+	}
+	return nil
+}
+
+// dropStaleIndex deals with a database file that is missing or empty
+// (0 bytes) beside a search index, before sqlite opens it: the history
+// the index mirrors is gone, and the new one would reuse its error ids,
+// so the index would show other errors under theirs. The index is
+// removed, and OpenSearch creates it anew. emptied reports an empty file,
+// which the user did not make on purpose (unlike deleting kodyls.db, as a
+// damaged database's message suggests). The index is looked at first: it
+// is created only after the database has been written, so an index seen
+// before a missing or empty database is older than that database.
+func dropStaleIndex(dir, path string) (emptied bool, err error) {
+	idx := filepath.Join(dir, IndexDir)
+	if _, err := os.Stat(filepath.Join(idx, "index_meta.json")); err != nil {
+		return false, nil
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.Size() == 0:
+		if wal, err := os.Stat(path + "-wal"); err == nil && wal.Size() > 0 {
+			return false, nil // the content may all be in the WAL
+		}
+		emptied = true
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		return false, nil
+	}
+	aside := fmt.Sprintf("%s.stale-%d-%d", idx, os.Getpid(), rand.Int64())
+	if err := os.Rename(idx, aside); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return emptied, nil // another process dropped it first
+		}
+		return emptied, fmt.Errorf("the search index %s belongs to a history that is gone and cannot be moved aside: %w; remove that directory and kodyls will rebuild it", idx, err)
+	}
+	_ = os.RemoveAll(aside)
+	return emptied, nil
+}
+
 // ErrStoreDamaged means the sqlite file is not a usable database.
 var ErrStoreDamaged = errors.New("kodyls database is damaged")
 
 func damagedError(path string, err error) error {
-	return fmt.Errorf("%w: %s (%v); kodyls works without it for now; move it aside or delete it (with its -wal and -shm files) to start a new history", ErrStoreDamaged, path, err)
+	return fmt.Errorf("%w: %s (%w); kodyls works without it for now; move it aside or delete it (with its -wal and -shm files) to start a new history", ErrStoreDamaged, path, err)
 }
 
 // isDamaged reports whether err is SQLITE_CORRUPT or SQLITE_NOTADB.
@@ -228,8 +417,11 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 // done or about 10s have passed; fn must therefore be safe to re-run. fn must
 // not call Write itself: the writer has a single connection, so a nested call
 // would wait for itself.
+//
+// An error that means the database is damaged or cannot be written comes
+// back as the message that says what to do (see Fault).
 func (s *Store) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return s.retryBusy(ctx, "write", func() error { return s.writeOnce(ctx, fn) })
+	return s.Fault(s.retryBusy(ctx, "write", func() error { return s.writeOnce(ctx, fn) }))
 }
 
 func (s *Store) writeOnce(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
@@ -342,7 +534,7 @@ func (s *Store) Workspaces(ctx context.Context) ([]Workspace, error) {
 	rows, err := s.r.QueryContext(ctx,
 		`SELECT path, first_seen, last_seen, opens FROM workspaces ORDER BY last_seen DESC, path`)
 	if err != nil {
-		return nil, fmt.Errorf("list workspaces: %w", err)
+		return nil, fmt.Errorf("list workspaces: %w", s.Fault(err))
 	}
 	defer rows.Close()
 	var out []Workspace
@@ -350,14 +542,14 @@ func (s *Store) Workspaces(ctx context.Context) ([]Workspace, error) {
 		var w Workspace
 		var first, last int64
 		if err := rows.Scan(&w.Path, &first, &last, &w.Opens); err != nil {
-			return nil, fmt.Errorf("list workspaces: %w", err)
+			return nil, fmt.Errorf("list workspaces: %w", s.Fault(err))
 		}
 		w.FirstSeen = time.UnixMilli(first)
 		w.LastSeen = time.UnixMilli(last)
 		out = append(out, w)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list workspaces: %w", err)
+		return nil, fmt.Errorf("list workspaces: %w", s.Fault(err))
 	}
 	return out, nil
 }

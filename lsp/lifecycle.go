@@ -203,6 +203,24 @@ func (s *Server) initialized() {
 			s.log.Debug("showMessage failed", "error", nerr)
 		}
 	}
+	if st := s.svc.Store; st != nil && s.conn != nil {
+		// Told once too: a history lost at open, and a database found
+		// damaged or not writable only in use (damage away from the pages
+		// read at open shows when a query reaches it).
+		show := func(err error) {
+			if nerr := s.conn.Notify(context.WithoutCancel(s.ctx), protocol.MethodWindowShowMessage,
+				&protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: "kodyls: " + err.Error()}); nerr != nil {
+				s.log.Debug("showMessage failed", "error", nerr)
+			}
+		}
+		if n := st.Notice(); n != nil {
+			show(n)
+		}
+		st.OnFault(func(err error) {
+			s.log.Warn("local store", "error", err)
+			show(err)
+		})
+	}
 	s.mu.Lock()
 	remote := s.remoteFolders
 	s.mu.Unlock()

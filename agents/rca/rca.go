@@ -35,8 +35,10 @@ const (
 	SourceOffline = "offline" // built-in guidance, no model
 )
 
-// HistoryLimit is how many distinct errors the history keeps; older ones
-// are pruned when a process opens it (index.HistoryOptions.Limit).
+// HistoryLimit is how many distinct errors the history keeps, over all
+// workspaces; the least recently seen beyond it are pruned when a process
+// that records errors (the server, `kodyls explain`) first opens it.
+// Commands that only read the history never prune it.
 const HistoryLimit = 10000
 
 // CacheAge is how long a stored explanation answers the same error in the

@@ -90,9 +90,11 @@ type Services struct {
 	history    index.History
 	// historyIndexed: history was opened requiring the search index.
 	historyIndexed bool
-	folders        map[string]*Folder
-	dismissed      map[string]map[string]bool // when there is no store
-	split          *splitter
+	// pruned: History pruned the history to rca.HistoryLimit.
+	pruned    bool
+	folders   map[string]*Folder
+	dismissed map[string]map[string]bool // when there is no store
+	split     *splitter
 }
 
 // Open builds the services. It never fails: a store that cannot be opened
@@ -122,6 +124,9 @@ func Open(ctx context.Context, cfg Config) *Services {
 			s.Store, s.StoreErr = nil, storeError(dir, err)
 		}
 		s.ownsStore = s.Store != nil
+		if s.Store != nil && s.Store.Notice() != nil {
+			s.log.Warn(s.Store.Notice().Error())
+		}
 	}
 	return s
 }
@@ -325,21 +330,34 @@ func sameLLM(a, b contract.LLM) bool {
 	return true
 }
 
-// History returns the error history, opened on first use with the
-// retention limit applied once; nil without a store. Similar errors fall
-// back to fingerprints when the search index cannot be opened.
+// History returns the error history of the features that record errors
+// (explaining, the server), opened on first use; nil without a store. The
+// first call prunes it to rca.HistoryLimit errors, the most recently seen,
+// over all workspaces. Similar errors fall back to fingerprints when the
+// search index cannot be opened.
 func (s *Services) History(ctx context.Context) index.History {
 	h, err := s.OpenHistory(ctx, false)
 	if err != nil {
 		s.log.Warn("error history unavailable; nothing is remembered", "error", err)
 		return nil
 	}
+	s.mu.Lock()
+	prune := !s.pruned
+	s.pruned = true
+	s.mu.Unlock()
+	if prune {
+		if _, err := h.Prune(ctx, rca.HistoryLimit); err != nil {
+			s.log.Warn("cannot prune the error history", "error", err)
+		}
+	}
 	return h
 }
 
-// OpenHistory is History with the reason when there is none; with
-// requireIndex it also fails when the search index cannot be opened
-// (`kodyls history search` needs it; explaining degrades without it).
+// OpenHistory is History with the reason when there is none, and without
+// pruning: `kodyls history` and `kodyls doctor` read the history as it
+// is. With requireIndex it also fails when the search index cannot be
+// opened (`kodyls history search` needs it; explaining degrades without
+// it).
 func (s *Services) OpenHistory(ctx context.Context, requireIndex bool) (index.History, error) {
 	if s.Store == nil {
 		if s.StoreErr != nil {
@@ -352,7 +370,7 @@ func (s *Services) OpenHistory(ctx context.Context, requireIndex bool) (index.Hi
 	if s.history != nil && (!requireIndex || s.historyIndexed) {
 		return s.history, nil
 	}
-	h, err := index.OpenHistory(ctx, s.Store, index.HistoryOptions{RequireIndex: requireIndex, Limit: rca.HistoryLimit, Log: s.log, Hold: true})
+	h, err := index.OpenHistory(ctx, s.Store, index.HistoryOptions{RequireIndex: requireIndex, Log: s.log, Hold: true})
 	if err != nil {
 		return nil, err
 	}

@@ -120,7 +120,17 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		} else {
 			v, _ := st.SchemaVersion(ctx)
 			wss, _ := st.Workspaces(ctx)
-			row("store", "%s (schema v%d, %d workspaces seen)", st.Path(), v, len(wss))
+			// Damage away from the pages read at open shows only when a
+			// query reaches it: every page is checked here.
+			if err := st.QuickCheck(ctx); err != nil {
+				row("store", "%s (schema v%d): damaged", st.Path(), v)
+				problems = append(problems, err.Error())
+			} else {
+				row("store", "%s (schema v%d, %d workspaces seen)", st.Path(), v, len(wss))
+			}
+			if n := st.Notice(); n != nil {
+				row("", "note: %v", n)
+			}
 			// The index as every lookup sees it, through the history of the
 			// composition root: a deleted index is rebuilt first.
 			if h, err := svc.OpenHistory(ctx, true); err != nil {

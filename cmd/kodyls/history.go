@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kodustech/kodyls/analysis/changes"
 	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/index"
 )
@@ -25,7 +26,9 @@ const historyUsage = `Usage:
 
 Searches, summarises or deletes the local history of build errors that
 kodyls explain and the language server remember. forget needs an explicit
---workspace or --all, so the whole history is never wiped by accident.
+--workspace or --all, so the whole history is never wiped by accident;
+--workspace DIR forgets the errors of DIR's git repository (where kodyls
+explain records them) and of DIR itself.
 Exit status: 0, 1 when the history cannot be read or written, 2 on a usage
 error.
 `
@@ -290,12 +293,20 @@ func historyForget(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintln(stderr, "kodyls history forget: give exactly one of --workspace DIR or --all")
 		return 2
 	}
-	target := ""
+	// The workspace of DIR as explain records it: the root of its git
+	// repository, so that "--workspace ." forgets from a subdirectory
+	// too; and DIR itself, which an editor may have opened as a workspace
+	// folder of its own.
+	var targets []string
 	if !*all {
-		var err error
-		if target, err = historyWorkspace(*ws); err != nil {
+		dir, err := historyWorkspace(*ws)
+		if err != nil {
 			fmt.Fprintf(stderr, "kodyls history forget: %v\n", err)
 			return 2
+		}
+		targets = []string{dir}
+		if top, ok, err := changes.RepoRoot(ctx, dir); err == nil && ok && top != dir {
+			targets = []string{top, dir}
 		}
 	}
 	h, closeFn, err := openHistory(ctx, "forget", stderr, false)
@@ -304,15 +315,28 @@ func historyForget(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return 1
 	}
 	defer closeFn()
-	n, err := h.Forget(ctx, target)
-	if err != nil {
-		fmt.Fprintf(stderr, "kodyls history forget: %v\n", err)
-		return 1
-	}
 	if *all {
+		n, err := h.Forget(ctx, "")
+		if err != nil {
+			fmt.Fprintf(stderr, "kodyls history forget: %v\n", err)
+			return 1
+		}
 		fmt.Fprintf(stdout, "Forgot %d error(s) in every workspace.\n", n)
+		return 0
+	}
+	total := 0
+	for _, t := range targets {
+		n, err := h.Forget(ctx, t)
+		if err != nil {
+			fmt.Fprintf(stderr, "kodyls history forget: %v\n", err)
+			return 1
+		}
+		total += n
+	}
+	if len(targets) > 1 {
+		fmt.Fprintf(stdout, "Forgot %d error(s) in %s (the repository of %s).\n", total, targets[0], targets[1])
 	} else {
-		fmt.Fprintf(stdout, "Forgot %d error(s) in %s.\n", n, target)
+		fmt.Fprintf(stdout, "Forgot %d error(s) in %s.\n", total, targets[0])
 	}
 	return 0
 }
