@@ -376,9 +376,9 @@ func scanExplanation(r scanner) (int64, *Explanation, error) {
 // Similar returns up to k (k <= 0: 5) remembered errors like e in workspace
 // ("" = every workspace), each with its latest explanation: first the exact
 // fingerprint matches (Score 1, Exact), then errors whose template, message
-// or code match e's in the search index, best first. If the index is busy,
-// the exact matches alone are returned: an answer now beats a better one
-// later.
+// or code match e's in the search index, best first. If the index is busy
+// or fails (even once rebuilt, see Search), the exact matches alone are
+// returned: an answer now beats a better one later.
 func (h *LocalHistory) Similar(ctx context.Context, workspace string, e ErrorRecord, k int) ([]HistoryEntry, error) {
 	if k <= 0 {
 		k = 5
@@ -417,7 +417,12 @@ func (h *LocalHistory) Similar(ctx context.Context, workspace string, e ErrorRec
 			return out, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("similar errors: %w", err)
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("similar errors: %w", err)
+			}
+			// The exact matches are known without the index.
+			h.log.Warn("similar errors found by fingerprint only: the search index failed", "error", err)
+			return out, nil
 		}
 		if more, err = h.hitEntries(ctx, hits, workspace, seen, k-len(out)); err != nil {
 			return nil, fmt.Errorf("similar errors: %w", err)
@@ -481,6 +486,7 @@ func (h *LocalHistory) search(ctx context.Context, text string, fields []string,
 	q := bleve.NewConjunctionQuery(kind, bleve.NewDisjunctionQuery(ors...))
 	var hits []Hit
 	err := h.x.with(ctx, func(idx bleve.Index) error {
+		hits = nil // a second run, on a rebuilt index, starts over
 		res, err := idx.SearchInContext(ctx, bleve.NewSearchRequestOptions(q, k, 0, false))
 		if err != nil {
 			return err
@@ -722,21 +728,32 @@ type IndexStatus struct {
 	Path      string // the bleve index directory
 	Documents uint64 // errors indexed
 	Queued    int    // changes waiting to reach the index
+	// Repaired is why the index was found damaged and rebuilt from the
+	// history database while it was checked ("" = it was not).
+	Repaired string
 }
 
 // errNoIndex: the history was opened without its search index.
 var errNoIndex = errors.New("the history has no search index")
 
-// Index applies the queued changes to the search index and reports what it
-// holds: the same way into the index every lookup takes, so a deleted index
-// is rebuilt from the history first.
-func (h *LocalHistory) Index(ctx context.Context) (IndexStatus, error) {
+// Index applies the queued changes to the search index, runs a search and
+// reports what it holds: the same way into the index every lookup takes,
+// so a deleted or damaged index is rebuilt from the history first.
+func (h *LocalHistory) Index(ctx context.Context) (st IndexStatus, err error) {
 	if h.x == nil {
 		return IndexStatus{}, errNoIndex
 	}
-	st := IndexStatus{Path: h.x.Path()}
-	var err error
+	st.Path = h.x.Path()
+	defer func() {
+		if h.x.repaired != nil {
+			st.Repaired = h.x.repaired.Error()
+		}
+	}()
 	if st.Documents, err = h.x.Count(ctx); err != nil {
+		return st, err
+	}
+	// A search reads the postings, which counting does not.
+	if _, err := h.search(ctx, "error undefined type", searchFields, 1); err != nil {
 		return st, err
 	}
 	if st.Queued, err = h.x.Pending(ctx); err != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -68,7 +70,13 @@ func OpenHistory(ctx context.Context, st *Store, opts HistoryOptions) (*LocalHis
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	search, err := OpenSearch(st, st.Dir())
+	// Whether the history had errors before the index was made: another
+	// process may record one while this one creates the index.
+	var had bool
+	if _, err := os.Stat(filepath.Join(st.Dir(), IndexDir, "index_meta.json")); err != nil {
+		_ = st.Reader().QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM errors)`).Scan(&had)
+	}
+	search, err := openSearch(st, st.Dir(), log)
 	if err != nil {
 		if opts.RequireIndex {
 			return nil, fmt.Errorf("open the error index: %w", err)
@@ -80,14 +88,12 @@ func OpenHistory(ctx context.Context, st *Store, opts HistoryOptions) (*LocalHis
 	h.log = log
 	if search != nil {
 		search.SetLogger(log)
-		if search.created && !search.rebuilt {
-			// A new index beside a history that has errors: the index
-			// was deleted. Say so; the first open fills it.
-			var any bool
-			if err := st.Reader().QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM errors)`).Scan(&any); err == nil && any {
-				log.Warn("the search index of the error history is missing; rebuilding it from the history database", "path", search.Path())
-				search.rebuilt = true
-			}
+		if search.created && !search.rebuilt && had {
+			// This process made a new index beside a history that had
+			// errors: the index was deleted. Say so; the first open
+			// fills it.
+			log.Warn("the search index of the error history is missing; rebuilding it from the history database", "path", search.Path())
+			search.rebuilt = true
 		}
 		if opts.Hold {
 			if err := search.Hold(DefaultHoldIdle); err != nil {

@@ -157,7 +157,7 @@ func (x *Search) closeHeld(why string) {
 	if x.held == nil {
 		return
 	}
-	if err := x.held.Close(); err != nil {
+	if err := closeIndex(x.held); err != nil {
 		slog.Warn("closing search index", "path", x.path, "err", err)
 	}
 	x.held, x.heldFile = nil, nil

@@ -23,7 +23,8 @@ var filledKey = []byte("kodyls_filled_from_store")
 // reach for reasons rebuilding would not fix (permissions, a read-only or
 // full disk, too many open files).
 func damaged(err error) bool {
-	if errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
+	var d *damageError
+	if errors.As(err, &d) || errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
 		return true
 	}
 	for _, e := range []error{
@@ -38,19 +39,54 @@ func damaged(err error) bool {
 	return true
 }
 
+// errNotDir: a file stands where the index directory belongs.
+var errNotDir = errors.New("not a directory")
+
+// notDirError says what to do about a file that stands where the index
+// belongs and cannot be moved aside.
+func (x *Search) notDirError() error {
+	return fmt.Errorf("%s is a file, not the search index of the error history: move it away or delete it, and kodyls will rebuild the index from the history database", x.path)
+}
+
 // rebuild replaces a missing or damaged index with a new one, which the
 // next open fills from sqlite. The damaged one is moved aside first, so a
 // concurrent ensure cannot mistake it for a good index, and then deleted:
-// everything in it is in sqlite. It is checked once more just before, so
-// that an index another process has just rebuilt is not thrown away.
+// everything in it is in sqlite. So that an index another process has just
+// rebuilt is not thrown away, it is checked once more just before, or,
+// when cause is a damageError that knows the damaged index's root.bolt,
+// it is moved only if it still is that one. A file where the index belongs
+// is left alone (kodyls did not make it) and the error says what to do.
 func (x *Search) rebuild(cause error) error {
-	if _, err := os.Stat(x.path); err == nil {
-		idx, err := bleve.OpenUsing(x.path, map[string]interface{}{"bolt_timeout": "1ms"})
-		if err == nil {
-			return idx.Close()
+	fi, err := os.Stat(x.path)
+	switch {
+	case err != nil:
+		won, err := x.create()
+		if err != nil {
+			return err
 		}
-		if !damaged(err) {
-			return nil
+		if won {
+			// Another process that rebuilt it first says so itself.
+			x.logger().Warn("the search index of the error history is missing; rebuilding it from the history database", "path", x.path)
+			x.rebuilt = true
+		}
+		return nil
+	case !fi.IsDir():
+		// Not an index kodyls made: it is the user's to remove.
+		return x.notDirError()
+	default:
+		var d *damageError
+		if errors.As(cause, &d) && d.bolt != nil {
+			if cur, err := os.Stat(x.rootBolt()); err != nil || !os.SameFile(cur, d.bolt) {
+				return nil // replaced since: use the new one
+			}
+		} else {
+			idx, err := x.openIndex(map[string]interface{}{"bolt_timeout": "1ms"})
+			if err == nil {
+				return closeIndex(idx)
+			}
+			if !damaged(err) {
+				return nil
+			}
 		}
 		aside := x.path + ".damaged-" + x.token
 		if err := os.Rename(x.path, aside); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -59,13 +95,16 @@ func (x *Search) rebuild(cause error) error {
 		defer os.RemoveAll(aside)
 		x.logger().Warn("the search index of the error history was damaged; rebuilding it from the history database",
 			"path", x.path, "cause", cause.Error())
-	} else {
-		x.logger().Warn("the search index of the error history is missing; rebuilding it from the history database", "path", x.path)
 	}
-	if err := x.create(); err != nil {
+	if _, err := x.create(); err != nil {
 		return err
 	}
 	x.rebuilt = true
+	x.repaired = cause
+	var d *damageError
+	if errors.As(cause, &d) {
+		x.repaired = d.err
+	}
 	return nil
 }
 

@@ -116,11 +116,18 @@ type Search struct {
 	// how a new, deleted or damaged index is rebuilt from sqlite.
 	fill func(ctx context.Context, idx bleve.Index) (int, error)
 
-	// created: OpenSearch found no index and made a new one.
+	// created: OpenSearch found no index and this Search made the new one
+	// (another process may have made it first).
 	created bool
 	// rebuilt: this Search replaced a missing or damaged index, which the
 	// next fill is to report.
 	rebuilt bool
+	// repaired is why this Search last replaced a damaged index (nil:
+	// never); `kodyls doctor` reports it.
+	repaired error
+	// opened is the root.bolt of the index open just opened, to tell a
+	// damaged index from one another process has rebuilt since.
+	opened os.FileInfo
 
 	// The holder's state (see Hold), used only with the turn.
 	held       bleve.Index
@@ -139,6 +146,12 @@ type Search struct {
 // OpenSearch prepares the index in dir, creating it if it does not exist.
 // The queue of writes that could not reach the index lives in store.
 func OpenSearch(store *Store, dir string) (*Search, error) {
+	return openSearch(store, dir, nil)
+}
+
+// openSearch is OpenSearch reporting a rebuild to log (nil: slog's
+// default logger).
+func openSearch(store *Store, dir string, log *slog.Logger) (*Search, error) {
 	if store == nil {
 		return nil, errors.New("open search index: nil store")
 	}
@@ -151,12 +164,10 @@ func OpenSearch(store *Store, dir string) (*Search, error) {
 		applyWait: applyWait,
 		turn:      make(chan struct{}, 1),
 		token:     newToken(),
+		log:       log,
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open search index: create data dir %s: %w", dir, err)
-	}
-	if _, err := os.Stat(filepath.Join(x.path, "index_meta.json")); err != nil {
-		x.created = true
 	}
 	if err := x.ensure(); err != nil {
 		return nil, err
@@ -188,44 +199,57 @@ func (x *Search) ensure() error {
 	if _, err := os.Stat(meta); err == nil {
 		return nil
 	}
-	if _, err := os.Stat(x.path); err == nil {
+	if fi, err := os.Stat(x.path); err == nil {
+		if !fi.IsDir() {
+			return x.rebuild(errNotDir)
+		}
 		if entries, _ := os.ReadDir(x.path); len(entries) > 0 {
 			return x.rebuild(errors.New("index_meta.json is missing"))
 		}
 	}
-	return x.create()
+	won, err := x.create()
+	x.created = won
+	return err
 }
 
 // create builds a new, empty index and renames it into place (see ensure).
-func (x *Search) create() error {
+// won is false when another process created the index first.
+func (x *Search) create() (won bool, err error) {
 	meta := filepath.Join(x.path, "index_meta.json")
 	x.removeStaleTemps()
 
 	tmp, err := os.MkdirTemp(x.dir, IndexDir+".tmp-")
 	if err != nil {
-		return fmt.Errorf("create search index: %w", err)
+		return false, fmt.Errorf("create search index: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 	build := filepath.Join(tmp, "index")
 	m, err := newMapping()
 	if err != nil {
-		return fmt.Errorf("create search index: %w", err)
+		return false, fmt.Errorf("create search index: %w", err)
 	}
-	idx, err := bleve.NewUsing(build, m, scorch.Name, scorch.Name, nil)
+	var idx bleve.Index
+	err = guard(func() (err error) {
+		idx, err = bleve.NewUsing(build, m, scorch.Name, scorch.Name, nil)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("create search index: %w", err)
+		return false, fmt.Errorf("create search index: %w", err)
 	}
-	if err := idx.Close(); err != nil {
-		return fmt.Errorf("create search index: %w", err)
+	if err := closeIndex(idx); err != nil {
+		return false, fmt.Errorf("create search index: %w", err)
 	}
 	if err := os.Rename(build, x.path); err != nil {
 		if _, statErr := os.Stat(meta); statErr == nil {
 			// Another process created the index first; use theirs.
-			return nil
+			return false, nil
 		}
-		return fmt.Errorf("create search index %s: %w", x.path, err)
+		if fi, statErr := os.Stat(x.path); statErr == nil && !fi.IsDir() {
+			return false, x.notDirError()
+		}
+		return false, fmt.Errorf("create search index %s: %w", x.path, err)
 	}
-	return nil
+	return true, nil
 }
 
 // removeStaleTemps deletes build directories left behind by a process that
@@ -479,8 +503,34 @@ func (x *Search) with(ctx context.Context, fn func(idx bleve.Index) error) error
 // runs fn and, unless holding, closes it. An exclusive operation applies
 // the queue before fn, so that changes parked earlier can never overwrite
 // the newer ones fn makes; it never keeps the index, so that other
-// processes can read.
-func (x *Search) withMode(ctx context.Context, m mode, fn func(idx bleve.Index) error) (err error) {
+// processes can read. fn may run twice: when it finds the index damaged
+// (bleve panicked or failed, and a segment fails its checksum), the index
+// is rebuilt from sqlite and fn runs again on the new one.
+func (x *Search) withMode(ctx context.Context, m mode, fn func(idx bleve.Index) error) error {
+	err := x.withModeOnce(ctx, m, fn)
+	var d *damageError
+	if !errors.As(err, &d) || !d.inUse || ctx.Err() != nil {
+		return err
+	}
+	if err := x.repair(ctx, d); err != nil {
+		return err
+	}
+	return x.withModeOnce(ctx, m, fn)
+}
+
+// repair replaces the index that an operation found damaged (see rebuild).
+func (x *Search) repair(ctx context.Context, d *damageError) error {
+	start := time.Now()
+	if err := x.acquire(ctx, start, start.Add(x.turnWait)); err != nil {
+		return err
+	}
+	defer func() { <-x.turn }()
+	x.closeHeld("the index is damaged")
+	return x.rebuild(d)
+}
+
+// withModeOnce is withMode without the rebuild.
+func (x *Search) withModeOnce(ctx context.Context, m mode, fn func(idx bleve.Index) error) (err error) {
 	start := time.Now()
 	deadline := start.Add(x.lockWait)
 	turnDeadline := start.Add(x.turnWait)
@@ -502,10 +552,15 @@ func (x *Search) withMode(ctx context.Context, m mode, fn func(idx bleve.Index) 
 			}
 			idx, err := x.open(ctx, start, until, true)
 			if err == nil {
-				if err = x.applyQueue(ctx, idx); err == nil {
-					return closing(idx, fn)
+				bolt := x.opened
+				err = x.run(idx, bolt, func(idx bleve.Index) error { return x.applyQueue(ctx, idx) })
+				if err == nil {
+					return x.closing(idx, bolt, fn)
 				}
-				_ = idx.Close()
+				_ = closeIndex(idx)
+				if inUseDamage(err) {
+					return err
+				}
 			}
 			if ctx.Err() != nil {
 				return fmt.Errorf("open search index: %w", ctx.Err())
@@ -536,29 +591,66 @@ func (x *Search) withMode(ctx context.Context, m mode, fn func(idx bleve.Index) 
 			}
 			return err
 		}
-		return x.exclusively(ctx, idx, fn)
+		return x.exclusively(ctx, idx, x.opened, fn)
 	}
-	idx := x.held
+	idx, bolt := x.held, x.heldFile
 	if idx == nil {
 		if idx, err = x.open(ctx, start, deadline, false); err != nil {
 			return err
 		}
+		bolt = x.opened
 	}
 	if x.holdIdle > 0 && !x.closed {
-		defer x.kept(idx)
-		return fn(idx)
+		err := x.run(idx, bolt, fn)
+		if p := (*panicError)(nil); inUseDamage(err) || errors.As(err, &p) {
+			// A handle bleve panicked in is not kept.
+			if idx == x.held {
+				x.closeHeld("the index is damaged")
+			} else {
+				_ = closeIndex(idx)
+			}
+			return err
+		}
+		x.kept(idx)
+		return err
 	}
-	return closing(idx, fn)
+	return x.closing(idx, bolt, fn)
 }
 
 // exclusively applies the queue to idx, opened exclusively, runs fn and
 // closes idx. The caller has the turn.
-func (x *Search) exclusively(ctx context.Context, idx bleve.Index, fn func(idx bleve.Index) error) error {
-	if err := x.applyQueue(ctx, idx); err != nil {
-		_ = idx.Close()
+func (x *Search) exclusively(ctx context.Context, idx bleve.Index, bolt os.FileInfo, fn func(idx bleve.Index) error) error {
+	return x.closing(idx, bolt, func(idx bleve.Index) error {
+		if err := x.applyQueue(ctx, idx); err != nil {
+			return err
+		}
+		return fn(idx)
+	})
+}
+
+// run runs fn on idx, which is open; bolt is its root.bolt. A panic of
+// bleve comes back as an error. When fn fails, the segments of idx are
+// checked: if one is damaged, the error is a damageError that withMode
+// repairs.
+func (x *Search) run(idx bleve.Index, bolt os.FileInfo, fn func(idx bleve.Index) error) error {
+	err := guard(func() error { return fn(idx) })
+	if !suspect(err) {
 		return err
 	}
-	return closing(idx, fn)
+	if cerr := checkOpen(idx); errors.Is(cerr, errSegmentDamaged) {
+		return &damageError{err: fmt.Errorf("%w (%v)", cerr, err), bolt: bolt, inUse: true}
+	}
+	if p := (*panicError)(nil); errors.As(err, &p) {
+		x.logger().Error("the search index library failed on an index whose files are intact", "path", x.path, "panic", fmt.Sprint(p.value))
+		slog.Debug("search index panic", "stack", string(p.stack))
+	}
+	return err
+}
+
+// inUseDamage reports whether err is damage found by run.
+func inUseDamage(err error) bool {
+	var d *damageError
+	return errors.As(err, &d) && d.inUse
 }
 
 // applyQueue applies the queue to idx, opened exclusively. The caller has
@@ -572,14 +664,14 @@ func (x *Search) applyQueue(ctx context.Context, idx bleve.Index) error {
 	return nil
 }
 
-// closing runs fn on idx and closes it.
-func closing(idx bleve.Index, fn func(idx bleve.Index) error) (err error) {
+// closing runs fn on idx (see run) and closes it.
+func (x *Search) closing(idx bleve.Index, bolt os.FileInfo, fn func(idx bleve.Index) error) (err error) {
 	defer func() {
-		if cerr := idx.Close(); cerr != nil && err == nil {
+		if cerr := closeIndex(idx); cerr != nil && err == nil {
 			err = fmt.Errorf("close search index: %w", cerr)
 		}
 	}()
-	return fn(idx)
+	return x.run(idx, bolt, fn)
 }
 
 // dropIfReplaced lets go of the held handle when the index on disk is no
@@ -685,31 +777,33 @@ func (x *Search) open(ctx context.Context, start, deadline time.Time, exclusive 
 		if !exclusive {
 			cfg["read_only"] = true
 		}
-		idx, err := bleve.OpenUsing(x.path, cfg)
+		idx, err := x.openIndex(cfg)
 		if err == nil {
 			if exclusive {
-				if err := x.fillIfNew(ctx, idx); err != nil {
-					_ = idx.Close()
+				if err := guard(func() error { return x.fillIfNew(ctx, idx) }); err != nil {
+					_ = closeIndex(idx)
 					return nil, err
 				}
 				return idx, nil
 			}
-			if filled, ferr := x.filled(idx); ferr != nil || filled || fills > 0 {
+			var filled bool
+			ferr := guard(func() (err error) { filled, err = x.filled(idx); return err })
+			if ferr != nil || filled || fills > 0 {
 				if ferr != nil {
-					_ = idx.Close()
+					_ = closeIndex(idx)
 					return nil, ferr
 				}
 				return idx, nil
 			}
 			// Not filled from sqlite yet: fill it exclusively, then
 			// open it for reading again.
-			_ = idx.Close()
+			_ = closeIndex(idx)
 			fills++
 			w, err := x.open(ctx, start, deadline, true)
 			if err != nil {
 				return nil, err
 			}
-			if err := w.Close(); err != nil {
+			if err := closeIndex(w); err != nil {
 				return nil, fmt.Errorf("close search index: %w", err)
 			}
 			continue
@@ -743,6 +837,39 @@ func (x *Search) open(ctx context.Context, start, deadline time.Time, exclusive 
 		}
 		poll = min(2*poll, maxLockPoll)
 	}
+}
+
+// openIndex opens the index with cfg, once. A panic of bleve, or a
+// segment that fails its checksum or cannot be read (see checkedZap),
+// comes back as a damageError. The caller has the turn.
+func (x *Search) openIndex(cfg map[string]interface{}) (bleve.Index, error) {
+	bolt, _ := os.Stat(x.rootBolt())
+	store := filepath.Join(x.path, "store")
+	since := segmentFaultCount(store)
+	var idx bleve.Index
+	err := guard(func() (err error) {
+		idx, err = bleve.OpenUsing(x.path, cfg)
+		return err
+	})
+	if p := (*panicError)(nil); errors.As(err, &p) {
+		slog.Debug("opening the search index panicked", "path", x.path, "stack", string(p.stack))
+		return nil, &damageError{err: err, bolt: bolt}
+	}
+	if ferr := segmentFaultSince(store, since); ferr != nil {
+		// Scorch fell back to an older snapshot, which may itself fail.
+		if err == nil {
+			_ = closeIndex(idx)
+		}
+		if !damaged(ferr) {
+			return nil, fmt.Errorf("open search index %s: %w", x.path, ferr)
+		}
+		return nil, &damageError{err: ferr, bolt: bolt}
+	}
+	if err != nil {
+		return nil, err
+	}
+	x.opened = bolt
+	return idx, nil
 }
 
 // askerPoll is how often a holder that let go looks whether the process

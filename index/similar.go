@@ -50,6 +50,7 @@ func (h *LocalHistory) similar(ctx context.Context, workspace, template, text st
 	}
 	var hits []Hit
 	err := h.x.with(ctx, func(idx bleve.Index) error {
+		hits = nil // a second run, on a rebuilt index, starts over
 		words, err := analyzed(idx, text)
 		if err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -23,7 +24,9 @@ import (
 	"github.com/kodustech/kodyls/index"
 )
 
-func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.ProgressToken) (any, error) {
+func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.ProgressToken) (res any, err error) {
+	var prog *progress
+	defer s.recoverCall("explain the error", &res, &err, &prog)
 	var a contract.ExplainArgs
 	if err := json.Unmarshal(arg, &a); err != nil || (a.Text == "" && (a.URI == "" || a.Message == "")) {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, `kodyls.explainError expects {"uri", "message", "range"?} or {"text"}`)
@@ -36,14 +39,13 @@ func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.Pr
 	}
 	root := s.rootFor(a.URI)
 	x := s.explainer(root)
-	prog := s.beginProgress(ctx, token, "Explaining the error")
+	prog = s.beginProgress(ctx, token, "Explaining the error")
 	emit := func(ev agent.Event) {
 		if msg := progressLine(ev); msg != "" {
 			prog.Report(msg, 0)
 		}
 	}
 	var rep *rca.Report
-	var err error
 	if a.Text != "" {
 		rep, err = x.Explain(ctx, a.Text, a.Offline, emit)
 	} else {
@@ -58,7 +60,7 @@ func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.Pr
 		return nil, fmt.Errorf("explain: %w", err)
 	}
 	prog.End(fmt.Sprintf("%s (confidence %.0f%%)", rep.RCA.Source, rep.RCA.Confidence*100))
-	res := &contract.ExplainResult{Markdown: rep.Markdown(), RCA: rep}
+	out := &contract.ExplainResult{Markdown: rep.Markdown(), RCA: rep}
 	if !s.clientCap.commandResults {
 		// Shown once the editor has had the command's answer: an editor
 		// that waits for it synchronously (eglot) can lose what arrives
@@ -71,10 +73,27 @@ func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.Pr
 			case <-ctx.Done():
 				return
 			}
-			s.showExplanation(ctx, res.Markdown, rep)
+			s.showExplanation(ctx, out.Markdown, rep)
 		})
 	}
-	return res, nil
+	return out, nil
+}
+
+// recoverCall, deferred by a command handler, answers a panic with an
+// InternalError that says what failed, ends the command's progress and
+// logs the stack: one request must not end the session (jsonrpc2 would
+// close the connection).
+func (s *Server) recoverCall(what string, res *any, err *error, prog **progress) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	s.log.Error("a request panicked", "command", what, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	if *prog != nil {
+		(*prog).End("failed")
+	}
+	*res = nil
+	*err = jsonrpc2.NewError(jsonrpc2.InternalError, fmt.Sprintf("kodyls could not %s: internal error: %v (the kodyls log has the details)", what, r))
 }
 
 // keptExplanations is how many explanation documents showExplanation keeps.

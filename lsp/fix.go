@@ -32,7 +32,9 @@ const fixAnnotation = "kodyls.fix"
 // fixError runs "Fix this error" on a diagnostic and hands the edits to the
 // editor as a workspace/applyEdit that needs confirmation; kodyls never
 // writes the files itself.
-func (s *Server) fixError(ctx context.Context, arg []byte, token protocol.ProgressToken) (any, error) {
+func (s *Server) fixError(ctx context.Context, arg []byte, token protocol.ProgressToken) (answer any, err error) {
+	var prog *progress
+	defer s.recoverCall("fix the error", &answer, &err, &prog)
 	var a contract.FixArgs
 	if err := json.Unmarshal(arg, &a); err != nil || a.URI == "" || a.Message == "" {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, `kodyls.fixError expects {"uri", "message", "range"?}`)
@@ -58,7 +60,7 @@ func (s *Server) fixError(ctx context.Context, arg []byte, token protocol.Progre
 	if cfg.TimeoutMS > 0 {
 		req.BuildTimeout = time.Duration(cfg.TimeoutMS) * time.Millisecond
 	}
-	prog := s.beginProgress(ctx, token, "Fixing the error")
+	prog = s.beginProgress(ctx, token, "Fixing the error")
 	res, err := fx.Fix(ctx, req, func(ev agent.Event) {
 		if msg := progressLine(ev); msg != "" {
 			prog.Report(msg, 0)

@@ -132,14 +132,19 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				row("", "note: %v", n)
 			}
 			// The index as every lookup sees it, through the history of the
-			// composition root: a deleted index is rebuilt first.
+			// composition root: a deleted or damaged index is rebuilt
+			// first, and a search reads it.
 			if h, err := svc.OpenHistory(ctx, true); err != nil {
 				row("error index", "error")
 				problems = append(problems, fmt.Sprintf("error index: %v", err))
 			} else if x, err := h.Index(ctx); err != nil {
-				row("error index", "%s (%v)", x.Path, err)
+				row("error index", "%s (error)", x.Path)
+				problems = append(problems, fmt.Sprintf("error index: %v; if this persists, delete %s and kodyls will rebuild it from the history database", err, x.Path))
 			} else {
 				row("error index", "%s (%d documents, %d queued)", x.Path, x.Documents, x.Queued)
+				if x.Repaired != "" {
+					row("", "it was damaged (%s) and has been rebuilt from the history database", x.Repaired)
+				}
 			}
 		}
 	}
