@@ -393,7 +393,7 @@ func (h *LocalHistory) Similar(ctx context.Context, workspace string, e ErrorRec
 	args = append(args, k)
 	out, err := h.queryEntries(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("similar errors: %w", err)
+		return nil, fmt.Errorf("similar errors: %w", h.st.Fault(err))
 	}
 	for i := range out {
 		out[i].Score, out[i].Exact = 1, true
