@@ -1,7 +1,6 @@
 package errparse
 
 import (
-	"slices"
 	"testing"
 )
 
@@ -11,13 +10,7 @@ import (
 // doctest, shellcheck's JSON, the last-resort "path.ext:line:col: msg"
 // form, and an error in a dependency printed before the user's.
 func TestLintForms(t *testing.T) {
-	cases := []struct {
-		name   string
-		input  string
-		count  int
-		want   want // the primary error
-		detail string
-	}{
+	cases := []formCase{
 		{
 			name:   "go.mod error, unindented (Go 1.26)",
 			input:  "go: errors parsing go.mod:\ngo.mod:5: unknown directive: toolchian\n",
@@ -225,22 +218,10 @@ ValueError: invalid literal for int() with base 10: 'x'
 			want:  want{"python", "python", "main.py", 4, 0, "error", "ValueError", "invalid literal for int() with base 10: 'x'"},
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			errs := Parse(c.input, Options{Workspace: "/work/ws"})
-			if len(errs) != c.count {
-				for _, e := range errs {
-					t.Logf("%+v %q", project(e), e.Details)
-				}
-				t.Fatalf("got %d errors, want %d", len(errs), c.count)
-			}
-			p := errs[Primary(errs)]
-			expectErr(t, p, c.want)
-			if c.detail != "" && !slices.Contains(p.Details, c.detail) {
-				t.Errorf("details %q lack %q", p.Details, c.detail)
-			}
-		})
+	for i := range cases {
+		cases[i].ws = "/work/ws"
 	}
+	runForms(t, cases)
 }
 
 // The last-resort form takes no URL, host:port, time of day or number.

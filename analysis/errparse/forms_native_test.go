@@ -1,7 +1,6 @@
 package errparse
 
 import (
-	"slices"
 	"testing"
 )
 
@@ -11,15 +10,7 @@ import (
 // The inputs are real output (rustc 1.95, cargo, gcc 12, clang 14, glibc,
 // mypy, nasm), trimmed, unless a case says otherwise.
 func TestNativeForms(t *testing.T) {
-	cases := []struct {
-		name   string
-		ws     string
-		input  string
-		count  int
-		want   want // the primary error
-		detail string
-		frames []Frame // the primary error's, when set
-	}{
+	cases := []formCase{
 		// A cargo build script's output, indented under "Caused by:".
 		{
 			name: "cargo build script panic",
@@ -344,23 +335,5 @@ parser.y:45:22: note: each undeclared identifier is reported only once for each 
 			detail: "In function ‘f’",
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			errs := Parse(c.input, Options{Workspace: c.ws})
-			if len(errs) != c.count {
-				for _, e := range errs {
-					t.Logf("%+v %q", project(e), e.Details)
-				}
-				t.Fatalf("got %d errors, want %d", len(errs), c.count)
-			}
-			p := errs[Primary(errs)]
-			expectErr(t, p, c.want)
-			if c.detail != "" && !slices.Contains(p.Details, c.detail) {
-				t.Errorf("details %q lack %q", p.Details, c.detail)
-			}
-			if c.frames != nil {
-				expectFrames(t, p, c.frames)
-			}
-		})
-	}
+	runForms(t, cases)
 }

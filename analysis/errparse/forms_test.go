@@ -11,14 +11,7 @@ import (
 // need a setup the fixtures do not have. The samples follow the tools' documented formats;
 // the real-output fixtures are in fixtures_test.go.
 func TestForms(t *testing.T) {
-	cases := []struct {
-		name   string
-		ws     string
-		input  string
-		count  int
-		want   want // the primary error
-		detail string
-	}{
+	cases := []formCase{
 		{
 			name: "clang diagnostics with a note",
 			input: `undeclared.c:13:20: error: use of undeclared identifier 'totl'; did you mean 'total'?
@@ -347,6 +340,25 @@ FAILED test_cfg.py::test_load - cfg.ConfigError: bad port
 			want:  want{"gcc", "c", "a.c", 1, 5, "warning", "-Wunused-variable", "unused variable ‘x’"},
 		},
 	}
+	runForms(t, cases)
+}
+
+// formCase is one sample of a tool's output and the primary error it
+// must give.
+type formCase struct {
+	name   string
+	ws     string // the workspace; "" for none
+	input  string
+	count  int
+	want   want // the primary error
+	detail string
+	frames []Frame // the primary error's, when set
+}
+
+// runForms parses each case's input and checks its errors' count and its
+// primary error.
+func runForms(t *testing.T, cases []formCase) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			errs := Parse(c.input, Options{Workspace: c.ws})
@@ -360,6 +372,9 @@ FAILED test_cfg.py::test_load - cfg.ConfigError: bad port
 			expectErr(t, p, c.want)
 			if c.detail != "" && !slices.Contains(p.Details, c.detail) {
 				t.Errorf("details %q lack %q", p.Details, c.detail)
+			}
+			if c.frames != nil {
+				expectFrames(t, p, c.frames)
 			}
 		})
 	}
