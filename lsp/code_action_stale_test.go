@@ -87,12 +87,7 @@ func TestReviewFixRightAfterTyping(t *testing.T) {
 // showed, where it moved, never the one that took its id; a diagnostic
 // without a version whose range no longer shows its violation has no fix.
 func TestStaleDetectorDiagnosticFixesItsOwnViolation(t *testing.T) {
-	fixRule := "---\ntitle: Log, don't print\nuuid: no-println\nseverity: high\npath: \"**/*.go\"\n" +
-		"detector:\n  type: regex\n  pattern: 'fmt\\.Println\\(([^)]*)\\)'\n  replace: 'log.Info($1)'\n---\nUse the logger.\n"
-	repo := lsptest.NewRepo(t, map[string]string{".kody/rules/println.md": fixRule, "main.go": "package main\n"})
-	s := start(t, repo.Dir, lsp.Options{})
-	s.Initialize(lsptest.InitOptions{})
-	s.AwaitIdle("")
+	s := fixRuleSession(t)
 	// a.go is not tracked: every line is checked.
 	s.OpenText("a.go", "package main\n\nfunc main() {\n\tfmt.Println(\"first\")\n\tfmt.Println(\"second\")\n}\n")
 	ds := s.AwaitDiagnostics("a.go", lsptest.Count(2))
@@ -145,12 +140,7 @@ func TestStaleDetectorDiagnosticFixesItsOwnViolation(t *testing.T) {
 // elsewhere (the violations did not change). Its "Apply fix" still finds
 // the violation after many more checks than the server keeps layouts of.
 func TestPanelFixAfterManyEditsElsewhere(t *testing.T) {
-	fixRule := "---\ntitle: Log, don't print\nuuid: no-println\nseverity: high\npath: \"**/*.go\"\n" +
-		"detector:\n  type: regex\n  pattern: 'fmt\\.Println\\(([^)]*)\\)'\n  replace: 'log.Info($1)'\n---\nUse the logger.\n"
-	repo := lsptest.NewRepo(t, map[string]string{".kody/rules/println.md": fixRule, "main.go": "package main\n"})
-	s := start(t, repo.Dir, lsp.Options{})
-	s.Initialize(lsptest.InitOptions{})
-	s.AwaitIdle("")
+	s := fixRuleSession(t)
 	s.OpenText("a.go", "package main\n\nfunc main() {\n\tfmt.Println(\"first\")\n}\n\n")
 	s.AwaitDiagnostics("a.go", lsptest.Count(1))
 	var listed contract.RuleViolations
@@ -189,4 +179,18 @@ func TestPanelFixAfterManyEditsElsewhere(t *testing.T) {
 		t.Fatalf("the fix changed the buffer to:\n%s", text)
 	}
 	s.Shutdown()
+}
+
+// fixRuleSession starts a server on a repository whose one rule has a
+// detector with a replacement (fmt.Println → log.Info), initialized and
+// idle.
+func fixRuleSession(t *testing.T) *lsptest.Session {
+	t.Helper()
+	fixRule := "---\ntitle: Log, don't print\nuuid: no-println\nseverity: high\npath: \"**/*.go\"\n" +
+		"detector:\n  type: regex\n  pattern: 'fmt\\.Println\\(([^)]*)\\)'\n  replace: 'log.Info($1)'\n---\nUse the logger.\n"
+	repo := lsptest.NewRepo(t, map[string]string{".kody/rules/println.md": fixRule, "main.go": "package main\n"})
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.AwaitIdle("")
+	return s
 }
