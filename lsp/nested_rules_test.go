@@ -104,3 +104,27 @@ func writeFile(t *testing.T, dir, rel, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestNestedAgentsFileInARenamedDirectory: after a directory is renamed,
+// an instruction file written in a new directory under its new name is
+// loaded (the watches kept the old name until they are dropped and the
+// new tree watched).
+func TestNestedAgentsFileInARenamedDirectory(t *testing.T) {
+	repo := lsptest.NewRepo(t, map[string]string{
+		"main.go":                "package main\n",
+		"services/api/AGENTS.md": "Handlers validate their input.\n",
+	})
+	s := start(t, repo.Dir, lsp.Options{})
+	s.Initialize(lsptest.InitOptions{})
+	s.AwaitIdle("")
+	await := func(what string, want []string) { t.Helper(); awaitNotChecked(t, s, what, want) }
+	await("at start-up", []string{"agents:services/api/AGENTS.md#handlers-validate-their-input"})
+	if err := os.Rename(filepath.Join(repo.Dir, "services"), filepath.Join(repo.Dir, "svc")); err != nil {
+		t.Fatal(err)
+	}
+	api := "agents:svc/api/AGENTS.md#handlers-validate-their-input"
+	await("after the rename", []string{api})
+	writeFile(t, repo.Dir, "svc/api/deep/AGENTS.md", "Deep things are shallow.\n")
+	await("after a new directory under the new name", []string{api, "agents:svc/api/deep/AGENTS.md#deep-things-are-shallow"})
+	s.Shutdown()
+}

@@ -239,6 +239,9 @@ func (s *Server) watchFiles(ctx context.Context, ready func()) {
 				return
 			}
 			what := s.classify(ev.Name)
+			if ev.Has(fsnotify.Rename) {
+				unwatchTree(w, ev.Name)
+			}
 			if ev.Has(fsnotify.Create) && s.git.refsDir(ev.Name) {
 				// refs/heads/feature/ for refs/heads/feature/x: its
 				// refs are watched too (fsnotify is not recursive).
@@ -341,6 +344,22 @@ func underAny(dirs map[string]bool, dir string) bool {
 		}
 	}
 	return false
+}
+
+// unwatchTree drops the watches of a directory that was moved away, and
+// of the directories under it. The kernel's watches follow the directory
+// to its new name, but fsnotify keeps naming their events by the old one
+// and keeps them when the new name is added: a directory created under
+// the new name would be reported under the old one, which no longer
+// exists, and go unwatched. The new name's Create event has it walked and
+// watched afresh. A renamed file matches no watch.
+func unwatchTree(w *fsnotify.Watcher, name string) {
+	prefix := name + string(filepath.Separator)
+	for _, p := range w.WatchList() {
+		if p == name || strings.HasPrefix(p, prefix) {
+			_ = w.Remove(p) // already gone with its directory: nothing to drop
+		}
+	}
 }
 
 func isDir(name string) bool {
