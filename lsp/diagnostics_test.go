@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 )
@@ -19,7 +20,12 @@ type recorder struct {
 func (r *recorder) Notify(_ context.Context, method string, params any) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.sent = append(r.sent, params.(*protocol.PublishDiagnosticsParams))
+	// As the editor reads it: the publisher sends the encoded params.
+	var p protocol.PublishDiagnosticsParams
+	if err := protocol.Unmarshal(params.(jsonrpc2.RawMessage), &p); err != nil {
+		return err
+	}
+	r.sent = append(r.sent, &p)
 	return nil
 }
 
