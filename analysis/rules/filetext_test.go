@@ -159,22 +159,10 @@ func TestLoadDirectoryLinkWarns(t *testing.T) {
 	if strings.Join(titles, " ") != "Alpha@shared/alpha.md OK@" {
 		t.Errorf("rules = %q, want the linked file (with where it leads) and the real one", titles)
 	}
-	var warns []string
-	for _, w := range rep.Warnings {
-		warns = append(warns, w.Error())
-	}
-	want := []string{
+	expectWarnings(t, rep.Warnings, []string{
 		".kody/rules/loop: not read: it is a symbolic link to the directory .kody/rules, and symbolic links to directories are not followed",
 		".kody/rules/team: not read: it is a symbolic link to the directory shared/rules, and symbolic links to directories are not followed",
-	}
-	if len(warns) != len(want) {
-		t.Fatalf("warnings = %q, want %q", warns, want)
-	}
-	for i := range want {
-		if !strings.HasPrefix(warns[i], want[i]) {
-			t.Errorf("warning %d = %q, want %q", i, warns[i], want[i])
-		}
-	}
+	})
 }
 
 // A reference past what kodyls reads of a large file, or longer than a
@@ -201,23 +189,11 @@ func TestReferencesCutAreTold(t *testing.T) {
 	if len(rep.Rules) != 1 || len(rep.Errors) != 0 {
 		t.Fatalf("LoadReport = %+v", rep)
 	}
-	var warns []string
-	for _, w := range rep.Warnings {
-		warns = append(warns, w.Error())
-	}
-	want := []string{
+	expectWarnings(t, rep.Warnings, []string{
 		".kody/rules/r.md:4:5: reference @file:docs/big.txt#L90000-L90001: line 90000 is past the first 8 MiB of docs/big.txt (83886 lines), the most kodyls reads of a referenced file",
 		".kody/rules/r.md:5:5: reference @file:docs/lines.txt#L10-L350: only lines 10-209 are attached: a reference brings at most 200 lines and 16 KiB into a rule; reference a shorter range",
 		".kody/rules/r.md:6:8: reference @file:docs/big.txt#L83880-L83890: only lines 83880-83886 are attached: the rest is past the first 8 MiB of docs/big.txt",
-	}
-	if len(warns) != len(want) {
-		t.Fatalf("warnings = %q\nwant %q", warns, want)
-	}
-	for i := range want {
-		if !strings.HasPrefix(warns[i], want[i]) {
-			t.Errorf("warning %d = %q\nwant %q", i, warns[i], want[i])
-		}
-	}
+	})
 	refs := rep.Rules[0].References
 	if len(refs) != 3 {
 		t.Fatalf("references = %+v", refs)
@@ -228,5 +204,22 @@ func TestReferencesCutAreTold(t *testing.T) {
 	}
 	if r := refs[2]; r.Truncated || r.EndLine != 3 {
 		t.Errorf("a short range = %+v", r)
+	}
+}
+
+// expectWarnings checks that the load warnings begin, in order, with want.
+func expectWarnings(t *testing.T, got []*LoadError, want []string) {
+	t.Helper()
+	var warns []string
+	for _, w := range got {
+		warns = append(warns, w.Error())
+	}
+	if len(warns) != len(want) {
+		t.Fatalf("warnings = %q\nwant %q", warns, want)
+	}
+	for i := range want {
+		if !strings.HasPrefix(warns[i], want[i]) {
+			t.Errorf("warning %d = %q\nwant %q", i, warns[i], want[i])
+		}
 	}
 }
