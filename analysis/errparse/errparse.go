@@ -313,6 +313,7 @@ func Parse(output string, o Options) []Error {
 	errs := s.out
 	for _, pkg := range goJSON.order {
 		sub := newScanner(strings.Split(goJSON.text[pkg].String(), "\n"), o)
+		sub.goPkg = pkg
 		sub.run()
 		for _, e := range sub.out {
 			if pkg != "" {
@@ -505,8 +506,11 @@ type scanner struct {
 	lastRace       int              // index in out of the last one
 	lastC          int              // index in out of the last gcc/clang/ld error, -1 if none
 	lastLD         int
-	noCloseFrom    bool    // no line "}" follows: a go vet -json object cannot start
-	generic        []Error // lines of the last-resort form (parseGeneric)
+	noCloseFrom    bool        // no line "}" follows: a go vet -json object cannot start
+	generic        []Error     // lines of the last-resort form (parseGeneric)
+	goTestPending  []goTestLog // go test log lines not yet placed in their package
+	goModules      []goModule  // the modules of the tool's directory, read at the first package
+	goPkg          string      // the package of a go test -json stream, "" otherwise
 }
 
 func newScanner(lines []string, o Options) *scanner {
@@ -574,6 +578,7 @@ func (s *scanner) run() {
 		parseUBSan,
 		parseCAssert,
 		parseCMake,
+		parseGoPkgSummary,
 		parseGoTestLine,
 		parsePythonExceptionGroup,
 		parsePythonTraceback,
@@ -619,6 +624,9 @@ func (s *scanner) run() {
 		if !matched || s.i <= start {
 			s.i = start + 1
 		}
+	}
+	if s.goPkg != "" {
+		s.placeGoTest(s.goPkg)
 	}
 	s.finishGoTests()
 	// A line only the last-resort form recognised comes after what the

@@ -222,7 +222,11 @@ func parseGoTestLine(s *scanner) bool {
 		}
 		return true
 	}
-	s.testOf[s.add(e)] = test
+	i := s.add(e)
+	s.testOf[i] = test
+	if !strings.ContainsAny(m[2], `/\`) {
+		s.goTestPending = append(s.goTestPending, goTestLog{i, m[2]})
+	}
 	return true
 }
 
