@@ -272,9 +272,21 @@ func fixMarkdown(res *fix.Result) string {
 		fmt.Fprintf(&b, "```diff\n%s```\n", res.Diff)
 	}
 	if res.RefusedDiff != "" {
-		// Edits to the build's own files: shown for the user to make, never
-		// built nor applied by kodyls.
-		fmt.Fprintf(&b, "\n**Not applied** (they change the build itself; make them yourself if they are right):\n\n```diff\n%s```\n", res.RefusedDiff)
+		// Edits to the build's own files or to kodyls's configuration:
+		// shown for the user to make, never built nor applied by kodyls.
+		why := "they change the build itself"
+		build, own := false, false
+		for _, r := range res.Refused {
+			own = own || r.OwnConfiguration()
+			build = build || !r.OwnConfiguration()
+		}
+		switch {
+		case own && build:
+			why = "they change the build itself or kodyls's own configuration"
+		case own:
+			why = fix.OwnConfigurationReason
+		}
+		fmt.Fprintf(&b, "\n**Not applied** (%s; make them yourself if they are right):\n\n```diff\n%s```\n", why, res.RefusedDiff)
 	}
 	if res.Note != "" {
 		fmt.Fprintf(&b, "\n> %s\n", res.Note)

@@ -378,26 +378,57 @@ func shellWords(line string) []string {
 var ErrBuildDefinition = errors.New("edits to a file that defines the build are refused")
 
 // RefusedEdit is an edit refused because it changes the build's own
-// definition.
+// definition or kodyls's own configuration.
 type RefusedEdit struct {
 	Edit
 	Reason string `json:"reason"`
 }
 
-// refusal says which of edits, once validated, touch the build's
-// definition, or returns "".
-func refusal(root string, ignore func(string) bool, guard *buildGuard, edits []Edit) string {
-	var why []string
+// OwnConfiguration reports whether the edit was refused because it
+// changes kodyls's own configuration rather than the build's definition.
+func (r RefusedEdit) OwnConfiguration() bool {
+	return strings.HasPrefix(r.Reason, OwnConfigurationReason)
+}
+
+// refused says why an edit of rel is refused: it changes kodyls's own
+// configuration (whatever the build command) or what the build runs; ""
+// when it is not refused.
+func (g *buildGuard) refused(rel, oldText, newText string) string {
+	if why := ownConfiguration(g.root, rel); why != "" {
+		return why
+	}
+	return g.reason(rel, oldText, newText)
+}
+
+// refusal says which of edits, once validated, touch kodyls's own
+// configuration (ErrOwnConfiguration) or the build's definition
+// (ErrBuildDefinition), or returns nil.
+func refusal(root string, ignore func(string) bool, guard *buildGuard, edits []Edit) error {
+	var build, own []string
 	for i, e := range edits {
 		rel, err := newChecker(root, ignore).relPath(e.File)
 		if err != nil {
 			continue
 		}
-		if r := guard.reason(rel, e.OldText, e.NewText); r != "" {
-			why = append(why, fmt.Sprintf("edit %d: %s: %s; make this change yourself if it is right, and propose a fix that leaves it alone", i+1, rel, r))
+		r := guard.refused(rel, e.OldText, e.NewText)
+		if r == "" {
+			continue
+		}
+		why := fmt.Sprintf("edit %d: %s: %s; make this change yourself if it is right, and propose a fix that leaves it alone", i+1, rel, r)
+		if strings.HasPrefix(r, OwnConfigurationReason) {
+			own = append(own, why)
+		} else {
+			build = append(build, why)
 		}
 	}
-	return strings.Join(why, "; ")
+	var errs []error
+	if len(own) > 0 {
+		errs = append(errs, fmt.Errorf("%w: %s", ErrOwnConfiguration, strings.Join(own, "; ")))
+	}
+	if len(build) > 0 {
+		errs = append(errs, fmt.Errorf("%w: %s", ErrBuildDefinition, strings.Join(build, "; ")))
+	}
+	return errors.Join(errs...)
 }
 
 // refusedEdits collects, over every plan version, the proposed edits the
@@ -407,7 +438,8 @@ func refusedEdits(root string, guard *buildGuard, versions []planmode.Plan) []Re
 	seen := map[Edit]bool{}
 	for _, p := range versions {
 		for _, s := range p.Steps {
-			if s.Tool != ToolProposeEdits || s.Status != planmode.StepFailed || !strings.Contains(s.Result, ErrBuildDefinition.Error()) {
+			if s.Tool != ToolProposeEdits || s.Status != planmode.StepFailed ||
+				!strings.Contains(s.Result, ErrBuildDefinition.Error()) && !strings.Contains(s.Result, ErrOwnConfiguration.Error()) {
 				continue
 			}
 			edits, err := decodeEdits(s.Input)
@@ -420,7 +452,7 @@ func refusedEdits(root string, guard *buildGuard, versions []planmode.Plan) []Re
 					continue
 				}
 				e.File = rel
-				r := guard.reason(rel, e.OldText, e.NewText)
+				r := guard.refused(rel, e.OldText, e.NewText)
 				if r == "" || seen[e] {
 					continue
 				}

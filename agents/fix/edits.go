@@ -66,8 +66,11 @@ func (c *checker) relPath(p string) (string, error) {
 		return "", fmt.Errorf("%s is the workspace itself, not a file", p)
 	case rel == ".." || strings.HasPrefix(rel, "../"):
 		return "", fmt.Errorf("%s leaves the workspace", p)
-	case rel == ".git" || strings.HasPrefix(rel, ".git/"):
-		return "", fmt.Errorf("%s is inside .git", p)
+	case tools.Workspace{Root: c.root}.InGitDir(rel):
+		// git runs the commands its configuration names (core.fsmonitor,
+		// hooks) at the next git status, whatever repository, nested or
+		// linked, the directory belongs to.
+		return "", fmt.Errorf("%s is inside .git (as named or where its symlinks lead), whose files make git run commands, and is never edited", p)
 	case tools.Workspace{Root: c.root, Ignore: c.ignore}.Ignored(rel):
 		return "", fmt.Errorf("%s is on the privacy ignore list and is never edited", rel)
 	}
@@ -192,11 +195,18 @@ func (c *checker) diff() string {
 
 // Apply writes edits to the workspace at root, after validating all of
 // them against the files as they are now: either every file is written or
-// none is. It returns the files written.
+// none is, and none is when one changes kodyls's own configuration. It
+// returns the files written.
 func Apply(root string, ignore func(string) bool, edits []Edit) ([]string, error) {
 	c := newChecker(root, ignore)
-	if _, err := c.applyAll(edits); err != nil {
+	checked, err := c.applyAll(edits)
+	if err != nil {
 		return nil, err
+	}
+	for _, e := range checked {
+		if why := ownConfiguration(root, e.File); why != "" {
+			return nil, fmt.Errorf("%w: %s: %s", ErrOwnConfiguration, e.File, why)
+		}
 	}
 	r, err := os.OpenRoot(root)
 	if err != nil {

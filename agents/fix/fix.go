@@ -133,6 +133,8 @@ func (r *Result) WhyNotRun() string {
 		return ""
 	}
 	switch {
+	case len(r.Refused) > 0 && r.Refused[0].OwnConfiguration():
+		return fmt.Sprintf("the fix edits %s, which is kodyls's own configuration", r.Refused[0].File)
 	case len(r.Refused) > 0:
 		return fmt.Sprintf("the fix edits %s, which defines the build", r.Refused[0].File)
 	case len(r.Edits) == 0:
@@ -289,6 +291,11 @@ func (f *Fixer) result(st planmode.State, req Request, guard *buildGuard) *Resul
 		res.Reflections = []planmode.Reflection{}
 	}
 	edits, err := planEdits(f.Workspace, f.ignore(), p, "")
+	if err == nil && refusal(f.Workspace, f.ignore(), guard, edits) != nil {
+		// The propose step refuses these; edits that got past it (a plan
+		// resumed from another version's checkpoint) are no fix.
+		err = errors.New("the plan edits kodyls's own configuration or the build's definition")
+	}
 	if err == nil {
 		res.Edits = edits
 		res.Diff, _ = Diff(f.Workspace, f.ignore(), edits)
@@ -321,6 +328,8 @@ func (f *Fixer) result(st planmode.State, req Request, guard *buildGuard) *Resul
 		res.RefusedDiff = refusedDiff(f.Workspace, res.Refused)
 	}
 	switch {
+	case len(res.Refused) > 0 && (len(res.Edits) == 0 || !res.Verified) && res.Refused[0].OwnConfiguration():
+		res.Note = fmt.Sprintf("the fix needs a change to %s: %s. That change was neither verified nor applied; review it and make it yourself if it is right", res.Refused[0].File, res.Refused[0].Reason)
 	case len(res.Refused) > 0 && (len(res.Edits) == 0 || !res.Verified):
 		res.Note = fmt.Sprintf("the fix needs a change to %s, which defines the build: %s. kodyls never runs the build with the model's edits to its own definition, so that change was neither verified nor applied; review it and make it yourself if it is right", res.Refused[0].File, res.Refused[0].Reason)
 	case len(res.Edits) == 0:
@@ -421,8 +430,8 @@ func (f *Fixer) proposeStep(guard *buildGuard) planmode.StepFunc {
 			return "", err
 		}
 		edits, _ := decodeEdits(s.Input)
-		if why := refusal(f.Workspace, f.ignore(), guard, edits); why != "" {
-			return "", fmt.Errorf("%w: %s", ErrBuildDefinition, why)
+		if err := refusal(f.Workspace, f.ignore(), guard, edits); err != nil {
+			return "", err
 		}
 		return res, nil
 	}
@@ -482,8 +491,8 @@ func (f *Fixer) verifyStep(command, dir string, timeout time.Duration, guard *bu
 		}
 		// The propose step refuses these already; the build must not run
 		// with one whatever path led here.
-		if why := refusal(f.Workspace, f.ignore(), guard, edits); why != "" {
-			return "", fmt.Errorf("%s: %w: %s", errBuildNotRun, ErrBuildDefinition, why)
+		if err := refusal(f.Workspace, f.ignore(), guard, edits); err != nil {
+			return "", fmt.Errorf("%s: %w", errBuildNotRun, err)
 		}
 		run, err := f.verify(ctx, command, dir, timeout, edits)
 		if err != nil && !run.ran {

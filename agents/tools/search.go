@@ -121,7 +121,9 @@ func (w Workspace) grep(ctx context.Context, match func(string) bool) (string, e
 }
 
 // ListFiles returns the list_files tool: the files under dir (recursively),
-// optionally filtered by a glob, with the same exclusions as the search.
+// optionally filtered by a glob, with the same exclusions as the search. A
+// dir inside .git (as named or where its links lead) or ignored by
+// .gitignore is refused rather than listed.
 func (w Workspace) ListFiles() agent.Tool {
 	return newTool("list_files",
 		"List the workspace's files under dir (recursively), optionally filtered by a glob pattern. At most 100 paths.",
@@ -138,11 +140,17 @@ func (w Workspace) list(ctx context.Context, a ListArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if dir != "." && w.InGitDir(dir) {
+		return "", fmt.Errorf("%s is inside .git, which holds git's own files; list_files skips it, as the search does", dir)
+	}
 	root, err := w.open()
 	if err != nil {
 		return "", err
 	}
 	defer root.Close()
+	if ignored := loadGitignore(root).dirIgnored(dir); ignored != "" {
+		return "", fmt.Errorf("%s is ignored by .gitignore (%s); list_files skips it, as the search does", dir, ignored)
+	}
 	var out capped
 	n, limited := 0, false
 	err = w.walk(root, dir, func(rel string) bool {

@@ -89,6 +89,41 @@ func (w Workspace) Ignored(rel string) bool {
 	return ok && real != rel && real != "." && w.Ignore(real)
 }
 
+// InGitDir reports whether rel (slash-separated, relative to Root), as
+// named or where its symbolic links lead, is a .git directory or inside
+// one, at any depth: a nested repository's sub/.git as well, a link gl →
+// .git too, whatever the case of the name. git runs commands its
+// configuration names (hooks, core.fsmonitor), so no tool writes there,
+// and listing it shows git's internals rather than the user's code.
+func (w Workspace) InGitDir(rel string) bool {
+	if gitComponent(rel) {
+		return true
+	}
+	real, ok := w.resolve(rel)
+	return ok && gitComponent(real)
+}
+
+// gitComponent reports whether a component of the slash-separated path
+// names a .git directory: ".git" in any case, and the names Windows reads
+// as ".git" (trailing dots and spaces, the short name GIT~1).
+func gitComponent(rel string) bool {
+	for part := range strings.SplitSeq(rel, "/") {
+		part = strings.TrimRight(part, ". ")
+		if strings.EqualFold(part, ".git") || strings.EqualFold(part, "git~1") {
+			return true
+		}
+	}
+	return false
+}
+
+// Resolve returns where rel (slash-separated, relative to Root) leads
+// through symbolic links, relative to Root; a path that does not exist yet
+// leads where its nearest existing parent does. false when that is outside
+// Root or cannot be told.
+func (w Workspace) Resolve(rel string) (string, bool) {
+	return w.resolve(rel)
+}
+
 // resolve returns where rel leads through symbolic links, relative to the
 // root; false when that is outside the root or cannot be told (os.Root
 // refuses those paths anyway).

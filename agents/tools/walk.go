@@ -57,6 +57,22 @@ func loadGitignore(root *os.Root) gitignore {
 	return rules
 }
 
+// dirIgnored returns the directory among dir and its parents that g
+// ignores, or "" when none is.
+func (g gitignore) dirIgnored(dir string) string {
+	if dir == "." || dir == "" {
+		return ""
+	}
+	parts := strings.Split(dir, "/")
+	for i := range parts {
+		p := strings.Join(parts[:i+1], "/")
+		if g.match(p, true) {
+			return p
+		}
+	}
+	return ""
+}
+
 func (g gitignore) match(rel string, dir bool) bool {
 	for _, r := range g {
 		if r.dirOnly && !dir {
@@ -117,7 +133,11 @@ func (w Workspace) walk(root *os.Root, start string, f func(rel string) bool) er
 			return nil
 		}
 		if !d.Type().IsRegular() {
-			// A symlink is followed only if it stays inside the root.
+			// A symlink is followed only if it stays inside the root, and
+			// not into .git.
+			if w.InGitDir(rel) {
+				return nil
+			}
 			st, err := w.stat(root, rel)
 			if err != nil || !st.Mode().IsRegular() {
 				return nil

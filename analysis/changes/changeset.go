@@ -17,7 +17,9 @@ var ErrNotACommit = errors.New("not a commit")
 // ChangedFiles lists the files under root, a directory of a git
 // repository (its top level or a folder below it), that differ from base: added, copied, modified, renamed or retyped in the
 // working tree, or in the index when staged, plus the untracked files that
-// are not ignored for a working-tree change set. Paths are slash-separated
+// are not ignored for a working-tree change set. Nested repositories
+// (submodules, an untracked repository inside) are not files and are left
+// out. Paths are slash-separated
 // and relative to root; pathspec limits the list. It is the change set that
 // `kodyls review` reviews and the pull-request rules judge, in the CLI and
 // the editor alike.
@@ -44,7 +46,9 @@ func ChangedFiles(ctx context.Context, root, base string, staged bool, pathspec 
 	}
 	// --relative: a root below the repository's top level (a folder of a
 	// monorepo) lists its own files, relative to itself, as ls-files does.
-	args := []string{"diff", "--name-only", "--relative", "--diff-filter=ACMRT", "-z"}
+	// --ignore-submodules: a submodule's new commit is a change of a
+	// repository of its own, not of a file to review.
+	args := []string{"diff", "--name-only", "--relative", "--diff-filter=ACMRT", "--ignore-submodules=all", "-z"}
 	if staged {
 		args = append(args, "--cached")
 	}
@@ -59,7 +63,13 @@ func ChangedFiles(ctx context.Context, root, base string, staged bool, pathspec 
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, splitNUL(untracked)...)
+		for _, f := range splitNUL(untracked) {
+			// git lists an untracked nested repository as its directory,
+			// "sub/": a repository of its own, not a file to review.
+			if !strings.HasSuffix(f, "/") {
+				files = append(files, f)
+			}
+		}
 	}
 	return files, nil
 }

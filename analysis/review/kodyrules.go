@@ -9,6 +9,7 @@ import (
 
 	"github.com/kodustech/kodyls/agents/agent"
 	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/agents/redact"
 	"github.com/kodustech/kodyls/agents/rewoo"
 	"github.com/kodustech/kodyls/agents/tools"
 	"github.com/kodustech/kodyls/prompts"
@@ -424,8 +425,12 @@ func (p *Pipeline) pullRequestEvidence(ctx context.Context, files []string, diff
 				continue
 			}
 			kept[key] = r.ID
-			if len(r.Text) > PullRequestEvidenceChars {
-				r.Text = strings.ToValidUTF8(r.Text[:PullRequestEvidenceChars], "") + "\n…(truncated)"
+			// Redacted before the cut: a secret cut in two leaves a start
+			// the gateway's redaction no longer recognises.
+			if head, cut := redact.Cut(r.Text, PullRequestEvidenceChars); cut {
+				r.Text = head + "\n…(truncated)"
+			} else {
+				r.Text = head
 			}
 			out = append(out, r)
 		}

@@ -46,9 +46,13 @@ Edits to files that define the build (Makefile, package.json, build.rs,
 *.gradle, CMakeLists.txt, .cargo/, go.mod's go and toolchain lines,
 tsconfig plugins, the scripts the build command runs and the files it reads
 its definition from: sh build.sh, make -f ci.mk, tsc -p tsconfig.build.json,
-...) are refused: the build never runs with them, they are never applied,
-and they are shown for you to make yourself. Sources the build command
-compiles (gcc -fsyntax-only main.c, javac Main.java) can be fixed.
+...) and to kodyls's own configuration (kodus-config.yml, .kody/,
+.kody-rules/, the assistants' rule files kodyls imports: CLAUDE.md,
+AGENTS.md, .cursorrules, ...) are refused: the build never runs with them,
+they are never applied, and they are shown for you to make yourself.
+Sources the build command compiles (gcc -fsyntax-only main.c, javac
+Main.java) can be fixed. An edit inside a .git directory (a nested
+repository's, or one a symlink leads to, too) is rejected.
 
 Needs a model (KODYLS_LLM_BASE_URL, KODYLS_LLM_MODEL).
 
@@ -191,7 +195,7 @@ func writeFixText(w io.Writer, e errparse.Error, res *fix.Result, apply bool, ap
 		}
 	}
 	if len(res.Refused) > 0 {
-		fmt.Fprintln(w, "\nRefused, because they change what the build runs (never applied, never built):")
+		fmt.Fprintf(w, "\nRefused, because %s (never applied, never built):\n", refusedWhy(res.Refused))
 		for _, r := range res.Refused {
 			fmt.Fprintf(w, "  %s: %s\n", r.File, r.Reason)
 		}
@@ -228,4 +232,24 @@ func writeFixText(w io.Writer, e errparse.Error, res *fix.Result, apply bool, ap
 		// Only a fix found is written by --apply.
 		fmt.Fprintln(w, "Run again with --apply to write the files.")
 	}
+}
+
+// refusedWhy says why the refused edits were refused: they change what
+// the build runs, kodyls's own configuration, or both.
+func refusedWhy(refused []fix.RefusedEdit) string {
+	build, own := false, false
+	for _, r := range refused {
+		if r.OwnConfiguration() {
+			own = true
+		} else {
+			build = true
+		}
+	}
+	switch {
+	case own && build:
+		return "they change what the build runs or kodyls's own configuration"
+	case own:
+		return "they change kodyls's own configuration"
+	}
+	return "they change what the build runs"
 }
