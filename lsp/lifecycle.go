@@ -271,6 +271,21 @@ func (s *Server) initialized() {
 	s.goBackground(func(ctx context.Context) { s.svc.History(ctx) })
 }
 
+// initLayer is the initializationOptions layer to resolve under the
+// client's settings raw. An answer to workspace/configuration that is an
+// object holds all the settings the user has set (editors send only those),
+// so it replaces initializationOptions: layered over them, a setting the
+// user reset would come back with the value the editor started with. A null
+// answer (no such section) leaves initializationOptions in force, and so do
+// settings pushed in didChangeConfiguration by a client that cannot be asked,
+// which may be only the changed ones. s.mu is held.
+func (s *Server) initLayer(raw []byte) []byte {
+	if s.clientCap.configuration && contract.IsObject(raw) {
+		return nil
+	}
+	return s.initOptions
+}
+
 // fetchConfiguration asks the client for section "kodyls" and re-resolves
 // the settings.
 func (s *Server) fetchConfiguration(ctx context.Context) {
@@ -309,7 +324,7 @@ func (s *Server) fetchConfiguration(ctx context.Context) {
 func (s *Server) applyClientConfig(raw []byte) {
 	s.mu.Lock()
 	old, oldBadURL := s.cfg.Settings, s.cfg.Rejected["llm.baseUrl"]
-	s.cfg = contract.Resolve(s.opts.Getenv, s.initOptions, raw)
+	s.cfg = contract.Resolve(s.opts.Getenv, s.initLayer(raw), raw)
 	cfg := s.cfg
 	s.mu.Unlock()
 	s.reportConfigProblems(cfg.Problems)

@@ -660,8 +660,9 @@ func TestShutdownWithWorkInFlight(t *testing.T) {
 func TestConfigurationProblemsShownOnce(t *testing.T) {
 	repo := newWorkspace(t)
 	s := start(t, repo.Dir, lsp.Options{})
-	s.Settings = map[string]any{"review": map[string]any{"trigger": "sometimes"}}
-	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{"llm": map[string]any{"timeoutMs": 5}}})
+	bad := map[string]any{"review": map[string]any{"trigger": "sometimes"}, "llm": map[string]any{"timeoutMs": 5}}
+	s.Settings = bad
+	s.Initialize(lsptest.InitOptions{InitializationOptions: bad})
 	s.AwaitIdle("")
 	shown := func() []string {
 		var out []string

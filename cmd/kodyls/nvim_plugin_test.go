@@ -22,6 +22,7 @@ type pluginResult struct {
 		File string `json:"file"`
 		Lnum int    `json:"lnum"`
 		Text string `json:"text"`
+		Type string `json:"type"`
 	} `json:"quickfix"`
 	Health      string `json:"health"`
 	Explanation string `json:"explanation"`

@@ -3,7 +3,9 @@
 // typed arguments and results, and the custom notifications. The settings
 // resolve from built-in defaults, environment variables, the editor's
 // initializationOptions and workspace configuration (section "kodyls"),
-// merged in that order so that the source closest to the user wins.
+// merged in that order so that the source closest to the user wins (the
+// server passes no initializationOptions once the editor answers
+// workspace/configuration with an object: that answer is all its settings).
 //
 // The package knows nothing of LSP transport: the server hands it raw JSON and
 // reads back a validated Settings value plus a list of problems it can show.
@@ -280,6 +282,15 @@ func (r *Resolved) applyEnv(getenv func(string) string) {
 
 // unwrapSection accepts both {"kodyls": {...}} and {...}: editors differ in
 // whether they nest initializationOptions under the section name.
+// IsObject reports whether raw, the section "kodyls" of an editor's
+// settings (or the settings wrapped in it), is a JSON object: the editor
+// sent settings, if only {}, rather than null or nothing.
+func IsObject(raw []byte) bool {
+	var top map[string]json.RawMessage
+	inner := unwrapSection(raw)
+	return len(inner) > 0 && json.Unmarshal(inner, &top) == nil && top != nil
+}
+
 func unwrapSection(raw []byte) []byte {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {

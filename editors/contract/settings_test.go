@@ -245,3 +245,14 @@ func TestWhyNoModel(t *testing.T) {
 		}
 	}
 }
+
+func TestIsObject(t *testing.T) {
+	for raw, want := range map[string]bool{
+		``: false, `null`: false, ` null `: false, `{"kodyls":null}`: false, `"x"`: false, `[]`: false, `{`: false,
+		`{}`: true, ` {} `: true, `{"kodyls":{}}`: true, `{"rules":{"scope":"file"}}`: true,
+	} {
+		if got := IsObject([]byte(raw)); got != want {
+			t.Errorf("IsObject(%q) = %v, want %v", raw, got, want)
+		}
+	}
+}

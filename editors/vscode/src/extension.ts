@@ -398,7 +398,7 @@ interface ReviewSummary {
  * (no arguments) they act on the active editor and report their result;
  * from a code action (arguments given) they run as sent.
  */
-async function paletteCommand(command: string, args: unknown[], next: (command: string, args: unknown[]) => unknown): Promise<unknown> {
+export async function paletteCommand(command: string, args: unknown[], next: (command: string, args: unknown[]) => unknown): Promise<unknown> {
   const editor = vscode.window.activeTextEditor;
   switch (command) {
     case 'kodyls.explainError': {
@@ -462,7 +462,9 @@ async function paletteCommand(command: string, args: unknown[], next: (command: 
         await refreshViolations();
         return r;
       }
-      const d = editor && diagnosticsAtCursor(editor).find((x) => dataID(x));
+      // Only the AI review's findings can be dismissed: a detector's
+      // violation has an id too, which the server does not take.
+      const d = editor && diagnosticsAtCursor(editor).find((x) => dataID(x) && isReviewFinding(x));
       if (!editor || !d) {
         void vscode.window.showInformationMessage('Kody: no Kody suggestion at the cursor.');
         return undefined;
@@ -496,6 +498,10 @@ function diagnosticsAtCursor(editor: vscode.TextEditor): vscode.Diagnostic[] {
 function dataID(d: vscode.Diagnostic): string | undefined {
   const data = (d as vscode.Diagnostic & { data?: { id?: unknown } }).data;
   return typeof data?.id === 'string' ? data.id : undefined;
+}
+
+function isReviewFinding(d: vscode.Diagnostic): boolean {
+  return (d as vscode.Diagnostic & { data?: { kind?: unknown } }).data?.kind === 'review';
 }
 
 /** kodyls.explainError's arguments for the diagnostic at the cursor, or for the selected text. */

@@ -109,73 +109,134 @@ function oneLine(s: string, max = 80): string {
   return t.length > max ? t.slice(0, max - 1) + '…' : t;
 }
 
+/** The workspace folder (of folders) that contains uri: the longest, or ''. */
+function folderOf(uri: string, folders: readonly string[]): string {
+  let best = '';
+  for (const f of folders) {
+    const dir = f.endsWith('/') ? f : f + '/';
+    if (uri.startsWith(dir) && dir.length > best.length) best = f;
+  }
+  return best;
+}
+
+function folderName(folder: string): string {
+  const name = folder.replace(/\/+$/, '').split('/').pop() ?? folder;
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
+}
+
+/** An entry's absolute uri, where the server sends one (multi-root). */
+function uriOf(x: object): string | undefined {
+  const u = (x as { uri?: unknown }).uri;
+  return typeof u === 'string' && u !== '' ? u : undefined;
+}
+
 /**
  * The panel's top-level nodes: one per rule with violations (most severe
  * first, then most violations, then by title), its files sorted by path and
  * their violations by position; then the broken rule files; then the rules
- * not checked offline, greyed out by the view.
+ * not checked offline, greyed out by the view. A rule whose violations are
+ * in several workspace folders has one node per folder, named after it.
+ * Every node's id is unique in the tree (VS Code refuses a tree with two
+ * nodes of the same id).
  */
 export function buildTree(result: RuleViolationsResult | null | undefined, folders: readonly string[] = []): Node[] {
   const nodes: Node[] = [];
-  const rules: Node[] = [];
+  const seen = new Map<string, number>();
+  const unique = (id: string): string => {
+    const n = (seen.get(id) ?? 0) + 1;
+    seen.set(id, n);
+    return n === 1 ? id : `${id}#${n}`;
+  };
+
+  // The violations of each rule, per workspace folder.
+  interface RuleFolder {
+    rule: RuleRef;
+    folder: string;
+    violations: Violation[];
+  }
+  const perRule = new Map<string, Map<string, RuleFolder>>();
   for (const g of result?.groups ?? []) {
-    const violations = g.violations ?? [];
-    if (violations.length === 0) continue;
-    const byFile = new Map<string, Violation[]>();
-    for (const v of violations) {
-      const list = byFile.get(v.uri) ?? [];
-      list.push(v);
-      byFile.set(v.uri, list);
+    for (const v of g.violations ?? []) {
+      const folder = folderOf(v.uri, folders);
+      let byFolder = perRule.get(g.rule.uuid);
+      if (!byFolder) perRule.set(g.rule.uuid, (byFolder = new Map()));
+      let rf = byFolder.get(folder);
+      if (!rf) byFolder.set(folder, (rf = { rule: g.rule, folder, violations: [] }));
+      rf.violations.push(v);
     }
-    const files: Node[] = [...byFile.entries()]
-      .map(([uri, vs]) => ({ uri, path: relativePath(uri, folders), vs: vs.sort(byPosition) }))
-      .sort((a, b) => a.path.localeCompare(b.path))
-      .map(({ uri, path, vs }) => ({
-        kind: 'file' as const,
-        id: `file:${g.rule.uuid}:${uri}`,
-        label: path,
-        description: String(vs.length),
-        severity: g.rule.severity,
-        count: vs.length,
-        uri,
-        rule: g.rule,
-        children: vs.map((v) => violationNode(g.rule, v)),
-      }));
-    rules.push({
-      kind: 'rule',
-      id: `rule:${g.rule.uuid}`,
-      label: g.rule.title,
-      description: `${plural(violations.length, 'violation')} in ${plural(files.length, 'file')}`,
-      tooltip: `${g.rule.title}\n${g.rule.severity} · ${g.rule.file}`,
-      severity: g.rule.severity,
-      count: violations.length,
-      rule: g.rule,
-      children: files,
-    });
+  }
+  const rules: Node[] = [];
+  for (const [uuid, byFolder] of perRule) {
+    const split = byFolder.size > 1;
+    for (const { rule, folder, violations } of byFolder.values()) {
+      const key = split ? `${uuid}:${folder}` : uuid;
+      const byFile = new Map<string, Violation[]>();
+      for (const v of violations) {
+        const list = byFile.get(v.uri) ?? [];
+        list.push(v);
+        byFile.set(v.uri, list);
+      }
+      const files: Node[] = [...byFile.entries()]
+        .map(([uri, vs]) => ({ uri, path: relativePath(uri, folders), vs: vs.sort(byPosition) }))
+        .sort((a, b) => a.path.localeCompare(b.path))
+        .map(({ uri, path, vs }) => ({
+          kind: 'file' as const,
+          id: `file:${key}:${uri}`,
+          label: path,
+          description: String(vs.length),
+          severity: rule.severity,
+          count: vs.length,
+          uri,
+          rule,
+          children: vs.map((v) => violationNode(rule, key, v)),
+        }));
+      const where = split ? ` · ${folderName(folder) || 'outside the workspace'}` : '';
+      rules.push({
+        kind: 'rule',
+        id: `rule:${key}`,
+        label: rule.title,
+        description: `${plural(violations.length, 'violation')} in ${plural(files.length, 'file')}${where}`,
+        tooltip: `${rule.title}\n${rule.severity} · ${uriOf(rule) ?? rule.file}`,
+        severity: rule.severity,
+        count: violations.length,
+        rule,
+        children: files,
+      });
+    }
   }
   rules.sort(
     (a, b) =>
-      severityRank(a.severity!) - severityRank(b.severity!) || b.count! - a.count! || a.label.localeCompare(b.label),
+      severityRank(a.severity!) - severityRank(b.severity!) ||
+      b.count! - a.count! ||
+      a.label.localeCompare(b.label) ||
+      (a.description ?? '').localeCompare(b.description ?? ''),
   );
-  nodes.push(...rules);
+  const withUniqueIDs = (n: Node): Node => ({ ...n, id: unique(n.id), children: n.children.map(withUniqueIDs) });
+  nodes.push(...rules.map(withUniqueIDs));
 
   const errors = result?.ruleErrors ?? [];
   if (errors.length > 0) {
     nodes.push({
       kind: 'ruleErrors',
-      id: 'ruleErrors',
+      id: unique('ruleErrors'),
       label: 'Broken rule files',
       description: String(errors.length),
       severity: 'error',
       count: errors.length,
       children: [...errors]
-        .sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line)
+        .sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || (uriOf(a) ?? '').localeCompare(uriOf(b) ?? ''))
         .map((e) => ({
           kind: 'ruleError' as const,
-          id: `ruleError:${e.file}:${e.line}:${e.message}`,
+          // Two folders may have the same broken file: its uri, where
+          // sent, tells them apart, else the suffix unique adds.
+          id: unique(`ruleError:${uriOf(e) ?? e.file}:${e.line}:${e.message}`),
           label: e.line > 0 ? `${e.file}:${e.line}` : e.file,
           description: oneLine(e.message),
-          tooltip: e.message,
+          tooltip: uriOf(e) ? `${uriOf(e)}\n${e.message}` : e.message,
           severity: 'error',
           ruleError: e,
           children: [],
@@ -187,7 +248,7 @@ export function buildTree(result: RuleViolationsResult | null | undefined, folde
   if (notChecked.length > 0) {
     nodes.push({
       kind: 'notCheckedGroup',
-      id: 'notChecked',
+      id: unique('notChecked'),
       label: 'Not checked offline',
       description: plural(notChecked.length, 'rule'),
       tooltip: 'These rules have no local detector and no model is configured: set kodyls.llm.baseUrl to check them.',
@@ -196,10 +257,10 @@ export function buildTree(result: RuleViolationsResult | null | undefined, folde
         .sort((a, b) => severityRank(a.severity) - severityRank(b.severity) || a.title.localeCompare(b.title))
         .map((r) => ({
           kind: 'notChecked' as const,
-          id: `notChecked:${r.uuid}`,
+          id: unique(`notChecked:${r.uuid}:${uriOf(r) ?? r.file}`),
           label: r.title,
           description: 'not checked offline',
-          tooltip: `${r.title}\n${r.severity} · ${r.file}\nNo local detector and no model configured.`,
+          tooltip: `${r.title}\n${r.severity} · ${uriOf(r) ?? r.file}\nNo local detector and no model configured.`,
           severity: r.severity,
           rule: r,
           children: [],
@@ -209,12 +270,14 @@ export function buildTree(result: RuleViolationsResult | null | undefined, folde
   return nodes;
 }
 
-function violationNode(rule: RuleRef, v: Violation): Node {
+function violationNode(rule: RuleRef, key: string, v: Violation): Node {
   const where = `${v.range.start.line + 1}:${v.range.start.character + 1}`;
   const text = v.message || v.match;
   return {
     kind: 'violation',
-    id: `violation:${rule.uuid}:${v.id}`,
+    // A detector's id is relative to its workspace folder: the uri tells
+    // two folders' violations apart.
+    id: `violation:${key}:${v.uri}:${v.id}`,
     label: `${where} ${oneLine(v.match || text)}`,
     description: v.checkedBy === 'model' ? 'model' : undefined,
     tooltip: [rule.title, text, `checked by ${v.checkedBy}`].filter(Boolean).join('\n'),

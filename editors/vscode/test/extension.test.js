@@ -144,3 +144,32 @@ test("a fix's verification is told as the server gave it", () => {
   // files) did not fail.
   assert.match(extension.fixCheck({ verified: false, verification: 'notRun' }), /did not run/);
 });
+
+test('Dismiss Suggestion from the palette sends the review finding at the cursor, never a violation of a detector', async () => {
+  const uri = 'file:///w/a.go';
+  const at = (line, data) => ({ range: { start: { line, character: 0 }, contains: (p) => p.line === line }, message: 'm', source: 'kody', data });
+  const detector = at(2, { id: 'r1:a.go:3:0', rule: 'r1', version: 4 });
+  const finding = at(2, { id: 'f1', kind: 'review', rule: 'r2' });
+  let diags = [detector, finding];
+  fake.languages = { getDiagnostics: () => diags };
+  fake.window.activeTextEditor = { document: { uri: { toString: () => uri } }, selection: { active: { line: 2, character: 1 } } };
+  const sent = [];
+  const next = (command, args) => {
+    sent.push([command, args]);
+    return { dismissed: 1 };
+  };
+  try {
+    await extension.paletteCommand('kodyls.dismissSuggestion', [], next);
+    assert.deepEqual(sent, [['kodyls.dismissSuggestion', [{ id: 'f1', uri }]]]);
+    // Only a detector's violation on the line: nothing is sent.
+    sent.length = 0;
+    shown.length = 0;
+    diags = [detector];
+    assert.equal(await extension.paletteCommand('kodyls.dismissSuggestion', [], next), undefined);
+    assert.deepEqual(sent, []);
+    assert.ok(shown.some(([kind, msg]) => kind === 'information' && /no Kody suggestion at the cursor/.test(msg)), JSON.stringify(shown));
+  } finally {
+    fake.window.activeTextEditor = undefined;
+    delete fake.languages;
+  }
+});

@@ -149,3 +149,60 @@ test("a detector's diagnostic of another version than the panel's is not its vio
   // Sent instead, the panel's own violation carries its version.
   assert.deepEqual(detectorDiagnostic(rule('r', 'Log', 'high'), panel).data, { id: 'r:a.go:5:1', rule: 'r', version: 3 });
 });
+
+// Every id in the tree, depth first.
+const allIDs = (nodes) => nodes.flatMap((n) => [n.id, ...allIDs(n.children)]);
+
+test('multi-root: the same rule and ids in two folders give distinct nodes, one rule node per folder', () => {
+  const a = 'file:///home/u/a';
+  const b = 'file:///home/u/b';
+  // The detector's id is folder-relative: the same in both folders.
+  const at = (root, file) => ({
+    uri: `${root}/${file}`,
+    range: { start: { line: 2, character: 8 }, end: { line: 2, character: 20 } },
+    match: 'fmt.Println(',
+    version: 1,
+    checkedBy: 'detector',
+    id: 'println:main.go:3:9',
+  });
+  const r = rule('println', 'No fmt.Println', 'high');
+  const res = {
+    groups: [{ rule: r, violations: [at(a, 'main.go'), at(b, 'main.go')] }],
+    ruleErrors: [
+      { file: '.kody/rules/bad.md', line: 1, message: 'front matter: missing ---' },
+      { file: '.kody/rules/bad.md', line: 1, message: 'front matter: missing ---' },
+    ],
+    notChecked: [r, r],
+  };
+  const nodes = buildTree(res, [a, b]);
+  const ids = allIDs(nodes);
+  assert.equal(new Set(ids).size, ids.length, `duplicate ids: ${ids.join(', ')}`);
+  const rules = nodes.filter((n) => n.kind === 'rule');
+  assert.deepEqual(
+    rules.map((n) => [n.label, n.description, n.children.map((f) => f.uri)]),
+    [
+      ['No fmt.Println', '1 violation in 1 file · a', [`${a}/main.go`]],
+      ['No fmt.Println', '1 violation in 1 file · b', [`${b}/main.go`]],
+    ],
+  );
+  assert.equal(totalViolations(nodes), 2);
+  assert.equal(nodes.find((n) => n.kind === 'ruleErrors').children.length, 2);
+  // Through the tree provider too: VS Code registers every item's id.
+  const p = new RulesTreeProvider();
+  p.update(res, [a, b]);
+  const items = [];
+  const walk = (n) => {
+    items.push(p.getTreeItem(n).id);
+    p.getChildren(n).forEach(walk);
+  };
+  p.getChildren().forEach(walk);
+  assert.equal(new Set(items).size, items.length, `duplicate item ids: ${items.join(', ')}`);
+});
+
+test('one folder: a violation id includes its uri, rule ids stay by uuid', () => {
+  const nodes = buildTree(result, [ws]);
+  const crit = nodes[0];
+  assert.equal(crit.id, 'rule:crit');
+  assert.equal(crit.description, '3 violations in 2 files');
+  assert.equal(crit.children[0].children[0].id, `violation:crit:${ws}/a.go:c3`);
+});

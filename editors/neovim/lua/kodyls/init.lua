@@ -169,6 +169,18 @@ local function byte_col(uri, pos, encoding)
   return #line
 end
 
+-- rule_file is the path of the rule file of entry (a rule error or a
+-- rule): its absolute uri where the server sends one, else its file,
+-- relative to the workspace root.
+local function rule_file(entry, root)
+  if type(entry.uri) == 'string' and entry.uri ~= '' then return vim.uri_to_fname(entry.uri) end
+  local file = entry.file or ''
+  if root and file:sub(1, 1) ~= '/' then file = root .. '/' .. file end
+  return file
+end
+
+local not_checked_text = 'not checked offline (no detector, no model): '
+
 local function violation_items(result, root, encoding)
   local items = {}
   for _, g in ipairs(list(result.groups)) do
@@ -184,9 +196,15 @@ local function violation_items(result, root, encoding)
     end
   end
   for _, e in ipairs(list(result.ruleErrors)) do
-    local file = e.file
-    if root and file:sub(1, 1) ~= '/' then file = root .. '/' .. file end
-    table.insert(items, { filename = file, lnum = math.max(e.line, 1), type = 'E', text = 'broken Kody Rule: ' .. e.message })
+    table.insert(items, { filename = rule_file(e, root), lnum = math.max(e.line, 1), type = 'E', text = 'broken Kody Rule: ' .. e.message })
+  end
+  -- Rules only a model can check, with no model configured: not checked
+  -- at all, which an empty list must not hide.
+  for _, r in ipairs(list(result.notChecked)) do
+    table.insert(items, {
+      filename = rule_file(r, root), lnum = 1, type = 'I',
+      text = not_checked_text .. r.title, kody_not_checked = true,
+    })
   end
   return items
 end
@@ -225,7 +243,7 @@ local function fill_violations(open)
     open, open_pending = open_pending, false
     local ours = qf_is_kody()
     if not open and not ours then return end
-    local items, seen = {}, {}
+    local items, seen, not_checked = {}, {}, 0
     for _, c in ipairs(clients) do
       local r = results[c.id]
       if r then
@@ -235,6 +253,8 @@ local function fill_violations(open)
           local key = table.concat({ it.filename, it.lnum, it.col or 0, it.text }, '\0')
           if not seen[key] then
             seen[key] = true
+            if it.kody_not_checked then not_checked = not_checked + 1 end
+            it.kody_not_checked = nil
             table.insert(items, it)
           end
         end
@@ -245,6 +265,9 @@ local function fill_violations(open)
     if #items == 0 then
       echo('kodyls: no Kody Rules violations in the open buffers')
       return
+    end
+    if not_checked == #items then
+      echo(string.format('kodyls: no Kody Rules violations found in the open buffers, but %d rule(s) were not checked (no detector, no model configured)', not_checked), 'WarningMsg')
     end
     vim.cmd('botright copen')
     vim.cmd('wincmd p')
@@ -486,9 +509,15 @@ end
 function M.rule()
   local c = client_or_warn()
   if not c then return end
-  local d = diagnostic_at_cursor(function(d) return d.source == 'kody' end)
-  local data = d and d.user_data and d.user_data.lsp and d.user_data.lsp.data
-  local uuid = type(data) == 'table' and nonempty(data.rule) and data.rule or (d and d.code and tostring(d.code))
+  -- Only a Kody Rule's diagnostic names a rule (data.rule): a review
+  -- finding that is not a rule's violation has source kody too, and its
+  -- code is its label, not a uuid.
+  local function rule_of(d)
+    local data = d.user_data and d.user_data.lsp and d.user_data.lsp.data
+    return type(data) == 'table' and nonempty(data.rule) and data.rule or nil
+  end
+  local d = diagnostic_at_cursor(function(d) return d.source == 'kody' and rule_of(d) ~= nil end)
+  local uuid = d and rule_of(d)
   if not uuid then
     echo('kodyls: no Kody Rule diagnostic under the cursor', 'WarningMsg')
     return
