@@ -195,7 +195,7 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		}
 		rel := c.Path
 		prog.file(i+1, rel)
-		if why := symlinkSkip(root, top, c); why != "" {
+		if why := symlinkSkip(root, top, c, *staged); why != "" {
 			rep.Files = append(rep.Files, report.File{Path: rel, Skipped: why})
 			continue
 		}
@@ -413,14 +413,16 @@ func ownWorkspaceNote(top, cwd string) string {
 // reviewed, and "" for any other file. A link to a file of the repository
 // would repeat its target's findings (its baseline is the target's); one
 // that leads out of the repository is not read.
-func symlinkSkip(root, top string, c changes.ChangedFile) string {
+func symlinkSkip(root, top string, c changes.ChangedFile, staged bool) string {
 	abs := filepath.Join(root, filepath.FromSlash(c.Path))
 	st, err := os.Lstat(abs)
 	isLink := err == nil && st.Mode()&os.ModeSymlink != 0
-	if !isLink {
-		if c.Mode == "120000" {
-			return "a symbolic link" // staged, and no longer one on disk
-		}
+	switch {
+	case staged && c.Mode != "120000":
+		return "" // a file in the index, whatever is on disk now
+	case staged && !isLink:
+		return "a symbolic link" // in the index, and no longer one on disk
+	case !isLink:
 		return ""
 	}
 	target, err := filepath.EvalSymlinks(abs)

@@ -304,6 +304,12 @@ func TestReviewSymbolicLinks(t *testing.T) {
 	if got := sk["outlink.txt"]; got != "a symbolic link leading outside the repository" {
 		t.Errorf("outlink.txt skipped %q", got)
 	}
+	// Staged, the link is the index's: skipped too.
+	repo.Git("add", "-A")
+	rep, errOut, code = reviewJSON(t, testEnv(t), repo.Dir, "--staged")
+	if code != 0 || !slices.Equal(where(rep), []string{"f.txt:2"}) || skipped(rep)["newlink.txt"] != "a symbolic link to f.txt, reviewed as that file" {
+		t.Fatalf("--staged: exit %d, findings %v, skipped %v\n%s", code, where(rep), skipped(rep), errOut)
+	}
 }
 
 // TestReviewSARIFURIsAreEncoded: SARIF's artifact URIs are URI
