@@ -321,6 +321,11 @@ func changeList(ctx context.Context, root, top, base string, staged bool, paths 
 		if !filepath.IsAbs(p) {
 			abs = filepath.Join(cwd, p)
 		}
+		// The directory through its real path, as root is; the name itself
+		// may be a symbolic link, which is the change reviewed.
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+			abs = filepath.Join(dir, filepath.Base(abs))
+		}
 		rel, err := filepath.Rel(root, abs)
 		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			where := "repository"
