@@ -17,6 +17,7 @@ import (
 // no commit must not pass for "every line changed", nor for nothing said.
 // The error is only ctx's.
 func (s *Server) loadBaseline(ctx context.Context, folder *workspace.Folder, path, ref string) (changes.Baseline, error) {
+	old, _ := folder.Engine.Baseline(path)
 	b, fb, err := folder.LoadBaseline(ctx, path, ref)
 	if err != nil {
 		return b, err
@@ -24,6 +25,10 @@ func (s *Server) loadBaseline(ctx context.Context, folder *workspace.Folder, pat
 	s.dropClosedBaseline(folder, path)
 	if fb != nil {
 		s.baselineFallback(fb)
+	}
+	if b.Kind == changes.Ignored && old.Kind != changes.Ignored {
+		// As `kodyls review` leaves it out: no detector, no review.
+		s.log.Info("not checked", "file", path, "reason", string(workspace.GitIgnored))
 	}
 	return b, nil
 }

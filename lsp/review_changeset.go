@@ -27,7 +27,7 @@ func (s *Server) checkChangeSetRules(ctx context.Context, docs []*openDoc) {
 	byFolder := map[*workspace.Folder][]*workspace.Snapshot{}
 	for _, od := range docs {
 		snap, _ := s.snapshot(string(od.uri))
-		if snap == nil || snap.Folder == nil || snap.RuleFile || s.withBaseline(ctx, snap) != nil {
+		if snap == nil || snap.Folder == nil || snap.RuleFile || s.withBaseline(ctx, snap) != nil || snap.Skipped() == workspace.GitIgnored {
 			continue
 		}
 		byFolder[od.folder] = append(byFolder[od.folder], snap)

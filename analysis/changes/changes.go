@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,11 @@ const (
 	Untracked
 	// OutsideRepo: no git repository contains the file.
 	OutsideRepo
+	// Ignored: the file is untracked and git ignores it (.gitignore,
+	// .git/info/exclude, core.excludesFile). It is no part of the change
+	// set `kodyls review` lists, so it is neither checked nor reviewed.
+	// Every line would count as changed, as for Untracked.
+	Ignored
 )
 
 func (k Kind) String() string {
@@ -44,6 +50,8 @@ func (k Kind) String() string {
 		return "untracked"
 	case OutsideRepo:
 		return "outside repository"
+	case Ignored:
+		return "ignored by git"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -56,8 +64,13 @@ type Baseline struct {
 	RepoRoot string
 	// RelPath is the file's slash-separated path relative to RepoRoot.
 	RelPath string
-	// Text is the file's content at Rev; "" unless Kind is Tracked.
+	// Text is the file's content at Rev, as a checkout would write it (the
+	// repository's smudge filters applied); "" unless Kind is Tracked.
 	Text string
+	// From is the slash path relative to RepoRoot that the file had at Rev
+	// when it was renamed or moved since (Text is that file's content
+	// there); "" when the file has its own path at Rev.
+	From string
 	// Rev is the full hash of the commit the ref resolved to; "" when the
 	// repository has no commit or there is no repository.
 	Rev string
@@ -97,7 +110,32 @@ const waitDelay = 2 * time.Second
 //
 // Load honours ctx: git is killed when ctx is done and the error wraps
 // ctx.Err(). Without git on the PATH the error wraps ErrGitNotFound.
+//
+// A file that is not at ref under its own path may have been renamed or
+// moved since: when git's rename detection (git diff -M, the index's and
+// the working tree's renames alike) pairs it with a file of ref, or, for a
+// file git does not track yet (a plain mv), when its content is mostly that
+// of a file deleted since, that file is its baseline and From names it. An
+// untracked file git ignores is Ignored.
 func Load(ctx context.Context, absPath, ref string) (Baseline, error) {
+	return loadBaseline(ctx, absPath, ref, loadOpts{search: true})
+}
+
+// LoadRenamed is Load for a file whose origin at ref the caller knows from
+// the change set that listed it (see ListChanges): from, when not "", is
+// the absolute path the file had at ref before it was renamed or moved.
+// No rename is looked for and no ignore rule checked: a file that is not
+// at ref under its own path or from is Untracked.
+func LoadRenamed(ctx context.Context, absPath, ref, from string) (Baseline, error) {
+	return loadBaseline(ctx, absPath, ref, loadOpts{from: from})
+}
+
+type loadOpts struct {
+	search bool   // look for the file's origin at ref, and ignore rules
+	from   string // the known origin, absolute
+}
+
+func loadBaseline(ctx context.Context, absPath, ref string, opts loadOpts) (Baseline, error) {
 	if ref == "" {
 		ref = "HEAD"
 	}
@@ -139,16 +177,54 @@ func Load(ctx context.Context, absPath, ref string) (Baseline, error) {
 		} else if hasHead {
 			return Baseline{}, fmt.Errorf("load baseline: %w %q in %s", ErrUnknownRevision, ref, top)
 		}
+		if opts.search {
+			ignored, err := isIgnored(ctx, top, b.RelPath)
+			if err != nil {
+				return Baseline{}, fmt.Errorf("load baseline of %s: %w", b.RelPath, err)
+			}
+			if ignored {
+				b.Kind = Ignored
+			}
+		}
 		return b, nil
 	}
 	b.Rev = rev
 
-	text, ok, err := readBlob(ctx, top, rev+":"+b.RelPath)
+	text, ok, err := readBlob(ctx, top, rev, b.RelPath, false)
 	if err != nil {
 		return Baseline{}, fmt.Errorf("load baseline of %s: %w", b.RelPath, err)
 	}
 	if ok {
 		b.Kind, b.Text = Tracked, text
+		return b, nil
+	}
+	from := ""
+	switch {
+	case opts.from != "":
+		if r, _, err := realPath(filepath.Clean(opts.from)); err == nil {
+			if rel, err := filepath.Rel(top, r); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+				from = filepath.ToSlash(rel)
+			}
+		}
+	case opts.search:
+		origin, err := findOrigin(ctx, top, rev, b.RelPath, resolved)
+		if err != nil {
+			return Baseline{}, fmt.Errorf("load baseline of %s: %w", b.RelPath, err)
+		}
+		if origin.ignored {
+			b.Kind = Ignored
+			return b, nil
+		}
+		from = origin.from
+	}
+	if from != "" && from != b.RelPath {
+		text, ok, err := readBlob(ctx, top, rev, from, false)
+		if err != nil {
+			return Baseline{}, fmt.Errorf("load baseline of %s: %w", b.RelPath, err)
+		}
+		if ok {
+			b.Kind, b.Text, b.From = Tracked, text, from
+		}
 	}
 	return b, nil
 }
@@ -237,18 +313,64 @@ func resolveRev(ctx context.Context, top, ref string) (string, bool, error) {
 	return strings.TrimSpace(out), true, nil
 }
 
-// readBlob returns the content of a blob named "rev:path", and false when
-// the revision has no file at that path. It uses cat-file's batch mode,
-// which says "missing" on standard output instead of failing with a message
-// that would need parsing, and takes the name on standard input, where
-// spaces and non-ASCII characters need no quoting.
-func readBlob(ctx context.Context, top, name string) (string, bool, error) {
-	if strings.ContainsAny(name, "\n\r") {
+// readBlob returns the content of the file path (slash, relative to the
+// top level) at rev, a commit hash, or in the index when rev is "", as a
+// checkout writes it: through the repository's smudge filters and
+// end-of-line conversion for that path (git-crypt, Git LFS, any
+// `filter=`), so that a file stored in another form than it is worked on
+// is compared with what the developer sees. It returns false when there is
+// no such file (or a directory or submodule is there). inherit passes the
+// process' environment to git unchanged (a hook's GIT_INDEX_FILE names the
+// index being committed).
+//
+// It uses cat-file's batch mode, which says "missing" on standard output
+// instead of failing with a message that would need parsing, and takes the
+// name on standard input, where non-ASCII characters need no quoting. A
+// filter that fails (a filter program that is not installed) gives the
+// stored content, as before filters were applied.
+func readBlob(ctx context.Context, top, rev, path string, inherit bool) (string, bool, error) {
+	if strings.ContainsAny(path, "\n\r") {
 		// Batch mode reads one name per line; such a path cannot be asked
 		// for, and no sane repository tracks one.
 		return "", false, nil
 	}
-	out, stderr, err := git(ctx, top, []byte(name+"\n"), "cat-file", "--batch")
+	name := rev + ":" + path
+	if rev == "" {
+		name = ":0:" + path // stage 0: a path like "0:x" is not a stage
+	}
+	obj := name
+	if strings.ContainsAny(name, " \t") {
+		// With --filters batch mode reads "<object> <path>", the object
+		// ending at the first blank: a name with a blank is asked for by
+		// its hash. A path that starts with a blank cannot be given at all.
+		if strings.TrimLeft(path, " \t") != path {
+			return catFile(ctx, top, name+"\n", inherit, "--batch")
+		}
+		out, stderr, err := runGit(ctx, top, inherit, []byte(name+"\n"), "cat-file", "--batch-check")
+		if err != nil {
+			return "", false, gitError("read file", err, stderr)
+		}
+		header := strings.TrimRight(out, "\n")
+		fields := strings.Fields(header)
+		if strings.HasSuffix(header, " missing") || strings.HasSuffix(header, " ambiguous") || len(fields) != 3 || fields[1] != "blob" {
+			return "", false, nil // missing, or not a file
+		}
+		obj = fields[0]
+	}
+	// The path's attributes choose the filters.
+	text, ok, err := catFile(ctx, top, obj+" "+path+"\n", inherit, "--batch", "--filters")
+	if err == nil || ctx.Err() != nil {
+		return text, ok, err
+	}
+	// A filter failed (its program is not installed, say): the content as
+	// stored, as before filters were applied.
+	return catFile(ctx, top, name+"\n", inherit, "--batch")
+}
+
+// catFile runs git cat-file in batch mode for one object and returns its
+// content, and false when it is missing or not a blob.
+func catFile(ctx context.Context, top, input string, inherit bool, args ...string) (string, bool, error) {
+	out, stderr, err := runGit(ctx, top, inherit, []byte(input), append([]string{"cat-file"}, args...)...)
 	if err != nil {
 		return "", false, gitError("read file", err, stderr)
 	}
@@ -271,10 +393,26 @@ func readBlob(ctx context.Context, top, name string) (string, bool, error) {
 		return "", false, nil
 	}
 	size, err := strconv.Atoi(fields[2])
-	if err != nil || size < 0 || size > len(body) {
+	if err != nil || size < 0 {
 		return "", false, fmt.Errorf("read file: git cat-file header %q does not match its output", header)
 	}
-	return body[:size], true, nil
+	// The header's size is the stored blob's; a filter may change it. One
+	// object was asked for, so its content is the rest of the output but
+	// the newline batch mode ends each object with.
+	content, ok := strings.CutSuffix(body, "\n")
+	if !ok || (slices.Contains(args, "--batch") && !slices.Contains(args, "--filters") && len(content) != size) {
+		return "", false, fmt.Errorf("read file: git cat-file header %q does not match its output", header)
+	}
+	return content, true, nil
+}
+
+// IndexText returns the staged content of path (slash, relative to the
+// repository's top level top), as a checkout would write it (smudge
+// filters applied), and false when the index has no such file. The
+// environment is passed to git unchanged, so that inside a git hook the
+// hook's index is read.
+func IndexText(ctx context.Context, top, path string) (string, bool, error) {
+	return readBlob(ctx, top, "", path, true)
 }
 
 // git runs a git command in dir and returns its standard output and error.
@@ -286,12 +424,29 @@ func git(ctx context.Context, dir string, stdin []byte, args ...string) (stdout,
 	if err := ctx.Err(); err != nil {
 		return "", "", err
 	}
+	return gitWith(ctx, dir, gitEnv(), stdin, args...)
+}
+
+// runGit is git, with the process' environment passed on unchanged when
+// inherit is set (see gitInherit).
+func runGit(ctx context.Context, dir string, inherit bool, stdin []byte, args ...string) (stdout, stderr string, err error) {
+	if inherit {
+		return gitWith(ctx, dir, inheritEnv(), stdin, args...)
+	}
+	return git(ctx, dir, stdin, args...)
+}
+
+// gitWith is git with the environment env.
+func gitWith(ctx context.Context, dir string, env []string, stdin []byte, args ...string) (stdout, stderr string, err error) {
+	if err := ctx.Err(); err != nil {
+		return "", "", err
+	}
 	exe, err := exec.LookPath("git")
 	if err != nil {
 		return "", "", fmt.Errorf("%w: %w", ErrGitNotFound, err)
 	}
 	cmd := exec.CommandContext(ctx, exe, append([]string{"-C", dir}, args...)...)
-	cmd.Env = gitEnv()
+	cmd.Env = env
 	cmd.WaitDelay = waitDelay
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)

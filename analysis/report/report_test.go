@@ -80,3 +80,29 @@ func TestSARIFShape(t *testing.T) {
 		t.Fatalf("levels %+v", run.Results)
 	}
 }
+
+// TestSARIFURIsArePercentEncoded: artifact URIs are relative URI
+// references, so a file name is encoded segment by segment: "#" would
+// start a fragment, "%" an escape, a blank is no URI character, and a ":"
+// in the first segment would read as a scheme.
+func TestSARIFURIsArePercentEncoded(t *testing.T) {
+	for path, want := range map[string]string{
+		"a/b.go":              "a/b.go",
+		"#hash.txt":           "%23hash.txt",
+		"pct%20.txt":          "pct%2520.txt",
+		"sp ace.txt":          "sp%20ace.txt",
+		"c:x.txt":             "c%3Ax.txt",
+		"dir/a:b?.txt":        "dir/a:b%3F.txt",
+		"app/[slug]/page.tsx": "app/%5Bslug%5D/page.tsx",
+		"naïve.go":            "na%C3%AFve.go",
+	} {
+		r := &Report{Findings: []Finding{{ID: "1", Source: SourceRule, File: path, StartLine: 1, Severity: "high", Label: "kody_rules", Summary: "s"}}}
+		var b bytes.Buffer
+		if err := r.WriteSARIF(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), `"uri": "`+want+`"`) {
+			t.Errorf("%q: want the URI %q in\n%s", path, want, b.String())
+		}
+	}
+}

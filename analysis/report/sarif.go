@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"io"
+	"net/url"
 	"strings"
 )
 
@@ -180,9 +181,22 @@ func location(file string, startLine, startCol, endLine, endCol int) sarifLocati
 		}
 	}
 	return sarifLocation{PhysicalLocation: sarifPhysicalLocation{
-		ArtifactLocation: sarifArtifact{URI: file, URIBaseID: "%SRCROOT%"},
+		ArtifactLocation: sarifArtifact{URI: sarifURI(file), URIBaseID: "%SRCROOT%"},
 		Region:           reg,
 	}}
+}
+
+// sarifURI is the relative URI reference of a slash path: each segment
+// percent-encoded, so that "#", "%", "?" and blanks in a file name are
+// part of the name, and a ":" in the first segment escaped, which would
+// otherwise read as a URI scheme ("c:x.go").
+func sarifURI(path string) string {
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	segs[0] = strings.ReplaceAll(segs[0], ":", "%3A")
+	return strings.Join(segs, "/")
 }
 
 // sarifName turns a rule id into a PascalCase-ish name SARIF viewers show.

@@ -19,12 +19,14 @@ import (
 // git does not list (changed in its buffer only) is part of the set too.
 // Open inputs come first, in their order, then the others in git's order.
 //
-// A listed file that cannot be read or has no baseline (deleted since,
-// a directory, a symbolic link leading out of the folder) is left out; only
+// A renamed or moved file is compared with its origin (see
+// changes.ListChanges). A listed file that cannot be read or has no
+// baseline (deleted since, a submodule, a nested repository, a symbolic
+// link leading out of the folder) is left out; only
 // a failure to list the change set, or the end of ctx, is an error. Files
 // the review gate skips are left to the check, which skips them.
 func (f *Folder) ChangeSet(ctx context.Context, base string, open []filereview.Input) ([]filereview.Input, error) {
-	listed, err := changes.ChangedFiles(ctx, f.Root, base, false, nil)
+	listed, err := changes.ListChanges(ctx, f.Root, base, false, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the change set of %s: %w", f.Root, err)
 	}
@@ -44,8 +46,9 @@ func (f *Folder) ChangeSet(ctx context.Context, base string, open []filereview.I
 		return nil, fmt.Errorf("the change set of %s: %w", f.Root, err)
 	}
 	defer root.Close()
-	for _, rel := range listed {
-		if seen[rel] {
+	for _, c := range listed {
+		rel := c.Path
+		if c.Submodule() || c.NestedRepo() || seen[rel] {
 			continue
 		}
 		seen[rel] = true
@@ -54,7 +57,11 @@ func (f *Folder) ChangeSet(ctx context.Context, base string, open []filereview.I
 			f.s.log.Debug("changed file left out of the change set", "file", rel, "error", err)
 			continue
 		}
-		b, err := changes.Load(ctx, filepath.Join(f.Root, filepath.FromSlash(rel)), base)
+		from := ""
+		if c.From != "" {
+			from = filepath.Join(f.Root, filepath.FromSlash(c.From))
+		}
+		b, err := changes.LoadRenamed(ctx, filepath.Join(f.Root, filepath.FromSlash(rel)), base, from)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

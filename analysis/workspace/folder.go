@@ -179,7 +179,7 @@ func (f *Folder) Cluster(ctx context.Context, results []filereview.Result) []fil
 // ReviewBase is the text a review compares with: empty for an untracked
 // file, which is reviewed whole.
 func ReviewBase(b changes.Baseline) string {
-	if b.Kind == changes.Untracked {
+	if b.Kind == changes.Untracked || b.Kind == changes.Ignored {
 		return ""
 	}
 	return b.Text

@@ -170,7 +170,15 @@ func (r *Reviews) Run(ctx context.Context, snap *Snapshot, started func()) (file
 	if started != nil {
 		started()
 	}
-	res, err := snap.Folder.Review(rctx, snap.ReviewInput())
+	var res filereview.Result
+	var err error
+	if why := snap.Skipped(); why == GitIgnored {
+		// Not in the change set: `kodyls review` leaves it out too. (The
+		// file gate's verdicts are the reviewer's own.)
+		res = filereview.Result{Path: snap.Rel, Skipped: why}
+	} else {
+		res, err = snap.Folder.Review(rctx, snap.ReviewInput())
+	}
 
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -55,11 +55,29 @@ func (s *Snapshot) Checked() bool {
 	return s.Folder != nil && !s.RuleFile && s.BaselineReady
 }
 
+// GitIgnored is why a file git ignores is not checked: an untracked file
+// that .gitignore (or .git/info/exclude, core.excludesFile) leaves out of
+// the change set `kodyls review` reviews, which the editor follows.
+const GitIgnored gate.Reason = "ignored by git"
+
+// Skipped says why the document is neither checked by the detectors nor
+// reviewed: the file gate's verdict, or that git ignores the file; ""
+// when it is checked.
+func (s *Snapshot) Skipped() gate.Reason {
+	if s.Skip.Skip() {
+		return s.Skip
+	}
+	if s.BaselineReady && s.Baseline.Kind == changes.Ignored {
+		return GitIgnored
+	}
+	return ""
+}
+
 // ChangedLines are the lines changed against the baseline (every line for
 // an untracked file).
 func (s *Snapshot) ChangedLines() changes.LineSet {
 	s.changedOnce.Do(func() {
-		if s.Baseline.Kind == changes.Untracked || !s.BaselineReady {
+		if s.Baseline.Kind == changes.Untracked || s.Baseline.Kind == changes.Ignored || !s.BaselineReady {
 			s.changed = changes.AllLines()
 			return
 		}
@@ -101,7 +119,7 @@ func (s *Snapshot) applies(r *rules.Rule) bool {
 // CheckRules runs the local detectors of the snapshot's rules on its text:
 // on its changed lines, or on every line, as the settings say.
 func (s *Snapshot) CheckRules() []RuleFinding {
-	if !s.Checked() || s.Skip.Skip() {
+	if !s.Checked() || s.Skipped().Skip() {
 		return nil
 	}
 	var include func(int) bool

@@ -27,15 +27,20 @@ import (
 	"github.com/kodustech/kodyls/editors/contract"
 )
 
-const reviewUsage = `Usage: kodyls review [--base REF] [--staged] [--format text|json|sarif] [--offline] [--fail-on SEVERITY] [--verbose] [PATH...]
+const reviewUsage = `Usage: kodyls review [--base REF] [--staged] [--workspace DIR] [--format text|json|sarif] [--offline] [--fail-on SEVERITY] [--verbose] [PATH...]
 
 Reviews the working tree's changes against REF (default HEAD) with the same
 pipeline as the editor: the local Kody Rules detectors, then the LLM review
 (unless --offline or no endpoint is configured). PATHs limit the review to
-those files or directories. Exit status: 0, or 1 when a finding is at or
-above --fail-on (critical, high, medium, low), 2 on a usage or setup error.
-Problems are told on stderr in a line each (an endpoint that does not answer
-in one); --verbose adds the log's warnings.
+those files or directories, named literally (no globs). The workspace, whose
+Kody Rules apply and to which paths are relative, is DIR, by default the git
+root of the current directory; an editor opened on a folder below the root
+reviews as --workspace with that folder does. Submodules and repositories
+nested in the work tree are not reviewed from outside: run kodyls review
+inside them. Exit status: 0, or 1 when a finding is at or above --fail-on
+(critical, high, medium, low), 2 on a usage or setup error (a PATH inside
+another repository too). Problems are told on stderr in a line each (an
+endpoint that does not answer in one); --verbose adds the log's warnings.
 `
 
 func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logger *slog.Logger, cli cliLog) int {
@@ -46,6 +51,7 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	offline := fs.Bool("offline", false, "run only the local detectors, no LLM")
 	failOn := fs.String("fail-on", "", "exit 1 when a finding is at or above this severity")
 	verbose := fs.Bool("verbose", false, "print the log's warnings on stderr too")
+	wsDir := fs.String("workspace", "", "the workspace to review: its Kody Rules apply and paths are relative to it (default: the git root of the current directory)")
 	paths, code, ok := parseCommand(fs, args, reviewUsage, stdout, stderr)
 	if !ok {
 		return code
@@ -64,24 +70,58 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		return 2
 	}
 	cwd, _ := os.Getwd()
-	root, inRepo, err := changes.RepoRoot(ctx, cwd)
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = real
+	}
+	from := cwd
+	if *wsDir != "" {
+		var err error
+		if from, err = reviewWorkspaceDir(*wsDir, cwd); err != nil {
+			fmt.Fprintf(stderr, "kodyls review: %v\n", err)
+			return 2
+		}
+	}
+	top, inRepo, err := changes.RepoRoot(ctx, from)
 	switch {
 	case err != nil:
 		// Git's own reason: a repository owned by another user (git's
 		// "dubious ownership", with the safe.directory to add), no git.
-		fmt.Fprintf(stderr, "kodyls review: cannot read the git repository of %s: %v\n", cwd, err)
+		fmt.Fprintf(stderr, "kodyls review: cannot read the git repository of %s: %v\n", from, err)
 		return 2
 	case !inRepo:
-		fmt.Fprintf(stderr, "kodyls review: %s is not inside a git repository: run it from your project\n", cwd)
+		fmt.Fprintf(stderr, "kodyls review: %s is not inside a git repository: run it from your project\n", from)
 		return 2
 	}
-	files, err := changedFiles(ctx, root, *base, *staged, paths, cwd)
+	// The workspace: DIR, else the repository's top level.
+	root := top
+	if *wsDir != "" {
+		root = from
+	}
+	list, err := changeList(ctx, root, top, *base, *staged, paths, cwd)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls review: %v\n", err)
 		return 2
 	}
 
 	rep := &report.Report{Version: currentVersion(), Base: *base}
+	if *wsDir == "" {
+		if note := ownWorkspaceNote(top, cwd); note != "" {
+			rep.Notes = append(rep.Notes, note)
+		}
+	}
+	// Submodules and repositories nested in the work tree have changes of
+	// their own, against their own commits: they are reviewed from inside.
+	var files []changes.ChangedFile
+	for _, c := range list {
+		switch {
+		case c.Submodule():
+			rep.Notes = append(rep.Notes, fmt.Sprintf("submodule %s: not reviewed here; run kodyls review inside it", c.Path))
+		case c.NestedRepo():
+			rep.Notes = append(rep.Notes, fmt.Sprintf("nested repository %s: not reviewed here; run kodyls review inside it", c.Path))
+		default:
+			files = append(files, c)
+		}
+	}
 	res := contract.Resolve(os.Getenv, nil, nil)
 	for _, p := range res.Problems {
 		rep.Notes = append(rep.Notes, "configuration: "+p)
@@ -149,12 +189,17 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	var results []filereview.Result
 	texts := map[string]string{} // the reviewed text of each file, for columns
 	bases := map[string]string{} // and its baseline, for the change set
-	for i, rel := range files {
+	for i, c := range files {
 		if ctx.Err() != nil {
 			break
 		}
+		rel := c.Path
 		prog.file(i+1, rel)
-		current, baseline, err := fileVersions(ctx, root, rel, *base, *staged)
+		if why := symlinkSkip(root, top, c, *staged); why != "" {
+			rep.Files = append(rep.Files, report.File{Path: rel, Skipped: why})
+			continue
+		}
+		current, baseline, err := fileVersions(ctx, root, c, *base, *staged)
 		if err != nil {
 			rep.Files = append(rep.Files, report.File{Path: rel, Skipped: err.Error()})
 			continue
@@ -247,29 +292,62 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 }
 
 // changedFiles lists the files changed against base (or staged), plus
-// untracked files for a working-tree review, limited to paths.
+// untracked files for a working-tree review, limited to paths; submodules
+// and nested repositories are left out.
 func changedFiles(ctx context.Context, root, base string, staged bool, paths []string, cwd string) ([]string, error) {
-	var pathspec []string
+	list, err := changeList(ctx, root, root, base, staged, paths, cwd)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, c := range list {
+		if !c.Submodule() && !c.NestedRepo() {
+			files = append(files, c.Path)
+		}
+	}
+	return files, nil
+}
+
+// changeList lists the change set of the workspace root (in the
+// repository whose top level is top) against base (or staged), plus
+// untracked files for a working-tree review, limited to paths (relative to
+// cwd, or absolute), which are taken literally. A path that is in another
+// repository (a submodule's file, a repository nested in the work tree) is
+// an error that says where to run the review.
+func changeList(ctx context.Context, root, top, base string, staged bool, paths []string, cwd string) ([]changes.ChangedFile, error) {
+	var specs []string
 	for _, p := range paths {
 		abs := p
 		if !filepath.IsAbs(p) {
 			abs = filepath.Join(cwd, p)
 		}
+		// The directory through its real path, as root is; the name itself
+		// may be a symbolic link, which is the change reviewed.
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+			abs = filepath.Join(dir, filepath.Base(abs))
+		}
 		rel, err := filepath.Rel(root, abs)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			return nil, fmt.Errorf("%s is outside the repository %s", p, root)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			where := "repository"
+			if root != top {
+				where = "workspace"
+			}
+			return nil, fmt.Errorf("%s is outside the %s %s", p, where, root)
 		}
 		spec := filepath.ToSlash(rel)
+		if other := otherRepo(ctx, abs, top); other != "" {
+			return nil, fmt.Errorf("%s is in the repository %s (a submodule or a repository of its own), not in %s: run kodyls review inside it", p, other, top)
+		}
 		// A path that is neither on disk nor known to git is a typo, not
 		// a file without changes; a deleted tracked file is known.
 		if _, err := os.Lstat(abs); errors.Is(err, os.ErrNotExist) {
-			if _, gerr := gitOutput(ctx, root, "ls-files", "--cached", "--others", "--error-unmatch", "--", spec); gerr != nil {
+			if _, gerr := gitOutput(ctx, root, append([]string{"ls-files", "--cached", "--others", "--error-unmatch", "--"}, changes.LiteralPathspecs([]string{spec})...)...); gerr != nil {
 				return nil, fmt.Errorf("%s: no such file or directory", p)
 			}
 		}
-		pathspec = append(pathspec, spec)
+		specs = append(specs, spec)
 	}
-	files, err := changes.ChangedFiles(ctx, root, base, staged, pathspec)
+	files, err := changes.ListChanges(ctx, root, base, staged, specs)
 	switch {
 	case errors.Is(err, changes.ErrNotACommit) && strings.HasPrefix(base, "-"):
 		return nil, fmt.Errorf("--base %q is not a git revision", base)
@@ -279,22 +357,123 @@ func changedFiles(ctx context.Context, root, base string, staged bool, paths []s
 	return files, err
 }
 
-// fileVersions returns the text to review and its baseline.
-func fileVersions(ctx context.Context, root, rel, base string, staged bool) (current string, baseline changes.Baseline, err error) {
-	abs := filepath.Join(root, filepath.FromSlash(rel))
+// otherRepo returns the top level of the repository that holds abs (or its
+// nearest existing parent) when it is not top, and "" when it is top's.
+func otherRepo(ctx context.Context, abs, top string) string {
+	dir := abs
+	for {
+		if st, err := os.Stat(dir); err == nil {
+			if !st.IsDir() {
+				dir = filepath.Dir(dir)
+			}
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+	other, ok, err := changes.RepoRoot(ctx, dir)
+	if err != nil || !ok || other == top {
+		return ""
+	}
+	return other
+}
+
+// reviewWorkspaceDir is the absolute, symlink-free directory of
+// --workspace DIR.
+func reviewWorkspaceDir(dir, cwd string) (string, error) {
+	abs := dir
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(cwd, dir)
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("--workspace %q is not a directory", dir)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	return abs, nil
+}
+
+// ownWorkspaceNote says, when the current directory is a folder below the
+// repository's top level that holds Kody Rules or a kodus-config.yml of
+// its own, that they are not the ones the review applies, and how to
+// review that folder as an editor opened on it does.
+func ownWorkspaceNote(top, cwd string) string {
+	rel, err := filepath.Rel(top, cwd)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return ""
+	}
+	for _, name := range []string{".kody", "kodus-config.yml"} {
+		if _, err := os.Stat(filepath.Join(cwd, name)); err == nil {
+			return fmt.Sprintf("%s/ holds a %s of its own, which this review of the whole repository %s does not apply: `kodyls review --workspace .` reviews %s/ as an editor opened on that folder does", filepath.ToSlash(rel), name, top, filepath.ToSlash(rel))
+		}
+	}
+	return ""
+}
+
+// symlinkSkip says why a changed entry that is a symbolic link is not
+// reviewed, and "" for any other file. A link to a file of the repository
+// would repeat its target's findings (its baseline is the target's); one
+// that leads out of the repository is not read.
+func symlinkSkip(root, top string, c changes.ChangedFile, staged bool) string {
+	abs := filepath.Join(root, filepath.FromSlash(c.Path))
+	st, err := os.Lstat(abs)
+	isLink := err == nil && st.Mode()&os.ModeSymlink != 0
+	switch {
+	case staged && c.Mode != "120000":
+		return "" // a file in the index, whatever is on disk now
+	case staged && !isLink:
+		return "a symbolic link" // in the index, and no longer one on disk
+	case !isLink:
+		return ""
+	}
+	target, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "a symbolic link to a file that does not exist"
+	}
+	rel, err := filepath.Rel(top, target)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "a symbolic link leading outside the repository"
+	}
+	if r, err := filepath.Rel(root, target); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		rel = r
+	}
+	if st, err := os.Stat(target); err == nil && st.IsDir() {
+		return "a symbolic link to the directory " + filepath.ToSlash(rel)
+	}
+	return "a symbolic link to " + filepath.ToSlash(rel) + ", reviewed as that file"
+}
+
+// fileVersions returns the text to review and its baseline: the staged
+// or the working tree's text, as the developer sees it (the repository's
+// smudge filters applied), and the file's content at base, or its origin's
+// for a renamed file.
+func fileVersions(ctx context.Context, root string, c changes.ChangedFile, base string, staged bool) (current string, baseline changes.Baseline, err error) {
+	abs := filepath.Join(root, filepath.FromSlash(c.Path))
+	from := ""
+	if c.From != "" {
+		from = filepath.Join(root, filepath.FromSlash(c.From))
+	}
+	b, err := changes.LoadRenamed(ctx, abs, base, from)
+	if err != nil {
+		return "", baseline, fmt.Errorf("no baseline: %v", err)
+	}
 	if staged {
-		current, err = gitOutput(ctx, root, "show", ":"+rel)
+		var ok bool
+		current, ok, err = changes.IndexText(ctx, b.RepoRoot, b.RelPath)
+		if err == nil && !ok {
+			err = fmt.Errorf("%s is not in the index", c.Path)
+		}
 	} else {
 		var data []byte
-		data, err = readConfined(root, rel)
+		data, err = readConfined(root, c.Path)
 		current = string(data)
 	}
 	if err != nil {
 		return "", baseline, fmt.Errorf("cannot read: %v", err)
-	}
-	b, err := changes.Load(ctx, abs, base)
-	if err != nil {
-		return "", baseline, fmt.Errorf("no baseline: %v", err)
 	}
 	return current, b, nil
 }

@@ -169,6 +169,11 @@ func TestReviewSARIFValidates(t *testing.T) {
 	defer fake.Close()
 	reviewtest.Script(fake, []reviewtest.Suggestion{offByOne})
 	repo := changedRepo(t)
+	// File names that are no URI as they are: each is percent-encoded.
+	odd := map[string]string{"#hash.go": "%23hash.go", "pct%20.go": "pct%2520.go", "sp ace.go": "sp%20ace.go", "c:x.go": "c%3Ax.go"}
+	for name := range odd {
+		repo.Write(map[string]string{name: "package main\n\nfunc init() { fmt.Println(1) }\n"})
+	}
 	env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
 	out, errOut, code := runBin(t, env, repo.Dir, "review", "--format", "sarif")
 	if code != 0 {
@@ -184,6 +189,7 @@ func TestReviewSARIFValidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := jsonschema.NewCompiler()
+	c.AssertFormat() // artifactLocation.uri is a "uri-reference"
 	url := "file://" + filepath.ToSlash(schemaPath)
 	if err := c.AddResource(url, doc); err != nil {
 		t.Fatal(err)
@@ -201,6 +207,11 @@ func TestReviewSARIFValidates(t *testing.T) {
 	}
 	if !strings.Contains(out, `"ruleId": "kody/bug"`) || !strings.Contains(out, `"ruleId": "`+printlnRule+`"`) {
 		t.Fatalf("results missing:\n%s", out)
+	}
+	for name, uri := range odd {
+		if !strings.Contains(out, `"uri": "`+uri+`"`) {
+			t.Errorf("no result at %s as the URI %s:\n%s", name, uri, out)
+		}
 	}
 }
 
