@@ -11,7 +11,8 @@ import (
 // TestReviewLeavesNestedRepositoriesOut: a repository inside the one
 // reviewed — untracked (git lists it as "sub/") or a submodule whose
 // commit moved — is a repository of its own, not a file: the review
-// neither reviews it nor reports it as a file it could not read.
+// does not review it, nor report it as a file it could not read, and says
+// once where to review it.
 func TestReviewLeavesNestedRepositoriesOut(t *testing.T) {
 	repo := changedRepo(t)
 	inner := lsptest.NewRepo(t, map[string]string{"lib.go": "package lib\n"})
@@ -37,9 +38,14 @@ func TestReviewLeavesNestedRepositoriesOut(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "main.go:14:2: high kody_rules: No fmt.Println") {
 		t.Fatalf("code %d\n%s%s", code, out, errOut)
 	}
-	for _, bad := range []string{"sub/", "mod:", "is a directory", "cannot read"} {
-		if strings.Contains(out, bad) {
+	for _, bad := range []string{"is a directory", "cannot read", "\nsub/", "\nmod:"} {
+		if strings.Contains("\n"+out, bad) {
 			t.Errorf("output mentions %q:\n%s", bad, out)
+		}
+	}
+	for _, note := range []string{"note: submodule mod: not reviewed here", "note: nested repository sub/: not reviewed here"} {
+		if !strings.Contains(out, note) {
+			t.Errorf("output lacks %q:\n%s", note, out)
 		}
 	}
 }
