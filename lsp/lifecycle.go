@@ -335,6 +335,11 @@ func (s *Server) applyClientConfig(raw []byte) {
 	if old.Rules.Scope != cfg.Settings.Rules.Scope || !maps.Equal(old.Severity, cfg.Settings.Severity) {
 		s.recheckAll()
 	}
+	if old.Build.OnSave != cfg.Settings.Build.OnSave {
+		// The last build's errors came from a command no longer run on
+		// save: they would stay until a build that never comes.
+		s.stopBuilds(func(string) bool { return true })
+	}
 	if old.BaseRef != cfg.Settings.BaseRef {
 		// A baseRef that cannot be read is told again when it is set again.
 		s.mu.Lock()
