@@ -17,7 +17,10 @@ export interface RuleRef {
   uuid: string;
   title: string;
   severity: string;
+  /** Relative to the rule's workspace folder. */
   file: string;
+  /** The rule file (servers before 0.1 leave it out). Two workspace folders may have rules of one uuid. */
+  uri?: string;
 }
 
 export interface Violation {
@@ -38,7 +41,10 @@ export interface ViolationGroup {
 }
 
 export interface RuleError {
+  /** Relative to its workspace folder. */
   file: string;
+  /** The rule file (servers before 0.1 leave it out). */
+  uri?: string;
   line: number;
   message: string;
 }
@@ -100,6 +106,14 @@ export function relativePath(uri: string, folders: readonly string[]): string {
   }
 }
 
+/**
+ * A rule's key in node ids: its uuid, and its file when known, since two
+ * workspace folders may have rules of one uuid.
+ */
+export function ruleKey(r: RuleRef): string {
+  return r.uri ? `${r.uri}#${r.uuid}` : r.uuid;
+}
+
 function byPosition(a: Violation, b: Violation): number {
   return a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.id.localeCompare(b.id);
 }
@@ -132,7 +146,7 @@ export function buildTree(result: RuleViolationsResult | null | undefined, folde
       .sort((a, b) => a.path.localeCompare(b.path))
       .map(({ uri, path, vs }) => ({
         kind: 'file' as const,
-        id: `file:${g.rule.uuid}:${uri}`,
+        id: `file:${ruleKey(g.rule)}:${uri}`,
         label: path,
         description: String(vs.length),
         severity: g.rule.severity,
@@ -143,7 +157,7 @@ export function buildTree(result: RuleViolationsResult | null | undefined, folde
       }));
     rules.push({
       kind: 'rule',
-      id: `rule:${g.rule.uuid}`,
+      id: `rule:${ruleKey(g.rule)}`,
       label: g.rule.title,
       description: `${plural(violations.length, 'violation')} in ${plural(files.length, 'file')}`,
       tooltip: `${g.rule.title}\n${g.rule.severity} · ${g.rule.file}`,
@@ -169,10 +183,10 @@ export function buildTree(result: RuleViolationsResult | null | undefined, folde
       severity: 'error',
       count: errors.length,
       children: [...errors]
-        .sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line)
+        .sort((a, b) => a.file.localeCompare(b.file) || (a.uri ?? '').localeCompare(b.uri ?? '') || a.line - b.line)
         .map((e) => ({
           kind: 'ruleError' as const,
-          id: `ruleError:${e.file}:${e.line}:${e.message}`,
+          id: `ruleError:${e.uri ?? e.file}:${e.line}:${e.message}`,
           label: e.line > 0 ? `${e.file}:${e.line}` : e.file,
           description: oneLine(e.message),
           tooltip: e.message,
@@ -196,7 +210,7 @@ export function buildTree(result: RuleViolationsResult | null | undefined, folde
         .sort((a, b) => severityRank(a.severity) - severityRank(b.severity) || a.title.localeCompare(b.title))
         .map((r) => ({
           kind: 'notChecked' as const,
-          id: `notChecked:${r.uuid}`,
+          id: `notChecked:${ruleKey(r)}`,
           label: r.title,
           description: 'not checked offline',
           tooltip: `${r.title}\n${r.severity} · ${r.file}\nNo local detector and no model configured.`,
@@ -214,7 +228,7 @@ function violationNode(rule: RuleRef, v: Violation): Node {
   const text = v.message || v.match;
   return {
     kind: 'violation',
-    id: `violation:${rule.uuid}:${v.id}`,
+    id: `violation:${ruleKey(rule)}:${v.id}`,
     label: `${where} ${oneLine(v.match || text)}`,
     description: v.checkedBy === 'model' ? 'model' : undefined,
     tooltip: [rule.title, text, `checked by ${v.checkedBy}`].filter(Boolean).join('\n'),

@@ -149,3 +149,27 @@ test("a detector's diagnostic of another version than the panel's is not its vio
   // Sent instead, the panel's own violation carries its version.
   assert.deepEqual(detectorDiagnostic(rule('r', 'Log', 'high'), panel).data, { id: 'r:a.go:5:1', rule: 'r', version: 3 });
 });
+
+test('rules of one uuid in two workspace folders are two nodes, with distinct ids', () => {
+  const other = 'file:///home/u/other';
+  const inFolder = (dir, title) => ({ ...rule('path:.kody/rules/style.md', title, 'high'), file: '.kody/rules/style.md', uri: `${dir}/.kody/rules/style.md` });
+  const nodes = buildTree({
+    groups: [
+      { rule: inFolder(ws, 'A style'), violations: [v('a.go', 1, 0, 'path:.kody/rules/style.md:a.go:2:0')] },
+      { rule: inFolder(other, 'B style'), violations: [{ ...v('a.go', 1, 0, 'path:.kody/rules/style.md:a.go:2:0'), uri: `${other}/a.go` }] },
+    ],
+    ruleErrors: [
+      { file: '.kody/rules/bad.md', uri: `${ws}/.kody/rules/bad.md`, line: 1, message: 'bad' },
+      { file: '.kody/rules/bad.md', uri: `${other}/.kody/rules/bad.md`, line: 1, message: 'bad' },
+    ],
+    notChecked: [inFolder(ws, 'A style'), inFolder(other, 'B style')],
+  }, [ws, other]);
+  const ids = [];
+  const walk = (n) => {
+    ids.push(n.id);
+    n.children.forEach(walk);
+  };
+  nodes.forEach(walk);
+  assert.equal(new Set(ids).size, ids.length, `duplicate ids: ${ids}`);
+  assert.deepEqual(nodes.filter((n) => n.kind === 'rule').map((n) => n.label).sort(), ['A style', 'B style']);
+});

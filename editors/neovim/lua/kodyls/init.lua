@@ -184,8 +184,13 @@ local function violation_items(result, root, encoding)
     end
   end
   for _, e in ipairs(list(result.ruleErrors)) do
+    -- file is relative to its own workspace folder, which uri names.
     local file = e.file
-    if root and file:sub(1, 1) ~= '/' then file = root .. '/' .. file end
+    if nonempty(e.uri) then
+      file = vim.uri_to_fname(e.uri)
+    elseif root and file:sub(1, 1) ~= '/' then
+      file = root .. '/' .. file
+    end
     table.insert(items, { filename = file, lnum = math.max(e.line, 1), type = 'E', text = 'broken Kody Rule: ' .. e.message })
   end
   return items
@@ -493,7 +498,8 @@ function M.rule()
     echo('kodyls: no Kody Rule diagnostic under the cursor', 'WarningMsg')
     return
   end
-  execute(c, 'kodyls.showRule', { uuid = uuid }, function(loc)
+  -- The buffer names its workspace folder, whose rule of this uuid it is.
+  execute(c, 'kodyls.showRule', { uuid = uuid, uri = vim.uri_from_bufnr(0) }, function(loc)
     -- The server opens the rule itself with window/showDocument when the
     -- client supports it (0.8+), before it answers: opening it again here
     -- would jump back to the rule when the user moved on in between.
