@@ -235,7 +235,13 @@ func severity(table map[string]string, level string) protocol.DiagnosticSeverity
 // reloadRules re-reads every workspace's rules, reports broken rule files and
 // re-checks the open buffers. It reports progress when the client supports it.
 func (s *Server) reloadRules(ctx context.Context, token protocol.ProgressToken) (int, []*rules.LoadError) {
-	folders := s.allFolders()
+	return s.reloadFolders(ctx, token, s.allFolders())
+}
+
+// reloadFolders is reloadRules for some of the workspace folders (those
+// added to the workspace): their rules are read again, then every open
+// buffer is checked again.
+func (s *Server) reloadFolders(ctx context.Context, token protocol.ProgressToken, folders []*workspace.Folder) (int, []*rules.LoadError) {
 	prog := s.beginProgress(ctx, token, "Loading Kody Rules")
 	total := 0
 	var allErrs []*rules.LoadError
