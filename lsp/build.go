@@ -23,6 +23,22 @@ type builds struct {
 	shown map[string][]uri.URI // by root
 	// told are the causes of failed builds told to the user, by causeKey.
 	told map[string]bool
+	// running are the builds started and not yet ended, by number.
+	running map[uint64]runningBuild
+	next    uint64
+	// gen counts the stops of each root's builds (stopBuilds): a build
+	// started before one shows nothing.
+	gen map[string]uint64
+	// publishing serializes the publishing of builds' results and their
+	// clearing by stopBuilds, so that a result published while the
+	// builds are stopped cannot outlive the stop.
+	publishing sync.Mutex
+}
+
+// runningBuild is a build on save still running.
+type runningBuild struct {
+	root   string
+	cancel context.CancelFunc
 }
 
 // buildOnSave starts the configured build for the workspace of a saved
@@ -32,18 +48,36 @@ func (s *Server) buildOnSave(od *openDoc) {
 	if cfg.OnSave == "" || od.folder == nil {
 		return
 	}
-	b := od.folder.StartBuild(s.ctx, cfg.OnSave, time.Duration(cfg.TimeoutMS)*time.Millisecond)
+	root := od.folder.Root
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.build.mu.Lock()
+	s.build.next++
+	id, gen := s.build.next, s.build.gen[root]
+	if s.build.running == nil {
+		s.build.running = map[uint64]runningBuild{}
+	}
+	s.build.running[id] = runningBuild{root: root, cancel: cancel}
+	s.build.mu.Unlock()
+	b := od.folder.StartBuild(ctx, cfg.OnSave, time.Duration(cfg.TimeoutMS)*time.Millisecond)
 	done := s.work.add("")
 	s.goBackground(func(context.Context) {
 		defer done()
+		defer func() {
+			s.build.mu.Lock()
+			delete(s.build.running, id)
+			s.build.mu.Unlock()
+			cancel()
+		}()
 		errs, err := b.Wait()
 		switch {
 		case errors.Is(err, workspace.ErrBuildCancelled):
-			s.log.Info("build cancelled", "workspace", od.folder.Root, "reason", err)
+			s.log.Info("build cancelled", "workspace", root, "reason", err)
 		case errors.Is(err, workspace.ErrBuildUnrecognized):
 			// The earlier build's errors are no longer true either.
 			s.log.Warn("build on save", "error", err)
-			s.publishBuild(od.folder.Root, nil)
+			if !s.publishBuild(root, gen, nil) {
+				return
+			}
 			var bf *workspace.BuildFailure
 			if errors.As(err, &bf) {
 				last := bf.LastLine
@@ -56,14 +90,52 @@ func (s *Server) buildOnSave(od *openDoc) {
 			s.log.Warn("build on save", "error", err)
 			s.buildFailed(fmt.Sprintf("kodyls: build.onSave: %v", err))
 		default:
-			s.log.Info("build on save finished", "workspace", od.folder.Root, "command", cfg.OnSave, "errors", len(errs))
+			s.log.Info("build on save finished", "workspace", root, "command", cfg.OnSave, "errors", len(errs))
+			if !s.publishBuild(root, gen, errs) {
+				return
+			}
 			// A build that ran: a failure after it is a new one, told again.
 			s.build.mu.Lock()
 			s.build.told = nil
 			s.build.mu.Unlock()
-			s.publishBuild(od.folder.Root, errs)
 		}
 	})
+}
+
+// stopBuilds cancels the running builds of the workspace roots stop
+// reports, clears the build diagnostics shown for them and forgets the
+// failures told: build.onSave changed (or was turned off), or the folder
+// left the workspace, so no build is coming to replace them.
+func (s *Server) stopBuilds(stop func(root string) bool) {
+	s.build.publishing.Lock()
+	defer s.build.publishing.Unlock()
+	s.build.mu.Lock()
+	if s.build.gen == nil {
+		s.build.gen = map[string]uint64{}
+	}
+	stopped := map[string]bool{}
+	for _, rb := range s.build.running {
+		if stop(rb.root) {
+			rb.cancel()
+			stopped[rb.root] = true
+		}
+	}
+	var clear []uri.URI
+	for root, us := range s.build.shown {
+		if stop(root) {
+			clear = append(clear, us...)
+			delete(s.build.shown, root)
+			stopped[root] = true
+		}
+	}
+	for root := range stopped {
+		s.build.gen[root]++
+	}
+	s.build.told = nil
+	s.build.mu.Unlock()
+	for _, u := range clear {
+		s.diags.Set(s.ctx, u, SourceBuild, 0, nil)
+	}
 }
 
 // buildFailed tells the user, once per cause, that the build on save
@@ -90,8 +162,10 @@ func (s *Server) buildFailed(msg string) {
 }
 
 // publishBuild shows a build's errors as diagnostics (source "build") and
-// clears those of files that no longer have any.
-func (s *Server) publishBuild(root string, errs []errparse.Error) {
+// clears those of files that no longer have any. A build started before
+// the builds were last stopped (gen) shows nothing: publishBuild reports
+// false.
+func (s *Server) publishBuild(root string, gen uint64, errs []errparse.Error) bool {
 	byFile := map[uri.URI][]protocol.Diagnostic{}
 	for _, e := range errs {
 		if e.File == "" || e.Line == 0 {
@@ -122,7 +196,13 @@ func (s *Server) publishBuild(root string, errs []errparse.Error) {
 		}
 		byFile[u] = append(byFile[u], d)
 	}
+	s.build.publishing.Lock()
+	defer s.build.publishing.Unlock()
 	s.build.mu.Lock()
+	if gen != s.build.gen[root] {
+		s.build.mu.Unlock()
+		return false
+	}
 	prev := s.build.shown[root]
 	var now []uri.URI
 	for u := range byFile {
@@ -138,4 +218,5 @@ func (s *Server) publishBuild(root string, errs []errparse.Error) {
 	for u, ds := range byFile {
 		s.diags.Set(s.ctx, u, SourceBuild, 0, ds)
 	}
+	return true
 }

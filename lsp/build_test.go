@@ -170,3 +170,43 @@ func TestBuildThatCannotRunIsTold(t *testing.T) {
 	}
 	s.Shutdown()
 }
+
+func hasBuildDiagnostic(ds []protocol.Diagnostic) bool {
+	for _, d := range ds {
+		if src, _ := d.Source.Get(); src == "build" {
+			return true
+		}
+	}
+	return false
+}
+
+// TestBuildOnSaveTurnedOff: turning build.onSave off clears the
+// diagnostics of its last build, and a build still running when it is
+// turned off shows nothing.
+func TestBuildOnSaveTurnedOff(t *testing.T) {
+	repo := lsptest.NewRepo(t, map[string]string{"main.c": "int main(void) { return 0; }\n"})
+	s := start(t, repo.Dir, lsp.Options{})
+	setBuild := func(cmd string) {
+		s.Settings = map[string]any{"build": map[string]any{"onSave": cmd}}
+		s.Notify(protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{Settings: protocol.LSPAny(`null`)})
+	}
+	s.Settings = map[string]any{"build": map[string]any{"onSave": "echo 'main.c:1:5: error: boom'; exit 1"}}
+	s.Initialize(lsptest.InitOptions{})
+	s.AwaitIdle("")
+	s.OpenFile("main.c")
+	s.Save("main.c")
+	s.AwaitDiagnostics("main.c", hasBuildDiagnostic)
+	setBuild("")
+	s.AwaitDiagnostics("main.c", func(ds []protocol.Diagnostic) bool { return !hasBuildDiagnostic(ds) })
+
+	// A slow build, turned off while it runs.
+	setBuild("sleep 1; echo 'main.c:1:5: error: late'; exit 1")
+	s.AwaitIdle("")
+	s.Save("main.c")
+	setBuild("")
+	s.AwaitIdle("")
+	if ds := s.Diagnostics("main.c"); hasBuildDiagnostic(ds) {
+		t.Fatalf("a build running when build.onSave was turned off showed %s", lsptest.Describe(ds))
+	}
+	s.Shutdown()
+}

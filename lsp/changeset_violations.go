@@ -73,7 +73,10 @@ func (c *changeSetViolations) replace(root string, gen uint64, next map[string][
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.byRoot == nil {
-		c.byRoot, c.gen = map[string]map[string][]changeSetViolation{}, map[string]uint64{}
+		c.byRoot = map[string]map[string][]changeSetViolation{}
+	}
+	if c.gen == nil {
+		c.gen = map[string]uint64{}
 	}
 	if gen < c.gen[root] {
 		return nil
@@ -105,6 +108,26 @@ func sameViolations(a, b []changeSetViolation) bool {
 		}
 	}
 	return true
+}
+
+// drop forgets a workspace folder's entries (the folder left the
+// workspace), also those a check still running would set, and returns the
+// files that had entries.
+func (c *changeSetViolations) drop(root string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var paths []string
+	for p := range c.byRoot[root] {
+		paths = append(paths, p)
+	}
+	delete(c.byRoot, root)
+	if c.gen == nil {
+		c.gen = map[string]uint64{}
+	}
+	// The checks begun so far are older than what replace accepts.
+	c.gen[root] = c.next + 1
+	sort.Strings(paths)
+	return paths
 }
 
 // all returns every entry by absolute path.

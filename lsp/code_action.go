@@ -56,11 +56,13 @@ func (s *Server) codeAction(_ context.Context, p *protocol.CodeActionParams) ([]
 			continue
 		}
 		seen[data.Rule] = true
-		r, _ := s.findRule(data.Rule)
+		// The rule of the document's workspace folder: another folder may
+		// have a rule of the same uuid.
+		r, _ := s.findRule(data.Rule, s.pathOf(p.TextDocument.URI))
 		if r == nil {
 			continue
 		}
-		arg, _ := json.Marshal(contract.ShowRuleArgs{UUID: r.UUID})
+		arg, _ := json.Marshal(contract.ShowRuleArgs{UUID: r.UUID, URI: p.TextDocument.URI})
 		kind := protocol.CodeActionKindQuickFix
 		actions = append(actions, protocol.CodeAction{
 			Title:       "Show Kody Rule: " + r.Title,

@@ -55,9 +55,9 @@ func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandP
 func (s *Server) showRule(ctx context.Context, arg []byte) (any, error) {
 	var a contract.ShowRuleArgs
 	if err := json.Unmarshal(arg, &a); err != nil || a.UUID == "" {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, `kodyls.showRule expects {"uuid": "<rule uuid>"}`)
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, `kodyls.showRule expects {"uuid": "<rule uuid>", "uri": "file:///… (optional)"}`)
 	}
-	r, path := s.findRule(a.UUID)
+	r, path := s.findRule(a.UUID, s.pathOf(a.URI))
 	if r == nil {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("no loaded Kody Rule has uuid %q; run kodyls.reloadRules if the file is new", a.UUID))
 	}

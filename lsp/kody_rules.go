@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 
 	"github.com/kodustech/kodyls/analysis/anchor"
 	"github.com/kodustech/kodyls/analysis/filereview"
@@ -234,7 +235,13 @@ func severity(table map[string]string, level string) protocol.DiagnosticSeverity
 // reloadRules re-reads every workspace's rules, reports broken rule files and
 // re-checks the open buffers. It reports progress when the client supports it.
 func (s *Server) reloadRules(ctx context.Context, token protocol.ProgressToken) (int, []*rules.LoadError) {
-	folders := s.allFolders()
+	return s.reloadFolders(ctx, token, s.allFolders())
+}
+
+// reloadFolders is reloadRules for some of the workspace folders (those
+// added to the workspace): their rules are read again, then every open
+// buffer is checked again.
+func (s *Server) reloadFolders(ctx context.Context, token protocol.ProgressToken, folders []*workspace.Folder) (int, []*rules.LoadError) {
 	prog := s.beginProgress(ctx, token, "Loading Kody Rules")
 	total := 0
 	var allErrs []*rules.LoadError
@@ -402,24 +409,37 @@ func (s *Server) publishRuleFileErrors(ctx context.Context, od *openDoc) {
 // find in the open buffers, grouped by rule, plus the rule files that failed
 // to load.
 func (s *Server) ruleViolations() *contract.RuleViolations {
-	groups := map[string]*contract.ViolationGroup{}
-	// modelGroup is the group of a rule the model found violated; nil when
-	// the rule is gone.
-	modelGroup := func(id string) *contract.ViolationGroup {
-		if g := groups[id]; g != nil {
+	// A group is one rule of one workspace folder: two folders may have
+	// rules of the same uuid (the same rule file in two repositories, or
+	// the same path, whose uuid defaults to it).
+	type groupKey struct{ root, uuid string }
+	groups := map[groupKey]*contract.ViolationGroup{}
+	folders := s.allFolders()
+	group := func(f *workspace.Folder, r *rules.Rule) *contract.ViolationGroup {
+		k := groupKey{f.Root, r.UUID}
+		if g := groups[k]; g != nil {
 			return g
 		}
-		r, _ := s.findRule(id)
+		g := &contract.ViolationGroup{Rule: s.ruleInfo(f, r)}
+		groups[k] = g
+		return g
+	}
+	// modelGroup is the group of a rule of the folder at root the model
+	// found violated; nil when the rule or the folder is gone.
+	modelGroup := func(root, id string) *contract.ViolationGroup {
+		i := slices.IndexFunc(folders, func(f *workspace.Folder) bool { return f.Root == root })
+		if i < 0 {
+			return nil
+		}
+		r := ruleIn(folders[i], id)
 		if r == nil {
 			return nil
 		}
-		g := &contract.ViolationGroup{Rule: contract.RuleInfo{UUID: r.UUID, Title: r.Title, Severity: string(r.Severity), File: r.File}}
-		groups[id] = g
-		return g
+		return group(folders[i], r)
 	}
 	for _, od := range s.openDocs() {
 		doc, ok := s.docs.Get(string(od.uri))
-		if !ok {
+		if !ok || od.folder == nil {
 			continue
 		}
 		vs, version := s.rules.get(string(od.uri))
@@ -427,11 +447,7 @@ func (s *Server) ruleViolations() *contract.RuleViolations {
 			continue // not yet checked; the next run refreshes it
 		}
 		for _, v := range vs {
-			g := groups[v.Rule.UUID]
-			if g == nil {
-				g = &contract.ViolationGroup{Rule: contract.RuleInfo{UUID: v.Rule.UUID, Title: v.Rule.Title, Severity: string(v.Rule.Severity), File: v.Rule.File}}
-				groups[v.Rule.UUID] = g
-			}
+			g := group(od.folder, v.Rule)
 			start := doc.LineStart(v.Line)
 			g.Violations = append(g.Violations, contract.ViolationInfo{
 				URI: od.uri,
@@ -456,7 +472,7 @@ func (s *Server) ruleViolations() *contract.RuleViolations {
 			if f.RuleID == "" {
 				continue
 			}
-			g := modelGroup(f.RuleID)
+			g := modelGroup(od.folder.Root, f.RuleID)
 			if g == nil {
 				continue // the rule was removed since the review
 			}
@@ -470,9 +486,9 @@ func (s *Server) ruleViolations() *contract.RuleViolations {
 	// Pull-request rule violations no open buffer carries.
 	for _, e := range s.changeSetPanel() {
 		f := e.v.finding
-		g := modelGroup(f.RuleID)
+		g := modelGroup(e.v.root, f.RuleID)
 		if g == nil {
-			continue // the rule was removed since the review
+			continue // the rule, or its folder, was removed since the review
 		}
 		g.Violations = append(g.Violations, contract.ViolationInfo{
 			URI: e.uri, Range: e.v.rng, Match: f.ExistingCode, CheckedBy: contract.CheckedByModel,
@@ -490,33 +506,84 @@ func (s *Server) ruleViolations() *contract.RuleViolations {
 		})
 		out.Groups = append(out.Groups, *g)
 	}
-	sort.Slice(out.Groups, func(i, j int) bool { return out.Groups[i].Rule.File < out.Groups[j].Rule.File })
+	sort.Slice(out.Groups, func(i, j int) bool {
+		a, b := out.Groups[i].Rule, out.Groups[j].Rule
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.URI != b.URI {
+			return a.URI < b.URI
+		}
+		return a.UUID < b.UUID
+	})
 	offline := !s.svc.ModelConfigured()
 	out.NotChecked = []contract.RuleInfo{}
-	for _, f := range s.allFolders() {
+	for _, f := range folders {
 		for _, le := range f.Engine.LoadErrors() {
-			out.RuleErrors = append(out.RuleErrors, contract.RuleError{File: le.File, Line: le.Line, Message: le.Msg})
+			out.RuleErrors = append(out.RuleErrors, contract.RuleError{
+				File: le.File, URI: s.clientURI(filepath.Join(f.Root, filepath.FromSlash(le.File))), Line: le.Line, Message: le.Msg,
+			})
 		}
 		if !offline {
 			continue
 		}
 		for _, r := range f.Rules() {
 			if r.Enabled && r.Detector == nil {
-				out.NotChecked = append(out.NotChecked, contract.RuleInfo{UUID: r.UUID, Title: r.Title, Severity: string(r.Severity), File: r.File})
+				out.NotChecked = append(out.NotChecked, s.ruleInfo(f, r))
 			}
 		}
 	}
 	return out
 }
 
-// findRule returns a loaded rule by uuid.
-func (s *Server) findRule(id string) (*rules.Rule, string) {
-	for _, f := range s.allFolders() {
-		for _, r := range f.Rules() {
-			if r.UUID == id {
+// ruleInfo is how the panel names a rule of the workspace folder f.
+func (s *Server) ruleInfo(f *workspace.Folder, r *rules.Rule) contract.RuleInfo {
+	return contract.RuleInfo{
+		UUID: r.UUID, Title: r.Title, Severity: string(r.Severity), File: r.File,
+		URI: s.clientURI(filepath.Join(f.Root, filepath.FromSlash(r.File))),
+	}
+}
+
+// findRule returns a loaded rule by uuid, with the absolute path of its
+// file. Two workspace folders may have rules of one uuid (the same rule
+// file in two repositories, or the same path, whose uuid defaults to
+// it): the rule is looked up first in the folder of the file at near (an
+// absolute path: the document of the diagnostic, the rule file the panel
+// names), then in every folder in order.
+func (s *Server) findRule(id, near string) (*rules.Rule, string) {
+	if near != "" {
+		if f := s.folderFor(near); f != nil {
+			if r := ruleIn(f, id); r != nil {
 				return r, filepath.Join(f.Root, filepath.FromSlash(r.File))
 			}
 		}
 	}
+	for _, f := range s.allFolders() {
+		if r := ruleIn(f, id); r != nil {
+			return r, filepath.Join(f.Root, filepath.FromSlash(r.File))
+		}
+	}
 	return nil, ""
+}
+
+// ruleIn returns the loaded rule of f with uuid id.
+func ruleIn(f *workspace.Folder, id string) *rules.Rule {
+	for _, r := range f.Rules() {
+		if r.UUID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// pathOf is the absolute, canonical path of the file at u: an open
+// buffer's, else the URI's own; "" for a URI that is no file.
+func (s *Server) pathOf(u uri.URI) string {
+	if od := s.openDoc(string(u)); od != nil {
+		return od.path
+	}
+	if u == "" || !u.IsFile() {
+		return ""
+	}
+	return canonicalEventPath(u.FsPath())
 }

@@ -14,6 +14,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
 	"github.com/kodustech/kodyls/lsp/textdoc"
 )
@@ -82,6 +83,7 @@ func (s *Server) initialize(_ context.Context, params []byte) (any, error) {
 	syncKind := protocol.TextDocumentSyncKindIncremental
 	resolve := true
 	openClose := true
+	supported := true
 	result := &protocol.InitializeResult{
 		ServerInfo: protocol.ServerInfo{Name: "kodyls", Version: protocol.NewOptional(s.opts.Version)},
 		Capabilities: protocol.ServerCapabilities{
@@ -96,6 +98,12 @@ func (s *Server) initialize(_ context.Context, params []byte) (any, error) {
 				ResolveProvider: &resolve,
 			},
 			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: commands},
+			// Folders added to and removed from the workspace during the
+			// session are followed (workspace/didChangeWorkspaceFolders).
+			Workspace: &protocol.WorkspaceOptions{WorkspaceFolders: &protocol.WorkspaceFoldersServerCapabilities{
+				Supported:           &supported,
+				ChangeNotifications: protocol.Boolean(true),
+			}},
 		},
 	}
 	s.state.Store(stateInitialized)
@@ -131,14 +139,9 @@ func workspaceFolders(p *protocol.InitializeParams) (local []workspaceFolder, re
 		if path == "" {
 			return
 		}
-		given := path
-		if abs, err := filepath.Abs(path); err == nil {
-			given = abs
-		}
-		path = canonicalPath(path)
-		if !seen[path] {
-			seen[path] = true
-			out = append(out, workspaceFolder{root: path, given: filepath.Clean(given)})
+		if f := localFolder(path); !seen[f.root] {
+			seen[f.root] = true
+			out = append(out, f)
 		}
 	}
 	addURI := func(u uri.URI) {
@@ -170,6 +173,15 @@ func workspaceFolders(p *protocol.InitializeParams) (local []workspaceFolder, re
 		}
 	}
 	return out, remote
+}
+
+// localFolder is the workspace folder at path, canonical and as named.
+func localFolder(path string) workspaceFolder {
+	given := path
+	if abs, err := filepath.Abs(path); err == nil {
+		given = abs
+	}
+	return workspaceFolder{root: canonicalPath(path), given: filepath.Clean(given)}
 }
 
 // canonicalPath makes a path absolute and resolves symlinks when it can, so
@@ -224,32 +236,8 @@ func (s *Server) initialized() {
 	s.mu.Lock()
 	remote := s.remoteFolders
 	s.mu.Unlock()
-	if len(remote) > 0 {
-		msg := fmt.Sprintf("kodyls works on local folders; %s skipped: Kody Rules and reviews are off there", strings.Join(remote, ", "))
-		s.log.Warn("workspace folder not local", "folders", remote)
-		if s.conn != nil {
-			if nerr := s.conn.Notify(context.WithoutCancel(s.ctx), protocol.MethodWindowShowMessage,
-				&protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: "kodyls: " + msg}); nerr != nil {
-				s.log.Debug("showMessage failed", "error", nerr)
-			}
-		}
-	}
-	var unreadable []string
-	for _, f := range s.allFolders() {
-		if st, err := os.Stat(f.Root); err != nil || !st.IsDir() {
-			unreadable = append(unreadable, f.Root)
-		}
-	}
-	if len(unreadable) > 0 {
-		msg := fmt.Sprintf("kodyls: the workspace folder %s is not a directory kodyls can read; Kody Rules and reviews are off there", strings.Join(unreadable, ", "))
-		s.log.Warn("workspace folder unreadable", "folders", unreadable)
-		if s.conn != nil {
-			if nerr := s.conn.Notify(context.WithoutCancel(s.ctx), protocol.MethodWindowShowMessage,
-				&protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: msg}); nerr != nil {
-				s.log.Debug("showMessage failed", "error", nerr)
-			}
-		}
-	}
+	s.tellRemoteFolders(remote)
+	s.tellUnreadableFolders(s.allFolders())
 	done := s.work.add("")
 	s.goBackground(func(ctx context.Context) {
 		defer done()
@@ -284,6 +272,44 @@ func (s *Server) initLayer(raw []byte) []byte {
 		return nil
 	}
 	return s.initOptions
+}
+
+// tellRemoteFolders tells the user that the workspace folders that are
+// not file: URIs are skipped.
+func (s *Server) tellRemoteFolders(remote []string) {
+	if len(remote) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("kodyls works on local folders; %s skipped: Kody Rules and reviews are off there", strings.Join(remote, ", "))
+	s.log.Warn("workspace folder not local", "folders", remote)
+	if s.conn != nil {
+		if nerr := s.conn.Notify(context.WithoutCancel(s.ctx), protocol.MethodWindowShowMessage,
+			&protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: "kodyls: " + msg}); nerr != nil {
+			s.log.Debug("showMessage failed", "error", nerr)
+		}
+	}
+}
+
+// tellUnreadableFolders tells the user which of folders are not
+// directories kodyls can read.
+func (s *Server) tellUnreadableFolders(folders []*workspace.Folder) {
+	var unreadable []string
+	for _, f := range folders {
+		if st, err := os.Stat(f.Root); err != nil || !st.IsDir() {
+			unreadable = append(unreadable, f.Root)
+		}
+	}
+	if len(unreadable) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("kodyls: the workspace folder %s is not a directory kodyls can read; Kody Rules and reviews are off there", strings.Join(unreadable, ", "))
+	s.log.Warn("workspace folder unreadable", "folders", unreadable)
+	if s.conn != nil {
+		if nerr := s.conn.Notify(context.WithoutCancel(s.ctx), protocol.MethodWindowShowMessage,
+			&protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: msg}); nerr != nil {
+			s.log.Debug("showMessage failed", "error", nerr)
+		}
+	}
 }
 
 // fetchConfiguration asks the client for section "kodyls" and re-resolves
@@ -349,6 +375,11 @@ func (s *Server) applyClientConfig(raw []byte) {
 	}
 	if old.Rules.Scope != cfg.Settings.Rules.Scope || !maps.Equal(old.Severity, cfg.Settings.Severity) {
 		s.recheckAll()
+	}
+	if old.Build.OnSave != cfg.Settings.Build.OnSave {
+		// The last build's errors came from a command no longer run on
+		// save: they would stay until a build that never comes.
+		s.stopBuilds(func(string) bool { return true })
 	}
 	if old.BaseRef != cfg.Settings.BaseRef {
 		// A baseRef that cannot be read is told again when it is set again.

@@ -30,6 +30,18 @@ type liveSource interface {
 // It runs off the read loop; the typing path only triggers it.
 func (s *Server) diagnose(ctx context.Context, key string) {
 	snap, doc := s.snapshot(key)
+	if snap != nil && snap.Folder == nil && snap.Path != "" {
+		// Outside every workspace folder, or its folder left the
+		// workspace: nothing of the rules or the review is shown. Done
+		// here too, after any run still going when the folder left.
+		s.reviews.Forget(key)
+		had := s.rules.forget(key)
+		s.diags.SetSources(ctx, uri.URI(key), snap.Version, map[string][]protocol.Diagnostic{SourceRules: nil, SourceReview: nil, SourceRuleFile: nil})
+		if had {
+			s.notifyViolationsChanged(ctx, uri.URI(key))
+		}
+		return
+	}
 	if snap == nil || !snap.Checked() {
 		return // the baseline loader triggers a run when it is ready
 	}

@@ -398,7 +398,7 @@ func (s *Server) reviewCodeActions(u uri.URI, d protocol.Diagnostic, data contra
 	one, _ := json.Marshal(contract.DismissArgs{ID: f.ID, URI: u})
 	all, _ := json.Marshal(contract.DismissArgs{ID: f.ID, URI: u, Scope: contract.DismissScopeFile})
 	allTitle := fmt.Sprintf("Dismiss all %q Kody suggestions in this file", f.Label)
-	if r, _ := s.findRule(f.RuleID); f.RuleID != "" && r != nil {
+	if r, _ := s.findRule(f.RuleID, s.pathOf(u)); f.RuleID != "" && r != nil {
 		allTitle = fmt.Sprintf("Dismiss all violations of Kody Rule %q in this file", r.Title)
 	}
 	actions = append(actions,

@@ -119,6 +119,9 @@ type Server struct {
 	build     builds
 	status    statusState
 	git       gitWatch // the repositories' git directories, watched for baseline moves
+	// folderWatch hands the file watcher the workspace folders added and
+	// removed during the session.
+	folderWatch folderWatches
 	// workspaceWatches counts the file watcher's walks of a whole
 	// workspace (watchWorkspace), for tests.
 	workspaceWatches atomic.Int64
@@ -157,6 +160,7 @@ func New(opts Options) *Server {
 
 		rulesLoaded: make(chan struct{}),
 		build:       builds{shown: map[string][]uri.URI{}},
+		folderWatch: folderWatches{wake: make(chan struct{}, 1)},
 	}
 	s.reviews = workspace.NewReviews(s.edits)
 	s.live = []liveSource{ruleChecks{s}, liveReview{s}}
@@ -307,6 +311,8 @@ var inline = map[string]bool{
 	protocol.MethodTextDocumentDidSave:             true,
 	protocol.MethodWorkspaceDidChangeConfiguration: true,
 	protocol.MethodWorkspaceDidChangeWatchedFiles:  true,
+	// The folder list changes in wire order with the buffers' opening.
+	protocol.MethodWorkspaceDidChangeWorkspaceFolders: true,
 }
 
 var errNotInitialized = jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the server is not initialized: send initialize first")
@@ -406,6 +412,12 @@ func (s *Server) notification(ctx context.Context, method string, params []byte)
 			return err
 		}
 		s.didChangeWatchedFiles(&p)
+	case protocol.MethodWorkspaceDidChangeWorkspaceFolders:
+		var p protocol.DidChangeWorkspaceFoldersParams
+		if err := decode(params, &p); err != nil {
+			return err
+		}
+		s.didChangeWorkspaceFolders(ctx, &p.Event)
 	}
 	return nil
 }

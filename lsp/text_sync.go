@@ -64,15 +64,32 @@ func (s *Server) didOpen(p *protocol.DidOpenTextDocumentParams) {
 	od := &openDoc{uri: item.URI, language: string(item.LanguageID), openVersion: item.Version}
 	if item.URI.IsFile() {
 		od.path = canonicalPath(item.URI.FsPath())
-		od.folder = s.folderFor(od.path)
-		od.isRule = od.folder != nil && od.folder.Engine.IsRuleFile(od.path)
 	}
+	s.placeDoc(od)
 	s.mu.Lock()
 	s.open[key] = od
 	s.mu.Unlock()
+	s.attach(od)
+}
+
+// placeDoc sets the workspace folder of an open buffer: the innermost one
+// holding its file, nil outside every folder (or for a non-file URI).
+func (s *Server) placeDoc(od *openDoc) {
+	if od.path == "" {
+		return
+	}
+	od.folder = s.folderFor(od.path)
+	od.isRule = od.folder != nil && od.folder.Engine.IsRuleFile(od.path)
+}
+
+// attach starts checking an open buffer in its workspace folder: the
+// problems of a rule file, then, once its baseline is read, the diagnose
+// pass. A buffer outside every folder is not checked.
+func (s *Server) attach(od *openDoc) {
 	if od.folder == nil {
 		return
 	}
+	key := string(od.uri)
 	s.publishRuleFileErrors(s.ctx, od)
 	// The baseline needs git, which is too slow for the read loop: load it
 	// in the background and diagnose once it is there.

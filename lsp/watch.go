@@ -188,6 +188,13 @@ func canonicalEventPath(p string) string {
 // ready is called once the watches are in place (or watching failed), so
 // that the server is not idle before it would see a change on disk.
 func (s *Server) watchFiles(ctx context.Context, ready func()) {
+	// Nothing waits for the watcher to follow the workspace folders once
+	// it is gone.
+	defer func() {
+		for _, done := range s.takeFolderWatches(true) {
+			done()
+		}
+	}()
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		ready()
@@ -198,8 +205,11 @@ func (s *Server) watchFiles(ctx context.Context, ready func()) {
 		s.stopGitWatch()
 		_ = w.Close()
 	}()
+	// The workspace folders watched, by root.
+	watched := map[string]bool{}
 	for _, e := range s.allEngines() {
 		s.watchWorkspace(w, e)
+		watched[e.Root()] = true
 	}
 	s.startGitWatch(ctx, w)
 	ready()
@@ -234,6 +244,13 @@ func (s *Server) watchFiles(ctx context.Context, ready func()) {
 		case <-loaded:
 			loaded = nil
 			s.watchRuleFiles(w)
+		case <-s.folderWatch.wake:
+			// Folders were added to the workspace or removed from it.
+			pending := s.takeFolderWatches(false)
+			s.syncFolderWatches(ctx, w, watched)
+			for _, done := range pending {
+				done()
+			}
 		case ev, ok := <-w.Events:
 			if !ok {
 				return

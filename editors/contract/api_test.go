@@ -114,8 +114,8 @@ func TestREADMEMessagesListIsCurrent(t *testing.T) {
 func TestCommandsMarkdownShapes(t *testing.T) {
 	list := CommandsMarkdown()
 	for _, want := range []string{
-		"Result: `{groups: [{rule: {uuid, title, severity, file}, violations: [{uri, range, match, version, checkedBy, id, message?, fixable?}]}], ruleErrors: [{file, line, message}], notChecked: [{uuid, title, severity, file}]}`.",
-		"Argument: `{uuid}`. Result: `{uri, range}`.",
+		"Result: `{groups: [{rule: {uuid, title, severity, file, uri}, violations: [{uri, range, match, version, checkedBy, id, message?, fixable?}]}], ruleErrors: [{file, uri, line, message}], notChecked: [{uuid, title, severity, file, uri}]}`.",
+		"Argument: `{uuid, uri?}`. Result: `{uri, range}`.",
 		"Result: `[{uri, version, findings, hunks, cachedHunks, skipped?, degraded?, offline?}]`. Reports `$/progress`",
 		"Argument: `{uri?, range?, message?, code?, source?, text?, offline?}`, with at least `uri` and `message`, or `text`. Result: `{markdown, rca}`.",
 		"Argument: `{uri, range?, message, code?, source?}`. Result: `{applied, verified, verification, rounds, files, diff, markdown, note?, edits: [{file, oldText, newText}]}`.",

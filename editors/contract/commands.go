@@ -44,7 +44,7 @@ var Commands = []Command{
 	{
 		Name:        CommandRuleViolations,
 		Title:       "Kody: Show Rule Violations",
-		Description: "The Kody Rules violations of the open buffers, grouped by rule, each with how it was found (`detector` or `model`); the rule files that failed to load; and, when no model is configured, the enabled rules only a model can check. The data of a violations panel, which `kodyls/ruleViolationsChanged` tells to refresh.",
+		Description: "The Kody Rules violations of the open buffers, grouped by rule (a rule of each workspace folder apart, even when two folders have rules of one uuid), each with how it was found (`detector` or `model`); the rule files that failed to load; and, when no model is configured, the enabled rules only a model can check. The data of a violations panel, which `kodyls/ruleViolationsChanged` tells to refresh.",
 		Result:      reflect.TypeFor[RuleViolations](),
 	},
 	{
@@ -57,7 +57,7 @@ var Commands = []Command{
 	{
 		Name:        CommandShowRule,
 		Title:       "Kody: Show Rule",
-		Description: "The location of the file of the rule with this `uuid`, opened in the editor with `window/showDocument` when the client supports it. Each rule diagnostic offers it as a code action (\"Show Kody Rule: …\").",
+		Description: "The location of the file of the rule with this `uuid` (in the workspace folder of `uri` when given, since two folders may have rules of one uuid; else the first folder's), opened in the editor with `window/showDocument` when the client supports it. Each rule diagnostic offers it as a code action (\"Show Kody Rule: …\").",
 		Args:        reflect.TypeFor[ShowRuleArgs](),
 		Result:      reflect.TypeFor[protocol.Location](),
 	},
@@ -123,7 +123,10 @@ type RuleInfo struct {
 	UUID     string `json:"uuid"`
 	Title    string `json:"title"`
 	Severity string `json:"severity" jsonschema:"critical, high, medium or low"`
-	File     string `json:"file" jsonschema:"the rule's file, relative to the workspace"`
+	File     string `json:"file" jsonschema:"the rule's file, relative to its workspace folder"`
+	// URI is the rule's file, absolute: with several workspace folders,
+	// File alone does not say which folder it is in.
+	URI uri.URI `json:"uri" jsonschema:"the rule's file"`
 }
 
 // ViolationInfo is one violation. Line is 0-based like LSP positions.
@@ -151,9 +154,12 @@ const (
 
 // RuleError is a rule file that failed to load. Line is 1-based.
 type RuleError struct {
-	File    string `json:"file"`
-	Line    int    `json:"line" jsonschema:"1-based; 0 when the error has no line"`
-	Message string `json:"message"`
+	File string `json:"file" jsonschema:"relative to its workspace folder"`
+	// URI is the file, absolute: with several workspace folders, File
+	// alone does not say which folder it is in.
+	URI     uri.URI `json:"uri" jsonschema:"the rule file"`
+	Line    int     `json:"line" jsonschema:"1-based; 0 when the error has no line"`
+	Message string  `json:"message"`
 }
 
 // ReloadRulesResult is the result of kodyls.reloadRules.
@@ -165,6 +171,10 @@ type ReloadRulesResult struct {
 // ShowRuleArgs is the argument of kodyls.showRule.
 type ShowRuleArgs struct {
 	UUID string `json:"uuid" jsonschema:"the rule's uuid"`
+	// URI picks the workspace folder whose rule is meant when several
+	// have a rule of this uuid: the folder of this file. Without it, the
+	// first folder's.
+	URI uri.URI `json:"uri,omitempty" jsonschema:"a file of the workspace folder whose rule is meant (the diagnostic's document, or the rule file), when several folders have a rule of this uuid; without it, the first folder's"`
 }
 
 // ReviewFileArgs is the argument of kodyls.reviewFile. The server also

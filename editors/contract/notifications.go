@@ -41,7 +41,7 @@ var Notifications = []Message{
 	{
 		Method:      NotificationRuleViolationsChanged,
 		Direction:   ServerToClient,
-		Description: "The Kody Rules violations of these open documents changed (found, moved, fixed, the rules reloaded, a document closed); a panel calls `kodyls.ruleViolations` again instead of polling.",
+		Description: "The Kody Rules violations of these open documents changed (found, moved, fixed, the rules reloaded, a document closed; a workspace folder added or removed, whose URI is among them); a panel calls `kodyls.ruleViolations` again instead of polling.",
 		Params:      reflect.TypeFor[RuleViolationsChangedParams](),
 	},
 	{

@@ -453,7 +453,7 @@ export async function paletteCommand(command: string, args: unknown[], next: (co
     case 'kodyls.showRule':
       if (args.length === 0) {
         const rule = await pickRule();
-        return rule ? next(command, [{ uuid: rule.uuid }]) : undefined;
+        return rule ? next(command, [showRuleArgs(rule)]) : undefined;
       }
       return next(command, args);
     case 'kodyls.dismissSuggestion': {
@@ -575,12 +575,17 @@ async function pickRule(): Promise<RuleRef | undefined> {
   return pick?.r;
 }
 
+/** The argument of kodyls.showRule: the rule file's URI picks its workspace folder. */
+function showRuleArgs(rule: RuleRef): { uuid: string; uri?: string } {
+  return rule.uri ? { uuid: rule.uuid, uri: rule.uri } : { uuid: rule.uuid };
+}
+
 async function showRule(rule: RuleRef): Promise<void> {
   const c = running();
   if (!c) return;
   try {
     // The server opens the rule with window/showDocument.
-    await c.sendRequest(ExecuteCommandRequest.type, { command: 'kodyls.showRule', arguments: [{ uuid: rule.uuid }] });
+    await c.sendRequest(ExecuteCommandRequest.type, { command: 'kodyls.showRule', arguments: [showRuleArgs(rule)] });
   } catch (err) {
     void vscode.window.showErrorMessage(`Kody: cannot show the rule: ${errorMessage(err)}`);
   }
@@ -644,9 +649,14 @@ async function dismiss(n: Node): Promise<void> {
 
 async function openRuleError(n: Node): Promise<void> {
   const e = n.ruleError;
+  if (!e) return;
+  // The file is relative to its own workspace folder, which uri names.
   const folder = vscode.workspace.workspaceFolders?.[0];
-  if (!e || !folder) return;
-  const uri = path.isAbsolute(e.file) ? vscode.Uri.file(e.file) : vscode.Uri.joinPath(folder.uri, e.file);
+  let uri: vscode.Uri;
+  if (e.uri) uri = vscode.Uri.parse(e.uri);
+  else if (path.isAbsolute(e.file)) uri = vscode.Uri.file(e.file);
+  else if (folder) uri = vscode.Uri.joinPath(folder.uri, e.file);
+  else return;
   const line = Math.max(0, e.line - 1);
   await vscode.window.showTextDocument(uri, { selection: new vscode.Range(line, 0, line, 0) });
 }

@@ -17,7 +17,10 @@ export interface RuleRef {
   uuid: string;
   title: string;
   severity: string;
+  /** Relative to the rule's workspace folder. */
   file: string;
+  /** The rule file (servers before 0.1 leave it out). Two workspace folders may have rules of one uuid. */
+  uri?: string;
 }
 
 export interface Violation {
@@ -38,7 +41,10 @@ export interface ViolationGroup {
 }
 
 export interface RuleError {
+  /** Relative to its workspace folder. */
   file: string;
+  /** The rule file (servers before 0.1 leave it out). */
+  uri?: string;
   line: number;
   message: string;
 }

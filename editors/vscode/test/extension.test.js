@@ -110,6 +110,22 @@ test('the panel commands, the doctor and the menu answer at once', async () => {
   }
 });
 
+test("a broken rule file opens in its own workspace folder, which its uri names", async () => {
+  const opened = [];
+  const folders = fake.workspace.workspaceFolders;
+  const show = fake.window.showTextDocument;
+  fake.workspace.workspaceFolders = [{ uri: fake.Uri.parse('file:///w/first') }, { uri: fake.Uri.parse('file:///w/second') }];
+  fake.window.showTextDocument = async (uri, opts) => opened.push([uri.toString(), opts.selection.start.line]);
+  try {
+    const ruleError = { file: '.kody/rules/bad.md', uri: 'file:///w/second/.kody/rules/bad.md', line: 3, message: 'bad' };
+    await within(1000, fake.commands.executeCommand('kodyls.panel.openRuleError', { kind: 'ruleError', ruleError }), 'openRuleError');
+    assert.deepEqual(opened, [['file:///w/second/.kody/rules/bad.md', 2]]);
+  } finally {
+    fake.workspace.workspaceFolders = folders;
+    fake.window.showTextDocument = show;
+  }
+});
+
 test('Restart Server without kodyls finishes without an answer to the notification', async () => {
   shown.length = 0;
   await within(8000, fake.commands.executeCommand('kodyls.restart'), 'kodyls.restart');

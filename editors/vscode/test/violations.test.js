@@ -206,3 +206,27 @@ test('one folder: a violation id includes its uri, rule ids stay by uuid', () =>
   assert.equal(crit.description, '3 violations in 2 files');
   assert.equal(crit.children[0].children[0].id, `violation:crit:${ws}/a.go:c3`);
 });
+
+test('rules of one uuid in two workspace folders are two nodes, with distinct ids', () => {
+  const other = 'file:///home/u/other';
+  const inFolder = (dir, title) => ({ ...rule('path:.kody/rules/style.md', title, 'high'), file: '.kody/rules/style.md', uri: `${dir}/.kody/rules/style.md` });
+  const nodes = buildTree({
+    groups: [
+      { rule: inFolder(ws, 'A style'), violations: [v('a.go', 1, 0, 'path:.kody/rules/style.md:a.go:2:0')] },
+      { rule: inFolder(other, 'B style'), violations: [{ ...v('a.go', 1, 0, 'path:.kody/rules/style.md:a.go:2:0'), uri: `${other}/a.go` }] },
+    ],
+    ruleErrors: [
+      { file: '.kody/rules/bad.md', uri: `${ws}/.kody/rules/bad.md`, line: 1, message: 'bad' },
+      { file: '.kody/rules/bad.md', uri: `${other}/.kody/rules/bad.md`, line: 1, message: 'bad' },
+    ],
+    notChecked: [inFolder(ws, 'A style'), inFolder(other, 'B style')],
+  }, [ws, other]);
+  const ids = [];
+  const walk = (n) => {
+    ids.push(n.id);
+    n.children.forEach(walk);
+  };
+  nodes.forEach(walk);
+  assert.equal(new Set(ids).size, ids.length, `duplicate ids: ${ids}`);
+  assert.deepEqual(nodes.filter((n) => n.kind === 'rule').map((n) => n.label).sort(), ['A style', 'B style']);
+});

@@ -522,7 +522,8 @@ function M.rule()
     echo('kodyls: no Kody Rule diagnostic under the cursor', 'WarningMsg')
     return
   end
-  execute(c, 'kodyls.showRule', { uuid = uuid }, function(loc)
+  -- The buffer names its workspace folder, whose rule of this uuid it is.
+  execute(c, 'kodyls.showRule', { uuid = uuid, uri = vim.uri_from_bufnr(0) }, function(loc)
     -- The server opens the rule itself with window/showDocument when the
     -- client supports it (0.8+), before it answers: opening it again here
     -- would jump back to the rule when the user moved on in between.
