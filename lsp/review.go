@@ -438,8 +438,9 @@ func (s *Server) reviewWorkspace(ctx context.Context, token protocol.ProgressTok
 			docs = append(docs, od)
 		}
 	}
-	// A stable order: clustering makes the first file's finding the
-	// primary, which must not change from one run to the next.
+	// A stable order: of equally severe findings, clustering makes the
+	// first file's the primary, which must not change from one run to
+	// the next.
 	sort.Slice(docs, func(i, j int) bool { return docs[i].uri < docs[j].uri })
 	prog := s.beginProgress(ctx, token, "Kody review: workspace")
 	out := []*contract.ReviewSummary{}
@@ -457,6 +458,13 @@ func (s *Server) reviewWorkspace(ctx context.Context, token protocol.ProgressTok
 		out = append(out, sum)
 	}
 	s.checkChangeSetRules(ctx, docs)
+	for u, n := range s.capChange(ctx, docs) {
+		for _, sum := range out {
+			if string(sum.URI) == u {
+				sum.Findings = max(0, sum.Findings-n)
+			}
+		}
+	}
 	s.clusterOpenFindings(ctx, docs)
 	prog.End(fmt.Sprintf("%d files reviewed", len(out)))
 	return out, ctx.Err()

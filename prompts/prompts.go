@@ -1,7 +1,9 @@
 package prompts
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -147,6 +149,18 @@ func (s *Set) Get(name string) (Prompt, bool) {
 		return Prompt{}, false
 	}
 	return p.Prompt, true
+}
+
+// Digest is a hash of the named prompt's template text ("" for a name the
+// Set lacks): an override edited without a new header version has
+// another.
+func (s *Set) Digest(name string) string {
+	p, ok := s.prompts[name]
+	if !ok {
+		return ""
+	}
+	d := sha256.Sum256(p.src)
+	return hex.EncodeToString(d[:8])
 }
 
 // Overrides returns the workspace's kodus-config texts merged with the

@@ -12,7 +12,9 @@ const maxCandidates = 32
 
 // extractJSON finds the JSON document in a model reply. Models wrap JSON in
 // prose ("Here is the review: {…}"), in ``` fences, or in <think> blocks of
-// reasoning models, and leave trailing commas; all of that is removed here.
+// reasoning models, and leave trailing commas and // or /* */ comments;
+// all of that is removed here. Comments are removed from each candidate,
+// from its opening bracket on, where what is a string is known.
 // wantArray says which bracket the document should start with; the other
 // one is tried afterwards.
 func extractJSON(reply string, wantArray bool) (string, error) {
@@ -39,12 +41,13 @@ func extractJSON(reply string, wantArray bool) (string, error) {
 				continue
 			}
 			tries++
-			end := matchBracket(s, i)
+			t := stripComments(s[i:])
+			end := matchBracket(t, 0)
 			if end < 0 {
 				unterminated = true
 				continue
 			}
-			cand := removeTrailingCommas(s[i : end+1])
+			cand := removeTrailingCommas(t[:end+1])
 			if json.Valid([]byte(cand)) {
 				return cand, nil
 			}
@@ -156,6 +159,47 @@ func (q *stringScan) in(c byte) bool {
 		q.inside = false
 	}
 	return true
+}
+
+// stripComments removes // line comments and /* */ block comments outside
+// string literals, which JSON does not allow and models sometimes write
+// ("severity": "high", // a guess). A line comment keeps its line break;
+// a block comment becomes a space; an unclosed one runs to the end.
+func stripComments(s string) string {
+	if !strings.Contains(s, "/") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	var str stringScan
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if str.in(c) {
+			b.WriteByte(c)
+			continue
+		}
+		if c == '/' && i+1 < len(s) {
+			switch s[i+1] {
+			case '/':
+				j := strings.IndexByte(s[i:], '\n')
+				if j < 0 {
+					return b.String()
+				}
+				i += j - 1 // the line break is written next
+				continue
+			case '*':
+				j := strings.Index(s[i+2:], "*/")
+				if j < 0 {
+					return b.String()
+				}
+				b.WriteByte(' ')
+				i += 2 + j + 1
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // removeTrailingCommas drops commas that directly precede a closing

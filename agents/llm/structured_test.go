@@ -75,6 +75,28 @@ func TestStructuredExtractsFromProseFencesAndTrailingCommas(t *testing.T) {
 	}
 }
 
+// TestStructuredReadsCommentedJSON: a reply whose JSON carries // and
+// /* */ comments, as some models write, gives its whole document, every
+// item, without a repair round; not an inner object of it.
+func TestStructuredReadsCommentedJSON(t *testing.T) {
+	s := newServer(t)
+	s.On(llmtest.Any(), llmtest.Text("```json\n{\n  \"summary\": \"two\", // overall\n  \"codeSuggestions\": [\n"+
+		`    {"id": "s1", "file": "a.go", "line": 3, "severity": "low", "message": "see http://example.com/a"}, /* first */`+"\n"+
+		`    {"id": "s2", "file": "b.go", "line": 9, "severity": "high", "message": "m"} // second`+"\n  ]\n}\n```"))
+	g := newGateway(t, s.URL, nil)
+
+	got, res, err := llm.Structured[Review](context.Background(), g, reviewRequest(), nil)
+	if err != nil {
+		t.Fatalf("Structured: %v", err)
+	}
+	if res.Source != llm.SourceModel || got.Summary != "two" || len(got.CodeSuggestions) != 2 || got.CodeSuggestions[0].Message != "see http://example.com/a" {
+		t.Errorf("got %+v (%s, %v), want the whole commented document", got, res.Source, res.Err)
+	}
+	if s.CountChat() != 1 {
+		t.Errorf("requests = %d, want 1 (no repair needed)", s.CountChat())
+	}
+}
+
 type Scores struct {
 	Score      int     `json:"score"`
 	Confidence float64 `json:"confidence"`
@@ -420,6 +442,10 @@ func TestExtractJSON(t *testing.T) {
 		{"comma in string kept", `{"a":"x,}",}`, `{"a":"x,}"}`, false},
 		{"array wanted", `Items: [{"a":1}]`, `[{"a":1}]`, true},
 		{"think block", `<think>{"no":1}</think>{"a":1}`, `{"a":1}`, false},
+		{"line comments", "{\"a\": 1, // the first\n\"b\": {\"c\": 2} // nested\n}", "{\"a\": 1, \n\"b\": {\"c\": 2} \n}", false},
+		{"block comment", `{/* note */"a": [1, /* two */ 2]}`, `{ "a": [1,   2]}`, false},
+		{"comment markers in strings kept", `{"url": "http://x/*y*/", "p": "a//b"} // end`, `{"url": "http://x/*y*/", "p": "a//b"}`, false},
+		{"comment after the last item", "{\"a\": [1,\n// 2 was dropped\n]}", "{\"a\": [1\n\n]}", false},
 	}
 	for _, c := range cases {
 		got, err := llm.ExtractJSON(c.in, c.array)

@@ -225,6 +225,24 @@ func (d *Doc) Locate(existingCode string, reportedStart, reportedEnd int) (Span,
 	return d.byLines(rep)
 }
 
+// Has reports whether existingCode occurs in d's text as Locate looks it
+// up (verbatim, once whitespace is normalised, or without the decorations
+// of a listing), however many times: whether the code a finding quotes is
+// in this text at all. A blank snippet occurs nowhere.
+func (d *Doc) Has(existingCode string) bool {
+	if isBlank(existingCode) {
+		return false
+	}
+	if _, _, found := d.find(existingCode, reported{}); found {
+		return true
+	}
+	if cleaned, _ := undecorate(existingCode); cleaned != existingCode && !isBlank(cleaned) {
+		_, _, found := d.find(cleaned, reported{})
+		return found
+	}
+	return false
+}
+
 // byLines is the fallback on the reported lines: the span covers their
 // non-blank content, or the whole lines when they are blank.
 func (d *Doc) byLines(r reported) (Span, Method, bool) {

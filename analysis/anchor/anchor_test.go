@@ -385,3 +385,22 @@ func TestLocateRandomExact(t *testing.T) {
 		}
 	}
 }
+
+// TestHas: whether quoted code is in a text at all, as Locate would find
+// it, however many times.
+func TestHas(t *testing.T) {
+	d := NewDoc("func a() {\n\treturn  x\n}\n\nfunc b() {\n\treturn x\n}\n")
+	for code, want := range map[string]bool{
+		"return x":               true, // twice, once with other spacing
+		"func b() {\n  return x": true,
+		"12 | func a() {":        true, // a numbered listing's line
+		"return y":               false,
+		"returnx":                false,
+		"":                       false,
+		" \n ":                   false,
+	} {
+		if got := d.Has(code); got != want {
+			t.Errorf("Has(%q) = %v, want %v", code, got, want)
+		}
+	}
+}

@@ -8,7 +8,10 @@
 // the prompt versions and the review configuration), with their lines
 // relative to the hunk, so a hunk that did not change, or merely moved
 // because lines were typed above it, costs no LLM call, also after a
-// restart.
+// restart. They are stored before the severity threshold and the cap of
+// kodus-config.yml, which apply to the whole file's findings at every
+// review, cached or not: a review from the cache shows what a review of
+// the same text without it shows.
 package filereview
 
 import (
@@ -60,6 +63,11 @@ type Reviewer struct {
 	// Rules check reports their violations. Rules with a local detector
 	// never reach the model.
 	Rules []*rules.Rule
+	// Control is the workspace's suggestionControl: its severity
+	// threshold and maxSuggestions apply to each file's findings, cached
+	// or fresh (see Review); CapChange applies maxSuggestions to a whole
+	// change. The zero value filters nothing.
+	Control kodusconfig.SuggestionControl
 	// Context is the number of unchanged lines around a change
 	// (patch.DefaultContext when 0).
 	Context int
@@ -72,6 +80,10 @@ type Input struct {
 	Language string
 	Base     string // the baseline text ("" for an untracked file)
 	Current  string // the buffer text the review is computed for
+	// Dismissed reports the findings the user dismissed: Review drops
+	// them before the severity threshold and the cap, so that the cap
+	// counts the findings shown. Nil dismisses none.
+	Dismissed func(Finding) bool
 }
 
 // Finding is a suggestion anchored in Input.Current.
@@ -107,8 +119,9 @@ type Result struct {
 	Unanchored int
 }
 
-// cachedHunk is what the cache keeps per hunk: its suggestions, with line
-// numbers relative to the hunk's first new-side line.
+// cachedHunk is what the cache keeps per hunk: its suggestions before the
+// severity threshold and the cap (each with FromRules, which the filters
+// need), with line numbers relative to the hunk's first new-side line.
 type cachedHunk struct {
 	Suggestions []cachedSuggestion `json:"suggestions"`
 }
@@ -177,18 +190,132 @@ func (r *Reviewer) Review(ctx context.Context, in Input) (Result, error) {
 		}
 	}
 
-	doc := anchor.NewDoc(in.Current)
-	for _, s := range suggestions {
+	var n int
+	res.Findings, n = anchorAll(in.Current, fp.Hunks, suggestions)
+	res.Unanchored += n
+	res.Findings = places(res.Findings)
+	if in.Dismissed != nil {
+		res.Findings = slices.DeleteFunc(res.Findings, in.Dismissed)
+	}
+	// The filters rank the findings of every hunk of the file together,
+	// those from the cache included, in the order of the file.
+	var dropped []review.Discard
+	res.Findings, dropped = r.filter(res.Findings)
+	res.Discarded = append(res.Discarded, dropped...)
+	return res, err
+}
+
+// anchorAll anchors suggestions in text and returns the findings with the
+// number of suggestions that could not be placed. A finding placed by its
+// line numbers alone (anchor.MethodLines) must lie inside one of hunks,
+// the code the model was shown; and when the code it quotes was not found,
+// it keeps no improved code: a fix would replace whatever those lines hold
+// with it.
+func anchorAll(text string, hunks []patch.Hunk, ss []review.Suggestion) ([]Finding, int) {
+	doc := anchor.NewDoc(text)
+	var out []Finding
+	unanchored := 0
+	for _, s := range ss {
 		span, method, ok := doc.Locate(s.ExistingCode, s.RelevantLinesStart, s.RelevantLinesEnd)
+		if ok && method == anchor.MethodLines && !inOneHunk(hunks, span.StartLine+1, span.EndLine+1) {
+			ok = false
+		}
 		if !ok {
-			res.Unanchored++
+			unanchored++
 			continue
 		}
+		if method == anchor.MethodLines && strings.TrimSpace(s.ExistingCode) != "" {
+			s.ImprovedCode = ""
+		}
 		s.RelevantLinesStart, s.RelevantLinesEnd = span.StartLine+1, span.EndLine+1
-		res.Findings = append(res.Findings, Finding{Suggestion: s, Span: span, Method: method})
+		out = append(out, Finding{Suggestion: s, Span: span, Method: method})
 	}
-	res.Findings = places(res.Findings)
-	return res, err
+	return out, unanchored
+}
+
+// inOneHunk reports whether the 1-based lines from..to lie inside one hunk
+// (its context lines included).
+func inOneHunk(hunks []patch.Hunk, from, to int) bool {
+	for _, h := range hunks {
+		if h.Contains(from) && h.Contains(to) {
+			return true
+		}
+	}
+	return false
+}
+
+// filter applies the severity threshold and maxSuggestions of r.Control
+// to one file's findings (see review.Filter), in the order given.
+func (r *Reviewer) filter(fs []Finding) ([]Finding, []review.Discard) {
+	ss := make([]review.Suggestion, len(fs))
+	for i, f := range fs {
+		ss[i] = f.Suggestion
+	}
+	keep, dropped := review.FilterKeeps(r.Control, ss)
+	if len(dropped) == 0 {
+		return fs, nil
+	}
+	kept := make([]Finding, 0, len(fs))
+	for i, f := range fs {
+		if keep[i] {
+			kept = append(kept, f)
+		}
+	}
+	return kept, dropped
+}
+
+// CapChange applies maxSuggestions to a whole change when it caps the
+// change (limitationType pr, the default): of the findings of every
+// result, the most severe are kept, ties in the order of the files' paths
+// and then of the places in each file; Kody Rules' findings are not
+// counted unless applyFiltersToKodyRules is set. A finding capped away
+// leaves its result's Findings for its Discarded. With limitationType
+// file, or no cap, results come back unchanged.
+func (r *Reviewer) CapChange(results []Result) []Result {
+	if r.Control.LimitationType == kodusconfig.LimitFile || r.Control.MaxSuggestions <= 0 {
+		return results
+	}
+	type ref struct{ res, idx int }
+	var refs []ref
+	for i, res := range results {
+		for j := range res.Findings {
+			refs = append(refs, ref{i, j})
+		}
+	}
+	sort.SliceStable(refs, func(a, b int) bool {
+		ra, rb := results[refs[a].res], results[refs[b].res]
+		if ra.Path != rb.Path {
+			return ra.Path < rb.Path
+		}
+		return ra.Findings[refs[a].idx].Span.Start < rb.Findings[refs[b].idx].Span.Start
+	})
+	ss := make([]review.Suggestion, len(refs))
+	for k, at := range refs {
+		ss[k] = results[at.res].Findings[at.idx].Suggestion
+	}
+	keep := review.CapKeeps(r.Control, ss)
+	if keep == nil {
+		return results
+	}
+	drop := map[ref]bool{}
+	for k, at := range refs {
+		if !keep[k] {
+			drop[at] = true
+		}
+	}
+	reason := fmt.Sprintf("over the limit of %d suggestions per change (suggestionControl.maxSuggestions); more severe ones are shown", r.Control.MaxSuggestions)
+	for i := range results {
+		kept := make([]Finding, 0, len(results[i].Findings))
+		for j, f := range results[i].Findings {
+			if drop[ref{i, j}] {
+				results[i].Discarded = append(results[i].Discarded, review.Discard{Suggestion: f.Suggestion, Stage: review.StageCap, Reason: reason})
+				continue
+			}
+			kept = append(kept, f)
+		}
+		results[i].Findings = kept
+	}
+	return results
 }
 
 // places sorts findings by position and gives each place of a suggestion
@@ -223,7 +350,7 @@ func (r *Reviewer) reviewHunks(ctx context.Context, in Input, fp patch.FilePatch
 	for i, hi := range todo {
 		hunks[i] = fp.Hunks[hi]
 	}
-	out, err := r.Pipeline.ReviewFile(ctx, review.FileInput{
+	out, err := r.Pipeline.ReviewUnfiltered(ctx, review.FileInput{
 		Path:     in.Path,
 		Language: in.Language,
 		Content:  in.Current,
@@ -279,7 +406,7 @@ func (r *Reviewer) cached(ctx context.Context, key string) ([]cachedSuggestion, 
 // hunkKey identifies what a hunk's review depends on.
 func (r *Reviewer) hunkKey(path string, h patch.Hunk) string {
 	d := sha256.New()
-	for _, part := range []string{"kodyls/filereview v2", path, h.Hash(), r.Model, r.RulesKey, r.PromptsKey, r.ConfigKey} {
+	for _, part := range []string{"kodyls/filereview v3", path, h.Hash(), r.Model, r.RulesKey, r.PromptsKey, r.ConfigKey} {
 		fmt.Fprintf(d, "%d:%s;", len(part), part)
 	}
 	return "review:" + hex.EncodeToString(d.Sum(nil))
@@ -348,13 +475,14 @@ func nearestHunk(hs []patch.Hunk, line int) int {
 	return best
 }
 
-// PromptsKey summarises the versions of the review prompts, for the cache
-// key: a new prompt version reviews again.
+// PromptsKey summarises the review prompts, for the cache key: their
+// versions and the hash of their text, so that a new prompt version, or a
+// workspace override (.kody/prompts) edited without one, reviews again.
 func PromptsKey(set *prompts.Set) string {
 	var parts []string
 	for _, p := range set.List() {
 		if strings.HasPrefix(p.Name, "review_") || strings.HasPrefix(p.Name, "kodyrules_") {
-			parts = append(parts, fmt.Sprintf("%s@%d", p.Name, p.Version))
+			parts = append(parts, fmt.Sprintf("%s@%d#%s", p.Name, p.Version, set.Digest(p.Name)))
 		}
 	}
 	return strings.Join(parts, ",")
@@ -362,17 +490,16 @@ func PromptsKey(set *prompts.Set) string {
 
 // ConfigKey summarises what of a workspace's kodus-config.yml shapes a
 // hunk's findings, for the cache key: the categories turned on or off
-// (reviewOptions, kody_rules among them), the severity filter, the cap and
-// whether they apply to Kody Rules (suggestionControl), and the texts the
-// file merges into the prompts (v2PromptOverrides). Changing any of them
-// reviews the hunks again.
+// (reviewOptions, kody_rules among them) and the texts the file merges
+// into the prompts (v2PromptOverrides). Changing any of them reviews the
+// hunks again: with kody_rules off the rule check never runs, so there is
+// nothing to filter back in when it is turned on.
 //
-// The findings are cached as the pipeline returned them, filters applied,
-// rather than cached whole and filtered on read: with kody_rules off the
-// rule check never runs, so there is nothing to filter back in when it is
-// turned on, and the per-file cap ranks the findings of every hunk of a
-// file together, which one hunk's entry cannot redo. A configuration
-// change is rare and costs one review of the file.
+// suggestionControl is not part of it: the findings are cached before the
+// severity threshold and the cap, which Review applies to the whole
+// file's findings at every review (the cap ranks the findings of every
+// hunk of a file together, which one hunk's entry cannot do), so changing
+// them costs no model call.
 func ConfigKey(cfg kodusconfig.Config, set *prompts.Set) string {
 	opts := make([]string, 0, len(cfg.ReviewOptions))
 	for k, on := range cfg.ReviewOptions {
@@ -386,9 +513,8 @@ func ConfigKey(cfg kodusconfig.Config, set *prompts.Set) string {
 	// encoding/json writes map keys sorted, so equal settings hash equal.
 	b, _ := json.Marshal(struct {
 		Options   []string
-		Control   kodusconfig.SuggestionControl
 		Overrides prompts.Overrides
-	}{opts, cfg.SuggestionControl, overrides})
+	}{opts, overrides})
 	d := sha256.Sum256(b)
 	return hex.EncodeToString(d[:])[:16]
 }
@@ -505,6 +631,7 @@ func (r *Reviewer) checkPullRequest(ctx context.Context, inputs []Input, all []*
 	}
 	var files []review.ChangedFile
 	texts, langs := map[string]string{}, map[string]string{}
+	hunks := map[string][]patch.Hunk{}
 	for _, in := range inputs {
 		if r.Gate != nil && (r.Gate.Check(in.Path, []byte(in.Current)).Skip() || r.unsendable(in.Path).Skip()) {
 			continue
@@ -520,6 +647,7 @@ func (r *Reviewer) checkPullRequest(ctx context.Context, inputs []Input, all []*
 		files = append(files, review.ChangedFile{Path: in.Path, Language: in.Language, Patch: fp.RenderHunks(fp.Hunks)})
 		texts[in.Path] = in.Current
 		langs[in.Path] = in.Language
+		hunks[in.Path] = fp.Hunks
 	}
 	rs := PullRequestRules(all, files)
 	if len(files) == 0 || len(rs) == 0 {
@@ -540,13 +668,9 @@ func (r *Reviewer) checkPullRequest(ctx context.Context, inputs []Input, all []*
 		if !slices.ContainsFunc(byID[s.RuleID], func(rule *rules.Rule) bool { return Reaches(rule, s.RelevantFile, langs[s.RelevantFile]) }) {
 			continue
 		}
-		doc := anchor.NewDoc(texts[s.RelevantFile])
-		span, method, ok := doc.Locate(s.ExistingCode, s.RelevantLinesStart, s.RelevantLinesEnd)
-		if !ok {
-			continue
-		}
-		s.RelevantLinesStart, s.RelevantLinesEnd = span.StartLine+1, span.EndLine+1
-		out[s.RelevantFile] = append(out[s.RelevantFile], Finding{Suggestion: s, Span: span, Method: method})
+		s.FromRules = true
+		fs, _ := anchorAll(texts[s.RelevantFile], hunks[s.RelevantFile], []review.Suggestion{s})
+		out[s.RelevantFile] = append(out[s.RelevantFile], fs...)
 	}
 	for path, fs := range out {
 		out[path] = places(fs)
@@ -598,15 +722,6 @@ func (r *Reviewer) CheckRule(ctx context.Context, rule *rules.Rule, in Input) ([
 	if err != nil {
 		return nil, err
 	}
-	doc := anchor.NewDoc(in.Current)
-	var out []Finding
-	for _, s := range ss {
-		span, method, ok := doc.Locate(s.ExistingCode, s.RelevantLinesStart, s.RelevantLinesEnd)
-		if !ok {
-			continue
-		}
-		s.RelevantLinesStart, s.RelevantLinesEnd = span.StartLine+1, span.EndLine+1
-		out = append(out, Finding{Suggestion: s, Span: span, Method: method})
-	}
+	out, _ := anchorAll(in.Current, fp.Hunks, ss)
 	return places(out), nil
 }

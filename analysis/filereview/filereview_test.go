@@ -306,14 +306,19 @@ func TestCachedReviewKeepsFindingsAtAndAboveTheHunkStart(t *testing.T) {
 		brace.ExistingCode, brace.OneSentenceSummary = "}", "brace"
 		brace.RelevantLinesStart, brace.RelevantLinesEnd = 41, 41
 		above := nilDeref
-		above.ExistingCode, above.OneSentenceSummary = "", "package"
+		above.ExistingCode, above.OneSentenceSummary = "package demo", "package"
 		above.RelevantLinesStart, above.RelevantLinesEnd = 1, 1
-		scripts := reviewtest.Script(fake, []reviewtest.Suggestion{brace, above})
+		// Placed by its line alone, far from the hunk: dropped, fresh and
+		// cached alike.
+		byLine := nilDeref
+		byLine.ExistingCode, byLine.OneSentenceSummary = "", "by line"
+		byLine.RelevantLinesStart, byLine.RelevantLinesEnd = 1, 1
+		scripts := reviewtest.Script(fake, []reviewtest.Suggestion{brace, above, byLine})
 		r := newReviewer(t, fake)
 		in := Input{Path: "demo.go", Language: "go", Base: base, Current: current}
 		first := reviewTwice(t, r, in, scripts.Calls)
-		if lines := findingLines(first); lines != "1 41" {
-			t.Fatalf("fresh review on lines %q, want \"1 41\": %+v", lines, first)
+		if lines := findingLines(first); lines != "1 41" || slices.ContainsFunc(first, func(f Finding) bool { return f.OneSentenceSummary == "by line" }) {
+			t.Fatalf("fresh review on lines %q, want \"1 41\" without the finding placed by its line outside the hunk: %+v", lines, first)
 		}
 		// Lines typed above move the hunk: the brace finding follows it.
 		moved := func(text string) string {

@@ -311,8 +311,9 @@ func TestKodusConfigChangeReviewsAgain(t *testing.T) {
 }
 
 // TestConfigKey: the same kodus-config.yml read twice gives the same key
-// (a restart keeps the cache), and every setting that shapes a hunk's
-// findings gives another.
+// (a restart keeps the cache), every setting that shapes a hunk's cached
+// findings gives another, and suggestionControl, applied on reading them,
+// none.
 func TestConfigKey(t *testing.T) {
 	key := func(config string) string {
 		t.Helper()
@@ -332,19 +333,27 @@ func TestConfigKey(t *testing.T) {
 	}
 	seen := map[string]string{key(base): "base"}
 	for name, config := range map[string]string{
-		"kody_rules off":        base + "  kody_rules: false\n",
-		"a category on":         "reviewOptions:\n  bug: true\n  security: true\n  performance: true\n",
-		"severity filter":       base + "suggestionControl:\n  severityLevelFilter: high\n",
-		"filters on Kody Rules": base + "suggestionControl:\n  applyFiltersToKodyRules: true\n",
-		"per-file cap":          base + "suggestionControl:\n  limitationType: file\n  maxSuggestions: 2\n",
-		"prompt override":       base + "v2PromptOverrides:\n  generation:\n    main: Prefer small functions.\n",
-		"category description":  base + "v2PromptOverrides:\n  categories:\n    descriptions:\n      bug: Only crashes.\n",
+		"kody_rules off":       base + "  kody_rules: false\n",
+		"a category on":        "reviewOptions:\n  bug: true\n  security: true\n  performance: true\n",
+		"prompt override":      base + "v2PromptOverrides:\n  generation:\n    main: Prefer small functions.\n",
+		"category description": base + "v2PromptOverrides:\n  categories:\n    descriptions:\n      bug: Only crashes.\n",
 	} {
 		k := key(config)
 		if other, dup := seen[k]; dup {
 			t.Errorf("%s gives the same key as %s", name, other)
 		}
 		seen[k] = name
+	}
+	// The severity filter and the cap apply to the cached findings at
+	// every review: changing them reviews nothing again.
+	for name, config := range map[string]string{
+		"severity filter":       base + "suggestionControl:\n  severityLevelFilter: high\n",
+		"filters on Kody Rules": base + "suggestionControl:\n  applyFiltersToKodyRules: true\n",
+		"per-file cap":          base + "suggestionControl:\n  limitationType: file\n  maxSuggestions: 2\n",
+	} {
+		if key(config) != key(base) {
+			t.Errorf("%s gives another key: the hunks would be reviewed again", name)
+		}
 	}
 }
 

@@ -49,6 +49,7 @@ func ForWorkspace(w Workspace) (*Reviewer, []string) {
 		RulesKey:   RulesKey(active),
 		PromptsKey: PromptsKey(set),
 		ConfigKey:  ConfigKey(cfg, set),
+		Control:    cfg.SuggestionControl,
 		Rules:      w.Rules,
 		Log:        w.Log,
 	}

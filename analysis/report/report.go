@@ -94,11 +94,13 @@ func (r *Report) Sort() {
 	sort.Slice(r.Files, func(i, j int) bool { return r.Files[i].Path < r.Files[j].Path })
 }
 
-// Fails reports whether a finding is at or above the threshold severity.
+// Fails reports whether a finding is at or above the threshold severity,
+// a repeat of another finding (DuplicateOf) included: each place is a
+// finding of its own severity, however the text groups them.
 func (r *Report) Fails(threshold string) bool {
 	t := Rank(threshold)
 	for _, f := range r.Findings {
-		if f.DuplicateOf == "" && Rank(f.Severity) >= t {
+		if Rank(f.Severity) >= t {
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -34,10 +35,17 @@ func TestTextIsCompilerStyleAndSkipsDuplicates(t *testing.T) {
 	}
 }
 
-func TestFailsIgnoresDuplicatesAndRanks(t *testing.T) {
+// TestFailsCountsEveryFindingAndRanks: --fail-on counts each finding at
+// its own severity, a repeat of another one included; a critical finding
+// linked to a medium one still fails --fail-on critical.
+func TestFailsCountsEveryFindingAndRanks(t *testing.T) {
 	r := sample()
-	if !r.Fails("high") || r.Fails("critical") {
-		t.Fatal("fail-on: high must fail (a high finding), critical must not (the critical one is a duplicate)")
+	if !r.Fails("high") || !r.Fails("critical") {
+		t.Fatal("fail-on: high and critical must fail (the critical finding is a repeat of a medium one, and still critical)")
+	}
+	r.Findings = slices.DeleteFunc(r.Findings, func(f Finding) bool { return f.Severity == "critical" })
+	if r.Fails("critical") || !r.Fails("medium") {
+		t.Fatal("fail-on: critical must not fail without a critical finding, medium must")
 	}
 	if Rank("CRITICAL") != 4 || Rank("low") != 1 || Rank("urgent") != 0 {
 		t.Fatal("Rank")

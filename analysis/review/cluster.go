@@ -22,8 +22,9 @@ type clusterReply struct {
 
 // Cluster groups suggestions that report the same problem, usually in
 // several files, so that the editor can show one finding that lists every
-// place. In each group the suggestion reviewed first (lowest position across
-// results, files in the order given) is the primary and gets Duplicates;
+// place. In each group the most severe suggestion (of those equally
+// severe, the one reviewed first: lowest position across results, files
+// in the order given) is the primary and gets Duplicates;
 // the others stay in their files with DuplicateOf set to the primary's ID,
 // so nothing disappears from the file it is in.
 //
@@ -103,13 +104,27 @@ func (p *Pipeline) Cluster(ctx context.Context, results []FileResult) []FileResu
 		if len(members) < 2 {
 			continue
 		}
-		// The prompt's contract is that the lowest number is the
-		// primary; enforcing it keeps the result independent of how the
+		// The primary is the most severe member, the one reviewed first
+		// among equals: the others are shown as its repeats and counted
+		// through it, so a critical finding never hides behind a low
+		// one. Choosing here keeps the result independent of how the
 		// model ordered its answer.
 		slices.Sort(members)
 		for _, n := range members {
 			claimed[n] = true
 		}
+		rank := func(n int) int {
+			r := refs[n-1]
+			return kodusconfig.SeverityRank(out[r.file].Suggestions[r.idx].Severity)
+		}
+		top := 0
+		for i, n := range members {
+			if rank(n) > rank(members[top]) {
+				top = i
+			}
+		}
+		members[0], members[top] = members[top], members[0]
+		slices.Sort(members[1:])
 		pr := refs[members[0]-1]
 		primary := &out[pr.file].Suggestions[pr.idx]
 		for _, n := range members[1:] {

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	pathpkg "path"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/kodustech/kodyls/agents/llm"
+	"github.com/kodustech/kodyls/analysis/anchor"
 	"github.com/kodustech/kodyls/analysis/kodusconfig"
 	"github.com/kodustech/kodyls/prompts"
 )
@@ -22,10 +24,6 @@ type run struct {
 	// lines is the number of lines of the buffer, 0 when no content was
 	// given.
 	lines int
-	// ruleIDs are the suggestions that came from the RulesHook: the
-	// threshold and the cap spare them unless the configuration says
-	// otherwise.
-	ruleIDs map[string]bool
 }
 
 func (r *run) degrade(stage string, err error, consequence string) {
@@ -51,15 +49,37 @@ func (r *run) discard(s Suggestion, stage, reason string) {
 // ReviewFile reviews one file's change. Stage failures are reported in
 // FileResult.Degraded, not as errors; an error is returned only when ctx
 // ends (the result would be for a buffer nobody waits for any more) or when
-// there is no gateway to call.
+// there is no gateway to call. The severity threshold applies, and
+// maxSuggestions when it caps each file.
 func (p *Pipeline) ReviewFile(ctx context.Context, in FileInput) (FileResult, error) {
+	res, err := p.ReviewUnfiltered(ctx, in)
+	if err != nil {
+		return res, err
+	}
+	sc := p.cfg.SuggestionControl
+	if sc.LimitationType != kodusconfig.LimitFile {
+		sc.MaxSuggestions = 0
+	}
+	var dropped []Discard
+	res.Suggestions, dropped = Filter(sc, res.Suggestions)
+	for _, d := range dropped {
+		p.log.Debug("review suggestion discarded", "file", in.Path, "id", d.Suggestion.ID, "stage", d.Stage, "reason", d.Reason)
+	}
+	res.Discarded = append(res.Discarded, dropped...)
+	return res, nil
+}
+
+// ReviewUnfiltered is ReviewFile without the severity threshold and the
+// cap: for a caller that reviews a file's hunks apart (some from a cache)
+// and applies Filter over the whole file's findings.
+func (p *Pipeline) ReviewUnfiltered(ctx context.Context, in FileInput) (FileResult, error) {
 	if err := ctx.Err(); err != nil {
 		return FileResult{}, errorf(in.Path, "%w", err)
 	}
 	if p.g == nil {
 		return FileResult{}, errorf(in.Path, "%w: no LLM gateway", llm.ErrNotConfigured)
 	}
-	r := &run{p: p, in: in, res: FileResult{Path: in.Path}, ruleIDs: map[string]bool{}}
+	r := &run{p: p, in: in, res: FileResult{Path: in.Path}}
 	if in.Content != "" {
 		r.lines = strings.Count(in.Content, "\n")
 		if !strings.HasSuffix(in.Content, "\n") {
@@ -127,8 +147,6 @@ func (p *Pipeline) ReviewFile(ctx context.Context, in FileInput) (FileResult, er
 
 	merged := r.merge(suggestions, sev.val, safe.val, impl.val, rule)
 	merged = r.filterOptions(merged)
-	merged = r.threshold(merged)
-	merged = r.limit(merged)
 	r.res.Suggestions = merged
 	return r.res, nil
 }
@@ -302,9 +320,10 @@ func (p *Pipeline) analyze(ctx context.Context, r *run) ([]Suggestion, error) {
 		return nil, nil
 	}
 	all := make([]Suggestion, 0, len(reply.CodeSuggestions))
+	var doc *anchor.Doc
 	for _, a := range reply.CodeSuggestions {
 		s := Suggestion{
-			RelevantFile:       r.in.Path, // one file is reviewed: the model cannot move a finding elsewhere
+			RelevantFile:       r.in.Path, // one file is reviewed: a finding is shown in it
 			Language:           cmpOr(strings.TrimSpace(a.Language), r.in.Language),
 			SuggestionContent:  strings.TrimSpace(a.SuggestionContent),
 			ExistingCode:       a.ExistingCode,
@@ -316,6 +335,24 @@ func (p *Pipeline) analyze(ctx context.Context, r *run) ([]Suggestion, error) {
 			Severity:           validSeverity(a.Severity),
 		}
 		s.ID = suggestionID(s.RelevantFile, s.ExistingCode, s.OneSentenceSummary)
+		if !sameFile(a.RelevantFile, r.in.Path) {
+			// A finding the model says is about another file is kept
+			// only when the code it quotes is in this one: placed by its
+			// line numbers alone, it would land on unrelated code.
+			if doc == nil {
+				doc = anchor.NewDoc(r.in.Content)
+			}
+			if !doc.Has(a.ExistingCode) {
+				r.discard(s, StageAnalyze, fmt.Sprintf("it is about %s, not %s, and its existing code is not in %s", strings.TrimSpace(a.RelevantFile), r.in.Path, r.in.Path))
+				continue
+			}
+		}
+		if raw := rawLabel(a.Label); !p.cfg.Enabled(raw) {
+			// A category turned off under the name the model gave
+			// (error_handling), which the label shown is mapped from.
+			r.discard(s, StageOptions, fmt.Sprintf("the %s category is turned off in reviewOptions", raw))
+			continue
+		}
 		all = append(all, s)
 	}
 	// The same suggestion on other lines is another place of it (the
@@ -367,11 +404,39 @@ func (r *run) fixLines(s *Suggestion) string {
 		span := max(len(codeLines(s.ExistingCode)), 1)
 		s.RelevantLinesStart, s.RelevantLinesEnd = at, at+span-1
 	}
-	if s.RelevantLinesEnd < s.RelevantLinesStart {
+	switch {
+	case s.RelevantLinesEnd < 1:
 		s.RelevantLinesEnd = s.RelevantLinesStart
+	case s.RelevantLinesEnd < s.RelevantLinesStart:
+		// A reversed range (12..10) names lines 10 to 12.
+		s.RelevantLinesStart, s.RelevantLinesEnd = s.RelevantLinesEnd, s.RelevantLinesStart
 	}
 	s.RelevantLinesEnd = min(s.RelevantLinesEnd, r.lines)
 	return ""
+}
+
+// sameFile reports whether the file a model names (relevantFile) is the
+// reviewed file at path: named the same way once cleaned ("./main.go",
+// "main.go", a Windows separator), by a trailing part of its path (the
+// base name), or by an absolute path that ends with it. An empty name is
+// the reviewed file.
+func sameFile(named, path string) bool {
+	named = strings.TrimSpace(strings.ReplaceAll(named, "\\", "/"))
+	if named == "" {
+		return true
+	}
+	abs := strings.HasPrefix(named, "/") || len(named) > 2 && named[1] == ':' && named[2] == '/'
+	named = strings.TrimPrefix(pathpkg.Clean("/"+named), "/")
+	path = strings.TrimPrefix(pathpkg.Clean("/"+strings.ReplaceAll(path, "\\", "/")), "/")
+	switch {
+	case named == path:
+		return true
+	case strings.HasSuffix(path, "/"+named):
+		return true // a trailing part: main.go for cmd/tool/main.go
+	case abs && strings.HasSuffix(named, "/"+path):
+		return true // the file's absolute path
+	}
+	return false
 }
 
 // filterOptions drops the suggestions of categories turned off in
@@ -654,7 +719,7 @@ func (r *run) merge(ss []Suggestion, sev map[string]string, safe map[string]verd
 			continue
 		}
 		seen[placeKey(s)] = true
-		r.ruleIDs[s.ID] = true
+		s.FromRules = true
 		out = append(out, s)
 	}
 	return out
@@ -674,69 +739,15 @@ func (r *run) applyUpdate(s *Suggestion, u safeguardItem) {
 	set(&s.ImprovedCode, u.ImprovedCode)
 	set(&s.OneSentenceSummary, strings.TrimSpace(u.OneSentenceSummary))
 	if u.RelevantLinesStart >= 1 && (r.lines == 0 || u.RelevantLinesStart <= r.lines) {
-		s.RelevantLinesStart = u.RelevantLinesStart
-		s.RelevantLinesEnd = max(u.RelevantLinesEnd, u.RelevantLinesStart)
+		s.RelevantLinesStart, s.RelevantLinesEnd = u.RelevantLinesStart, u.RelevantLinesEnd
+		switch {
+		case s.RelevantLinesEnd < 1:
+			s.RelevantLinesEnd = s.RelevantLinesStart
+		case s.RelevantLinesEnd < s.RelevantLinesStart:
+			s.RelevantLinesStart, s.RelevantLinesEnd = s.RelevantLinesEnd, s.RelevantLinesStart
+		}
 		if r.lines > 0 {
 			s.RelevantLinesEnd = min(s.RelevantLinesEnd, r.lines)
 		}
 	}
-}
-
-// exempt reports whether the filters spare s: Kody Rules suggestions are
-// the team's own decisions and are shown whatever the threshold and cap
-// say, unless suggestionControl.applyFiltersToKodyRules is set.
-func (r *run) exempt(s Suggestion) bool {
-	return r.ruleIDs[s.ID] && !r.p.cfg.SuggestionControl.ApplyFiltersToKodyRules
-}
-
-// threshold drops the suggestions below suggestionControl's
-// severityLevelFilter.
-func (r *run) threshold(ss []Suggestion) []Suggestion {
-	floor := r.p.cfg.SuggestionControl.SeverityLevelFilter
-	floorRank := kodusconfig.SeverityRank(floor)
-	if floorRank <= 1 {
-		return ss
-	}
-	return slices.DeleteFunc(ss, func(s Suggestion) bool {
-		if r.exempt(s) || kodusconfig.SeverityRank(s.Severity) >= floorRank {
-			return false
-		}
-		r.discard(s, StageThreshold, fmt.Sprintf("severity %s is below the configured severityLevelFilter %s", s.Severity, floor))
-		return true
-	})
-}
-
-// limit applies suggestionControl.maxSuggestions when it caps each file.
-// The most severe suggestions are kept, in the analysis' order among equals;
-// the result keeps the analysis' order.
-func (r *run) limit(ss []Suggestion) []Suggestion {
-	sc := r.p.cfg.SuggestionControl
-	if sc.LimitationType != kodusconfig.LimitFile || sc.MaxSuggestions <= 0 {
-		return ss
-	}
-	var counted []int
-	for i, s := range ss {
-		if !r.exempt(s) {
-			counted = append(counted, i)
-		}
-	}
-	if len(counted) <= sc.MaxSuggestions {
-		return ss
-	}
-	slices.SortStableFunc(counted, func(a, b int) int {
-		return kodusconfig.SeverityRank(ss[b].Severity) - kodusconfig.SeverityRank(ss[a].Severity)
-	})
-	drop := map[int]bool{}
-	for _, i := range counted[sc.MaxSuggestions:] {
-		drop[i] = true
-	}
-	out := make([]Suggestion, 0, len(ss)-len(drop))
-	for i, s := range ss {
-		if drop[i] {
-			r.discard(s, StageCap, fmt.Sprintf("over the limit of %d suggestions per file (suggestionControl.maxSuggestions); more severe ones are shown", sc.MaxSuggestions))
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
 }

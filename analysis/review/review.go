@@ -12,7 +12,9 @@
 //     discard each suggestion), the check for suggestions the buffer
 //     already carries out, and the Kody Rules hook;
 //  4. a deterministic merge of those answers, then the severity threshold
-//     and the per-file cap of kodus-config.yml.
+//     and the per-file cap of kodus-config.yml (ReviewUnfiltered stops
+//     before them, for a caller that applies Filter over findings of
+//     hunks reviewed apart).
 //
 // Every stage that calls the model asks for a JSON Schema (structured
 // outputs) through the LLM gateway, which validates, salvages, repairs and
@@ -111,6 +113,11 @@ type Suggestion struct {
 	// RuleID is the UUID of the Kody Rule a rule suggestion reports a
 	// violation of; "" for the analysis' own suggestions.
 	RuleID string `json:",omitempty"`
+	// FromRules is set on the suggestions the Kody Rules check (the
+	// RulesHook) reported, RuleID or not: the severity threshold and the
+	// cap spare them unless suggestionControl.applyFiltersToKodyRules is
+	// set (see Spared).
+	FromRules bool `json:",omitempty"`
 }
 
 // DuplicateRef points at a suggestion that repeats a cluster's primary.
@@ -321,12 +328,20 @@ var labelAliases = map[string]string{
 // normalizeLabel maps a model's label onto the category list; a label it
 // does not know is kept (lower-cased) rather than guessed at.
 func normalizeLabel(l string) string {
-	l = strings.ToLower(strings.TrimSpace(l))
-	l = strings.ReplaceAll(strings.ReplaceAll(l, " ", "_"), "-", "_")
+	l = rawLabel(l)
 	if a, ok := labelAliases[l]; ok {
 		return a
 	}
 	return l
+}
+
+// rawLabel is a model's label lower-cased, with blanks and hyphens as
+// underscores, before any alias applies: the name reviewOptions may turn
+// off (error_handling) even where the label shown is the category that
+// covers it (bug).
+func rawLabel(l string) string {
+	l = strings.ToLower(strings.TrimSpace(l))
+	return strings.ReplaceAll(strings.ReplaceAll(l, " ", "_"), "-", "_")
 }
 
 // errorf builds a stage error with the context of the file.

@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -129,16 +128,21 @@ func (f *Folder) FileSnapshot(rel, text string, base changes.Baseline, settings 
 }
 
 // Review reviews one file's change with the model (or the cache) and drops
-// what the user dismissed. With no model configured the result carries the
-// cached findings and the error is filereview.ErrOffline.
+// what the user dismissed, before kodus-config.yml's cap counts the
+// findings. With no model configured the result carries the cached
+// findings and the error is filereview.ErrOffline.
 func (f *Folder) Review(ctx context.Context, in filereview.Input) (filereview.Result, error) {
 	r, _ := f.Reviewer()
-	res, err := r.Review(ctx, in)
-	if err != nil && !errors.Is(err, filereview.ErrOffline) {
-		return res, err
-	}
-	res.Findings = f.s.WithoutDismissed(ctx, f.Root, in.Path, res.Findings)
-	return res, err
+	in.Dismissed = f.s.Dismissed(ctx, f.Root, in.Path)
+	return r.Review(ctx, in)
+}
+
+// CapChange applies kodus-config.yml's maxSuggestions to the findings of
+// a whole change when it caps the change (limitationType pr; see
+// filereview.Reviewer.CapChange).
+func (f *Folder) CapChange(results []filereview.Result) []filereview.Result {
+	r, _ := f.Reviewer()
+	return r.CapChange(results)
 }
 
 // CheckPullRequest runs the pull-request scope rules once over the whole

@@ -473,25 +473,42 @@ func (s *Services) Dismiss(ctx context.Context, d index.Dismissal) error {
 
 // WithoutDismissed drops the findings the user dismissed in a file.
 func (s *Services) WithoutDismissed(ctx context.Context, root, rel string, fs []filereview.Finding) []filereview.Finding {
-	var ids, labels map[string]bool
-	if s.Store != nil {
-		var err error
-		if ids, labels, err = s.Store.Dismissed(ctx, root, rel); err != nil {
-			s.log.Warn("cannot read dismissed findings", "error", err)
-		}
-	} else {
-		s.mu.Lock()
-		ids = maps.Clone(s.dismissed[root+"\x00"+rel+"\x00"+index.DismissFinding])
-		labels = maps.Clone(s.dismissed[root+"\x00"+rel+"\x00"+index.DismissLabel])
-		s.mu.Unlock()
+	if len(fs) == 0 {
+		return fs
 	}
+	dismissed := s.Dismissed(ctx, root, rel)
 	out := make([]filereview.Finding, 0, len(fs))
 	for _, f := range fs {
-		if !ids[f.ID] && !labels[f.Label] && !labels[f.DismissGroup()] {
+		if !dismissed(f) {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// Dismissed reports whether a finding in a file is one the user
+// dismissed: its id, its label, or its group (see
+// filereview.Finding.DismissGroup). What was dismissed is read at the
+// first question.
+func (s *Services) Dismissed(ctx context.Context, root, rel string) func(filereview.Finding) bool {
+	var ids, labels map[string]bool
+	read := sync.OnceFunc(func() {
+		if s.Store != nil {
+			var err error
+			if ids, labels, err = s.Store.Dismissed(ctx, root, rel); err != nil {
+				s.log.Warn("cannot read dismissed findings", "error", err)
+			}
+			return
+		}
+		s.mu.Lock()
+		ids = maps.Clone(s.dismissed[root+"\x00"+rel+"\x00"+index.DismissFinding])
+		labels = maps.Clone(s.dismissed[root+"\x00"+rel+"\x00"+index.DismissLabel])
+		s.mu.Unlock()
+	})
+	return func(f filereview.Finding) bool {
+		read()
+		return ids[f.ID] || labels[f.Label] || labels[f.DismissGroup()]
+	}
 }
 
 // reviewer builds the reviewer of a folder for its rules and the current

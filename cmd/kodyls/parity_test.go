@@ -288,11 +288,11 @@ func TestTheSameViolationTwiceIsTwoFindings(t *testing.T) {
 	s.Shutdown()
 }
 
-// reviewReport runs `kodyls review --format json` in dir and returns its
-// report; anything but exit 0 fails the test.
-func reviewReport(t *testing.T, env []string, dir string) report.Report {
+// reviewReport runs `kodyls review --format json [paths]` in dir and
+// returns its report; anything but exit 0 fails the test.
+func reviewReport(t *testing.T, env []string, dir string, paths ...string) report.Report {
 	t.Helper()
-	out, errOut, code := runBin(t, env, dir, "review", "--format", "json")
+	out, errOut, code := runBin(t, env, dir, append([]string{"review", "--format", "json"}, paths...)...)
 	if code != 0 {
 		t.Fatalf("kodyls review: code %d\n%s%s", code, out, errOut)
 	}
@@ -316,5 +316,191 @@ func ruleDiagnostics(s *lsptest.Session, file, ruleID, prefix string) []string {
 		}
 	}
 	slices.Sort(out)
+	return out
+}
+
+// funcsGo is a Go file of ten small functions, so that changes to f1 and
+// f8 are two hunks.
+func funcsGo() string {
+	var b strings.Builder
+	b.WriteString("package main\n\n")
+	for i := range 10 {
+		fmt.Fprintf(&b, "func f%d() int {\n\treturn %d\n}\n\n", i, i)
+	}
+	return b.String()
+}
+
+// marked changes the return of f<n> to a value carrying mark, which the
+// scripted analysis looks for in its prompt.
+func marked(text string, n int, mark string) string {
+	return strings.Replace(text, fmt.Sprintf("\treturn %d\n", n), fmt.Sprintf("\treturn %d%d // %s\n", n, n, mark), 1)
+}
+
+// markedFinding is the analysis' finding on the line marked carries.
+func markedFinding(n int, mark, summary, severity string, line int) reviewtest.Suggestion {
+	return reviewtest.Suggestion{SuggestionContent: summary + ".", ExistingCode: fmt.Sprintf("return %d%d // %s", n, n, mark),
+		ImprovedCode: fmt.Sprintf("return %d", n), OneSentenceSummary: summary, RelevantLinesStart: line, RelevantLinesEnd: line,
+		Label: "bug", Severity: severity}
+}
+
+// shownIn lists, sorted, the review findings `kodyls review` reports in
+// files and those the editor shows, as "file id line [repeat|primary]".
+func shownIn(t *testing.T, rep report.Report, s *lsptest.Session, files []string) (cli, editor []string) {
+	t.Helper()
+	for _, f := range rep.Findings {
+		if f.Source != report.SourceReview {
+			continue
+		}
+		role := ""
+		switch {
+		case f.DuplicateOf != "":
+			role = " repeat"
+		case len(f.Duplicates) > 0:
+			role = " primary"
+		}
+		cli = append(cli, fmt.Sprintf("%s %s line %d%s", f.File, f.ID, f.StartLine, role))
+	}
+	for _, file := range files {
+		for _, d := range s.Diagnostics(file) {
+			var data contract.DiagnosticData
+			if err := json.Unmarshal(d.Data, &data); err != nil || data.Kind != contract.DiagnosticKindReview {
+				continue
+			}
+			role := ""
+			switch {
+			case strings.Contains(lsptest.Message(d), "The same suggestion is reported elsewhere"):
+				role = " repeat"
+			case len(d.RelatedInformation) > 0:
+				role = " primary"
+			}
+			editor = append(editor, fmt.Sprintf("%s %s line %d%s", file, data.ID, d.Range.Start.Line+1, role))
+		}
+	}
+	slices.Sort(cli)
+	slices.Sort(editor)
+	return cli, editor
+}
+
+// TestEditorAndCLICapAndClusterTheSame: kodus-config.yml's maxSuggestions
+// and the clustering of repeated findings give the same findings in
+// `kodyls review` and in the editor. Per file, a review whose hunks come
+// partly from the cache shows what the editor, reviewing them all at once,
+// shows: the most severe finding. Per change (limitationType pr, the
+// default), the most severe findings of every file are kept, and a
+// critical finding repeated by a low one is the one shown, and fails
+// --fail-on critical.
+func TestEditorAndCLICapAndClusterTheSame(t *testing.T) {
+	t.Run("per file, with the cache", func(t *testing.T) {
+		base := funcsGo()
+		repo := lsptest.NewRepo(t, map[string]string{
+			"main.go":          base,
+			"kodus-config.yml": "suggestionControl:\n  limitationType: file\n  maxSuggestions: 1\n",
+		})
+		lowA := markedFinding(1, "MARK_A", "f1 returns the wrong value", "low", 8)
+		highB := markedFinding(8, "MARK_B", "f8 overflows", "high", 36)
+		fake := llmtest.NewServer()
+		defer fake.Close()
+		reviewtest.ScriptAnswers(fake,
+			reviewtest.Answer{When: llmtest.All(llmtest.PromptContains("MARK_A"), llmtest.PromptContains("MARK_B")), Suggestions: []reviewtest.Suggestion{lowA, highB}},
+			reviewtest.Answer{When: llmtest.PromptContains("MARK_A"), Suggestions: []reviewtest.Suggestion{lowA}},
+			reviewtest.Answer{When: llmtest.PromptContains("MARK_B"), Suggestions: []reviewtest.Suggestion{highB}},
+		)
+		env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+
+		// f1 changed and reviewed, then f8 too: f1's hunk comes from the
+		// cache.
+		repo.Write(map[string]string{"main.go": marked(base, 1, "MARK_A")})
+		if rep := reviewReport(t, env, repo.Dir); len(rep.Findings) != 1 {
+			t.Fatalf("f1 changed: %+v", rep.Findings)
+		}
+		repo.Write(map[string]string{"main.go": marked(marked(base, 1, "MARK_A"), 8, "MARK_B")})
+		rep := reviewReport(t, env, repo.Dir)
+		if rep.Files[0].CachedHunks != 1 {
+			t.Fatalf("f1's hunk not from the cache: %+v", rep.Files)
+		}
+
+		s := lsptest.StartBinary(t, lsptest.BuildBinary(t), repo.Dir, testEnvWith(t, env))
+		s.Initialize(lsptest.InitOptions{})
+		s.OpenFile("main.go")
+		s.Save("main.go")
+		s.AwaitIdle("")
+		cli, editor := shownIn(t, rep, s, []string{"main.go"})
+		s.Shutdown()
+		if len(cli) != 1 || !strings.Contains(cli[0], "line 36") || !slices.Equal(cli, editor) {
+			t.Fatalf("want f8's high finding alone in both\nCLI (f1 from the cache):\n  %s\neditor (no cache):\n  %s", strings.Join(cli, "\n  "), strings.Join(editor, "\n  "))
+		}
+	})
+
+	t.Run("per change, clustered", func(t *testing.T) {
+		base := funcsGo()
+		files := []string{"a.go", "b.go", "c.go", "d.go"}
+		initial := map[string]string{"kodus-config.yml": "suggestionControl:\n  maxSuggestions: 3\n"}
+		changed := map[string]string{}
+		var answers []reviewtest.Answer
+		for i, f := range files {
+			initial[f] = base
+			mark := "MARK_" + strings.ToUpper(f[:1])
+			changed[f] = marked(base, 1, mark)
+			sev := []string{"low", "critical", "medium", "low"}[i]
+			summary := "f1 ignores an error"
+			if f == "c.go" || f == "d.go" {
+				summary = "f1 in " + f + " is slow"
+			}
+			answers = append(answers, reviewtest.Answer{When: llmtest.PromptContains(mark), Suggestions: []reviewtest.Suggestion{markedFinding(1, mark, summary, sev, 8)}})
+		}
+		repo := lsptest.NewRepo(t, initial)
+		repo.Write(changed)
+		fake := llmtest.NewServer()
+		defer fake.Close()
+		reviewtest.ScriptAnswers(fake, answers...)
+		// The model lists the low finding of a.go first and b.go's
+		// critical one as its repeat.
+		fake.On(llmtest.SchemaName(review.SchemaCluster), llmtest.JSON(map[string]any{"clusters": []map[string]any{{"primary": 1, "duplicates": []int{2}}}}))
+		env := append(testEnv(t), "KODYLS_LLM_BASE_URL="+fake.URL, "KODYLS_LLM_MODEL=fake-model")
+
+		rep := reviewReport(t, env, repo.Dir)
+		if out, errOut, code := runBin(t, env, repo.Dir, "review", "--fail-on", "critical"); code != 1 {
+			t.Fatalf("--fail-on critical with a critical finding clustered under a low one: exit %d, want 1\n%s%s", code, out, errOut)
+		}
+
+		s := lsptest.StartBinary(t, lsptest.BuildBinary(t), repo.Dir, testEnvWith(t, env))
+		s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{"review": map[string]any{"trigger": "manual"}}})
+		for _, f := range files {
+			s.OpenFile(f)
+		}
+		var sums []contract.ReviewSummary
+		if err := s.ExecuteCommand(contract.CommandReviewWorkspace, nil, &sums); err != nil {
+			t.Fatal(err)
+		}
+		s.AwaitIdle("")
+		cli, editor := shownIn(t, rep, s, files)
+		s.Shutdown()
+		counted := 0
+		for _, sum := range sums {
+			counted += sum.Findings
+		}
+		if counted != 3 {
+			t.Errorf("the workspace review's summaries count %d findings, want the 3 shown: %+v", counted, sums)
+		}
+		want := []string{"a.go", "b.go", "c.go"}
+		var got []string
+		for _, c := range cli {
+			got = append(got, strings.Fields(c)[0])
+		}
+		if !slices.Equal(got, want) || !strings.HasSuffix(cli[0], "repeat") || !strings.HasSuffix(cli[1], "primary") || !slices.Equal(cli, editor) {
+			t.Fatalf("want a.go's low finding as the repeat of b.go's critical one, c.go's medium one, and d.go's low one capped away, in both\nCLI:\n  %s\neditor:\n  %s", strings.Join(cli, "\n  "), strings.Join(editor, "\n  "))
+		}
+	})
+}
+
+// testEnvWith is env with a data directory of its own, so that an editor
+// started with it finds nothing `kodyls review` cached.
+func testEnvWith(t *testing.T, env []string) []string {
+	out := slices.Clone(env)
+	for i, kv := range out {
+		if strings.HasPrefix(kv, "KODYLS_DATA_DIR=") {
+			out[i] = "KODYLS_DATA_DIR=" + filepath.Join(t.TempDir(), "editor-data")
+		}
+	}
 	return out
 }

@@ -246,6 +246,11 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		for i := range results {
 			results[i].Findings = append(results[i].Findings, byFile[results[i].Path]...)
 		}
+	}
+	// kodus-config.yml's maxSuggestions, when it caps the whole change
+	// (limitationType pr): the most severe findings of every file.
+	results = folder.CapChange(results)
+	if !rep.Offline && ctx.Err() == nil {
 		results = folder.Cluster(ctx, results)
 	}
 	for _, fr := range results {

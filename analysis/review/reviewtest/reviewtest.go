@@ -10,6 +10,9 @@ import (
 
 // Suggestion is what the model's analysis returns for one finding.
 type Suggestion struct {
+	// RelevantFile is the file the model says the finding is about;
+	// usually left out.
+	RelevantFile       string `json:"relevantFile,omitempty"`
 	SuggestionContent  string `json:"suggestionContent"`
 	ExistingCode       string `json:"existingCode"`
 	ImprovedCode       string `json:"improvedCode"`
@@ -52,6 +55,51 @@ func Script(s *llmtest.Server, suggestions []Suggestion, analyze ...llmtest.Repl
 	return Scripts{
 		Mode:        s.On(llmtest.SchemaName(review.SchemaMode), llmtest.JSON(map[string]string{"reviewMode": "light_mode"})),
 		Analyze:     s.On(llmtest.SchemaName(review.SchemaAnalyze), replies...),
+		Severity:    s.On(llmtest.SchemaName(review.SchemaSeverity), llmtest.JSON(map[string]any{"codeSuggestions": sev})),
+		Safeguard:   s.On(llmtest.SchemaName(review.SchemaSafeguard), llmtest.JSON(map[string]any{"codeSuggestions": keep})),
+		Implemented: s.On(llmtest.SchemaName(review.SchemaImplemented), llmtest.JSON(map[string]any{"codeSuggestions": notDone})),
+	}
+}
+
+// Answer is the analysis' reply to the reviews whose prompt When matches.
+type Answer struct {
+	When        llmtest.Matcher
+	Suggestions []Suggestion
+}
+
+// ScriptAnswers is Script for reviews whose suggestions depend on what is
+// reviewed: the analysis answers with the first Answer whose When matches
+// the prompt (none: no suggestion), and the safeguard, severity and
+// implementation stages keep every suggestion of any answer as it is.
+// Its Scripts' Analyze is the first Answer's script; count every model
+// call with the server's CountChat.
+func ScriptAnswers(s *llmtest.Server, answers ...Answer) Scripts {
+	n := 1
+	for _, a := range answers {
+		n = max(n, len(a.Suggestions))
+	}
+	keep := make([]map[string]any, n)
+	notDone := make([]map[string]any, n)
+	sev := make([]map[string]any, n)
+	for i := range n {
+		keep[i] = map[string]any{"index": i + 1, "action": "no_changes", "reason": "correct"}
+		notDone[i] = map[string]any{"index": i + 1, "implementationStatus": "not_implemented"}
+		sev[i] = map[string]any{"index": i + 1, "severity": "medium"}
+	}
+	var analyze *llmtest.Script
+	for _, a := range answers {
+		sc := s.On(llmtest.All(llmtest.SchemaName(review.SchemaAnalyze), a.When), llmtest.JSON(map[string]any{"codeSuggestions": a.Suggestions}))
+		if analyze == nil {
+			analyze = sc
+		}
+	}
+	none := s.On(llmtest.SchemaName(review.SchemaAnalyze), llmtest.JSON(map[string]any{"codeSuggestions": []Suggestion{}}))
+	if analyze == nil {
+		analyze = none
+	}
+	return Scripts{
+		Mode:        s.On(llmtest.SchemaName(review.SchemaMode), llmtest.JSON(map[string]string{"reviewMode": "light_mode"})),
+		Analyze:     analyze,
 		Severity:    s.On(llmtest.SchemaName(review.SchemaSeverity), llmtest.JSON(map[string]any{"codeSuggestions": sev})),
 		Safeguard:   s.On(llmtest.SchemaName(review.SchemaSafeguard), llmtest.JSON(map[string]any{"codeSuggestions": keep})),
 		Implemented: s.On(llmtest.SchemaName(review.SchemaImplemented), llmtest.JSON(map[string]any{"codeSuggestions": notDone})),
