@@ -33,9 +33,11 @@ Reviews the working tree's changes against REF (default HEAD) with the same
 pipeline as the editor: the local Kody Rules detectors, then the LLM review
 (unless --offline or no endpoint is configured). PATHs limit the review to
 those files or directories. Exit status: 0, or 1 when a finding is at or
-above --fail-on (critical, high, medium, low), 2 on a usage or setup error.
-Problems are told on stderr in a line each (an endpoint that does not answer
-in one); --verbose adds the log's warnings.
+above --fail-on (critical, high, medium, low), 2 on a usage or setup error,
+130 or 143 when interrupted (SIGINT, SIGTERM: the report covers the files
+reviewed until then and says so). Problems are told on stderr in a line
+each (an endpoint that does not answer in one); --verbose adds the log's
+warnings.
 `
 
 func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logger *slog.Logger, cli cliLog) int {
@@ -225,10 +227,12 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		setupFailed = every
 	}
 	rep.Sort()
-	switch *format {
-	case "json":
+	switch {
+	case interruptedBy(ctx) != nil:
+		err = writeInterruptedReport(stdout, rep, *format, len(rep.Files), len(files))
+	case *format == "json":
 		err = rep.WriteJSON(stdout)
-	case "sarif":
+	case *format == "sarif":
 		err = rep.WriteSARIF(stdout)
 	default:
 		err = rep.WriteText(stdout)
