@@ -194,9 +194,15 @@ func (c *checker) diff() string {
 }
 
 // Apply writes edits to the workspace at root, after validating all of
-// them against the files as they are now: either every file is written or
-// none is, and none is when one changes kodyls's own configuration. It
-// returns the files written.
+// them against the files as they are now; none is written when one
+// changes kodyls's own configuration. The new content of every file is
+// first written beside it, in a temporary file (a symlink's target is
+// opened for writing instead); only when all of them are ready are they
+// renamed over the files, so that a file that cannot be written (a
+// read-only directory, a full disk) leaves every file as it was and Apply
+// returns no file. It returns the files written: all of them, or, when a
+// rename fails after others succeeded, those written before it, with the
+// error.
 func Apply(root string, ignore func(string) bool, edits []Edit) ([]string, error) {
 	c := newChecker(root, ignore)
 	checked, err := c.applyAll(edits)
@@ -213,18 +219,37 @@ func Apply(root string, ignore func(string) bool, edits []Edit) ([]string, error
 		return nil, fmt.Errorf("open the workspace: %w", err)
 	}
 	defer r.Close()
-	var written []string
+	var ready []pendingWrite
 	for _, rel := range sortedKeys(c.files) {
 		if c.files[rel] == c.orig[rel] {
 			continue
 		}
-		if err := writeWhole(r, filepath.FromSlash(rel), []byte(c.files[rel])); err != nil {
-			return written, fmt.Errorf("write %s: %w", rel, err)
+		w, err := prepareWrite(r, rel, []byte(c.files[rel]))
+		if err != nil {
+			for _, w := range ready {
+				w.discard(r)
+			}
+			return nil, fmt.Errorf("write %s: %w", rel, err)
 		}
-		written = append(written, rel)
+		ready = append(ready, w)
+	}
+	beforeCommit()
+	var written []string
+	for i, w := range ready {
+		if err := w.commit(r); err != nil {
+			for _, rest := range ready[i+1:] {
+				rest.discard(r)
+			}
+			return written, fmt.Errorf("write %s: %w", w.rel, err)
+		}
+		written = append(written, w.rel)
 	}
 	return written, nil
 }
+
+// beforeCommit runs between the two phases of Apply; tests change files
+// there.
+var beforeCommit = func() {}
 
 // Locate returns the byte offsets of an edit's oldText in text, which
 // must hold it exactly once.
@@ -239,27 +264,77 @@ func Locate(text string, e Edit) (start, end int, err error) {
 	return start, start + len(e.OldText), nil
 }
 
-// writeWhole replaces a file's content so that a crash leaves either the
-// old or the new text, never a truncated file: the new text goes to a
-// temporary file beside it, renamed over it. A symlink (inside the
-// workspace) is written through instead, so that it stays a link.
-func writeWhole(r *os.Root, name string, data []byte) error {
+// pendingWrite is a file's new content made ready to replace it: a
+// temporary file beside it, renamed over it by commit, so that a crash
+// leaves either the old or the new text, never a truncated file; or, for
+// a symlink (inside the workspace), which must stay a link, its target
+// opened for writing, written through by commit.
+type pendingWrite struct {
+	rel  string   // the workspace-relative, slash-separated path
+	name string   // rel in the OS's form
+	tmp  string   // the temporary file, or ""
+	link *os.File // the symlink's target, or nil
+	data []byte
+}
+
+// prepareWrite makes data ready to replace the file rel.
+func prepareWrite(r *os.Root, rel string, data []byte) (pendingWrite, error) {
+	w := pendingWrite{rel: rel, name: filepath.FromSlash(rel), data: data}
 	mode := fs.FileMode(0o644)
-	st, err := r.Lstat(name)
+	st, err := r.Lstat(w.name)
 	if err == nil {
 		mode = st.Mode().Perm()
 		if st.Mode()&fs.ModeSymlink != 0 {
-			return r.WriteFile(name, data, mode)
+			f, err := r.OpenFile(w.name, os.O_WRONLY, 0)
+			if err != nil {
+				return w, err
+			}
+			w.link = f
+			return w, nil
 		}
 	}
-	tmp := name + ".kodyls-fix.tmp"
-	if err := r.WriteFile(tmp, data, mode); err != nil {
+	tmp := w.name + ".kodyls-fix.tmp"
+	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		// Nothing of ours to remove: what is there (a directory of that
+		// name, say) stays.
+		return w, err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		_ = r.Remove(tmp)
+		return w, err
+	}
+	w.tmp = tmp
+	return w, nil
+}
+
+// commit replaces the file with the prepared content.
+func (w pendingWrite) commit(r *os.Root) error {
+	if w.link != nil {
+		defer w.link.Close()
+		if err := w.link.Truncate(0); err != nil {
+			return err
+		}
+		_, err := w.link.Write(w.data)
 		return err
 	}
-	if err := r.Rename(tmp, name); err != nil {
-		_ = r.Remove(tmp)
+	if err := r.Rename(w.tmp, w.name); err != nil {
+		_ = r.Remove(w.tmp)
 		return err
 	}
 	return nil
+}
+
+// discard drops the prepared content.
+func (w pendingWrite) discard(r *os.Root) {
+	if w.link != nil {
+		_ = w.link.Close()
+	}
+	if w.tmp != "" {
+		_ = r.Remove(w.tmp)
+	}
 }

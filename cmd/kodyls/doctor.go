@@ -315,7 +315,7 @@ func checkLLM(ctx context.Context, res contract.Resolved, row func(k, format str
 	for _, n := range rep.Notes {
 		row("", "note: %s", n)
 	}
-	problems := rep.Problems
+	problems := oneModelProblem(rep.Problems, cfg.LLM.Model)
 	// A model of one task class the endpoint does not serve fails that
 	// stage at every call while the others work: checked like llm.model.
 	if rep.Reachable && len(rep.Models) > 0 {
@@ -328,6 +328,26 @@ func checkLLM(ctx context.Context, res contract.Resolved, row func(k, format str
 		}
 	}
 	return problems
+}
+
+// oneModelProblem keeps one of the problems that say the model is not
+// served, which the model list and the test request may both find: the
+// one with the endpoint's own answer (its 404) when there is one.
+func oneModelProblem(problems []string, model string) []string {
+	prefix := fmt.Sprintf("model %q is not served by ", model)
+	keep := -1
+	for i, p := range problems {
+		if strings.HasPrefix(p, prefix) && (keep < 0 || strings.Contains(p, "(404")) {
+			keep = i
+		}
+	}
+	var out []string
+	for i, p := range problems {
+		if i == keep || !strings.HasPrefix(p, prefix) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // checkBaseRef verifies that baseRef names a commit of the repository, as

@@ -42,7 +42,9 @@ with "all", every strategy of the command runs.
           that asked the model. Strategies: %s.
 
 Exit status: 0, 2 on a usage or setup error (no endpoint configured, an
-unknown strategy, a model, key or URL the endpoint refused on every call).
+unknown strategy, a model, key or URL the endpoint refused on every call,
+an endpoint that answered no call), 130 or 143 when interrupted (SIGINT,
+SIGTERM).
 `
 
 // What a step counts, per command.
@@ -126,14 +128,22 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logge
 		default:
 			s, err = e.review(ctx, sdir, name)
 		}
+		if ctx.Err() != nil {
+			return 2 // interrupted: a table of the cases run so far would pass for a result
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "kodyls eval %s: %v\n", kind, err)
 			return 2
 		}
 		// A model, key or URL the endpoint refused on every call measures
-		// nothing: a set-up error, told once, as for a missing model.
+		// nothing: a set-up error, told once, as for a missing model. So
+		// does an endpoint that never answered.
 		if se, every := g.SetupFailure(); every {
 			fmt.Fprintf(stderr, "kodyls eval %s: %v\n", kind, se)
+			return 2
+		}
+		if why := neverAnswered(g, kind); why != "" {
+			fmt.Fprintf(stderr, "kodyls eval %s: %s\n", kind, why)
 			return 2
 		}
 		evals = append(evals, s)
@@ -166,6 +176,33 @@ type evaluator struct {
 	step  string
 }
 
+// start begins measuring a case, as the meter does, counting only the
+// calls that reached the endpoint: a call the open circuit breaker
+// refused made no request. Every call that went out made at least one
+// request, so a case has at most as many calls as requests.
+func (e evaluator) start() func(c *strategies.CaseRun) {
+	before := e.meter.Gateway.Totals()[e.meter.Feature]
+	done := e.meter.Start()
+	return func(c *strategies.CaseRun) {
+		done(c)
+		after := e.meter.Gateway.Totals()[e.meter.Feature]
+		c.Calls = min(c.Calls, after.Attempts-before.Attempts)
+	}
+}
+
+// neverAnswered says why an evaluation measured nothing when the
+// endpoint answered none of its calls (refused connections, silence), or
+// returns "".
+func neverAnswered(g *llm.Gateway, feature string) string {
+	t := g.Totals()[feature]
+	st := g.Status()
+	if t.Calls == 0 || t.PromptTokens+t.CompletionTokens > 0 || st.State == llm.StateOK {
+		return ""
+	}
+	return fmt.Sprintf("LLM endpoint %s never answered (%s): nothing was measured; check that it is running and that the base URL is right (kodyls doctor checks both)",
+		st.Endpoint, st.LastError)
+}
+
 func (e evaluator) rca(ctx context.Context, dir, name string) (strategies.Summary, error) {
 	s, err := strategies.ForRCA(name)
 	if err != nil {
@@ -188,7 +225,7 @@ func (e evaluator) rca(ctx context.Context, dir, name string) (strategies.Summar
 			break
 		}
 		seen := len(m.Runs())
-		done := e.meter.Start()
+		done := e.start()
 		rep := rca.Eval(ctx, x, []rca.EvalCase{c})
 		run := strategies.CaseRun{Name: c.Name, Language: c.Language}
 		done(&run)
@@ -228,7 +265,7 @@ func (e evaluator) fix(ctx context.Context, dir, name string) (strategies.Summar
 		if ctx.Err() != nil {
 			break
 		}
-		done := e.meter.Start()
+		done := e.start()
 		rep := fix.Eval(ctx, dir, newFixer, []fix.EvalCase{c})
 		run := strategies.CaseRun{Name: c.Name, Language: c.Language}
 		done(&run)
@@ -269,7 +306,7 @@ func (e evaluator) review(ctx context.Context, dir, name string) (strategies.Sum
 			if ctx.Err() != nil {
 				break
 			}
-			done := e.meter.Start()
+			done := e.start()
 			rep := filereview.EvalPullRequest(ctx, dir, check, []filereview.PullRequestCase{c})
 			if len(rep.Results) == 1 {
 				add(rep.Results[0], done)
@@ -288,7 +325,7 @@ func (e evaluator) review(ctx context.Context, dir, name string) (strategies.Sum
 			if ctx.Err() != nil {
 				break
 			}
-			done := e.meter.Start()
+			done := e.start()
 			rep := filereview.Eval(ctx, review, []filereview.EvalCase{c})
 			if len(rep.Results) == 1 {
 				add(rep.Results[0], done)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"unicode/utf8"
 
@@ -30,8 +32,10 @@ so. --strategy picks how the agent works (routed, the default: react,
 escalating to plan-execute; react; plan-execute; rewoo); --verbose prints the agent's steps to stderr as they happen.
 Relative paths in the output are read as relative to the current directory
 (to the workspace when the current directory is outside it), so run it
-where the tool ran. Exit status: 0, 1 when no error is recognised, 2 on a
-usage error.
+where the tool ran. The output is read to its end; of one longer than 8 MiB
+the first and the last 4 MiB are kept (said on stderr). Exit status: 0, 1
+when no error is recognised, 2 on a usage error, 130 or 143 when
+interrupted (SIGINT, SIGTERM).
 `
 
 func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, logger *slog.Logger) int {
@@ -58,7 +62,10 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		chosen = s
 	}
-	data, ws, at, err := compilerOutput(ctx, stdin, firstArg(pos), *wsFlag)
+	data, ws, at, err := compilerOutput(ctx, stdin, stderr, "explain", firstArg(pos), *wsFlag)
+	if ctx.Err() != nil {
+		return 2 // told as interrupted
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls explain: %v\n", err)
 		return 2
@@ -85,6 +92,10 @@ func explainCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		emit = func(e agent.Event) { writeEvent(stderr, e) }
 	}
 	rep, err := x.Explain(ctx, string(data), *offline, emit)
+	if ctx.Err() != nil {
+		// Interrupted: an answer cut short is not printed as one.
+		return 2
+	}
 	if errors.Is(err, rca.ErrNoError) {
 		if *asJSON {
 			writeExplainJSON(stdout, rep)
@@ -206,12 +217,14 @@ func clip(s string, n int) string {
 }
 
 // compilerOutput reads the output `explain` and `fix` work on, from the
-// file name (stdin for "" or "-"), at most 8 MB, and resolves the
-// workspace it refers to: dir, else the git root of the current
-// directory, else the current directory; absolute and symlink-free. at is
-// the directory the output's relative paths are relative to: the current
-// directory when it lies in the workspace, else the workspace.
-func compilerOutput(ctx context.Context, stdin io.Reader, name, dir string) (data []byte, ws, at string, err error) {
+// file name (stdin for "" or "-"), to its end (see readOutput), and
+// resolves the workspace it refers to: dir, else the git root of the
+// current directory, else the current directory; absolute and
+// symlink-free. at is the directory the output's relative paths are
+// relative to: the current directory when it lies in the workspace, else
+// the workspace. What the user should know about the reading (a
+// terminal waiting for input, an output cut) is told on stderr.
+func compilerOutput(ctx context.Context, stdin io.Reader, stderr io.Writer, cmd, name, dir string) (data []byte, ws, at string, err error) {
 	in := stdin
 	if name != "" && name != "-" {
 		f, err := os.Open(name)
@@ -220,10 +233,20 @@ func compilerOutput(ctx context.Context, stdin io.Reader, name, dir string) (dat
 		}
 		defer f.Close()
 		in = f
+	} else if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+		// Started without a file or a pipe, kodyls would otherwise look hung.
+		fmt.Fprintf(stderr, "kodyls %s: reading compiler output from stdin; end with %s\n", cmd, endOfInputKey())
 	}
-	data, err = io.ReadAll(io.LimitReader(in, 8<<20))
+	data, omitted, err := readOutput(ctx, in)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, "", "", ctx.Err()
+		}
 		return nil, "", "", fmt.Errorf("read the output: %w", err)
+	}
+	if omitted > 0 {
+		fmt.Fprintf(stderr, "kodyls %s: the output is longer than %d MiB: its first and last %d MiB are kept, the %s between them left out\n",
+			cmd, 2*outputHalf>>20, outputHalf>>20, byteSize(omitted))
 	}
 	if dir != "" {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -264,4 +287,118 @@ func realPath(p string) string {
 func insideDir(dir, p string) bool {
 	r, err := filepath.Rel(dir, p)
 	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
+}
+
+// outputHalf is how much of the start and of the end of a long output
+// explain and fix keep: a tool's failure is often printed last, after
+// pages of progress or of other errors.
+const outputHalf = 4 << 20
+
+// readOutput reads r to its end, so that the tool writing into a pipe is
+// never cut off (SIGPIPE), and returns it whole when it is at most
+// 2×outputHalf long; a longer output is returned as its first and last
+// outputHalf bytes, each cut at a line boundary, with a line between them
+// that says how much was left out, which omitted counts. A cancelled ctx
+// ends the wait at once.
+func readOutput(ctx context.Context, r io.Reader) (data []byte, omitted int64, err error) {
+	type result struct {
+		data    []byte
+		omitted int64
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		d, o, e := keepEnds(r, outputHalf)
+		done <- result{d, o, e}
+	}()
+	select {
+	case res := <-done:
+		return res.data, res.omitted, res.err
+	case <-ctx.Done():
+		// The read goes on in the background until the process exits.
+		return nil, 0, ctx.Err()
+	}
+}
+
+// keepEnds is readOutput without the context, keeping half bytes at each
+// end.
+func keepEnds(r io.Reader, half int) (data []byte, omitted int64, err error) {
+	head, err := io.ReadAll(io.LimitReader(r, int64(half)))
+	if err != nil || len(head) < half {
+		return head, 0, err
+	}
+	// The tail keeps a byte more than it returns: the one before it,
+	// which tells whether its first line is whole.
+	var tail []byte
+	var total int64
+	buf := make([]byte, 64<<10)
+	for {
+		n, rerr := r.Read(buf)
+		tail = append(tail, buf[:n]...)
+		total += int64(n)
+		if len(tail) > 2*half {
+			tail = append(tail[:0], tail[len(tail)-half-1:]...)
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return nil, 0, rerr
+		}
+	}
+	if total <= int64(half) {
+		return append(head, tail...), 0, nil
+	}
+	tail = tail[len(tail)-half-1:]
+	// Whole lines only on either side of the gap (but the end of a line
+	// longer than the tail).
+	if i := bytes.LastIndexByte(head, '\n'); i >= 0 {
+		head = head[:i+1]
+	}
+	if i := bytes.IndexByte(tail, '\n'); i >= 0 {
+		tail = tail[i+1:]
+	} else {
+		tail = tail[1:]
+	}
+	omitted = int64(half) + total - int64(len(head)) - int64(len(tail))
+	if len(head) > 0 && head[len(head)-1] != '\n' {
+		head = append(head, '\n')
+	}
+	head = fmt.Appendf(head, "[kodyls: %s of output left out here]\n", byteSize(omitted))
+	return append(head, tail...), omitted, nil
+}
+
+// byteSize is n bytes for people: "512 bytes", "3.2 MiB".
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	if n == 1 {
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// isTerminal reports whether f is a terminal (a character device other
+// than the null device).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	if null, err := os.Stat(os.DevNull); err == nil && os.SameFile(st, null) {
+		return false
+	}
+	return true
+}
+
+// endOfInputKey is how a terminal's user ends the input.
+func endOfInputKey() string {
+	if runtime.GOOS == "windows" {
+		return "Ctrl-Z and Enter"
+	}
+	return "Ctrl-D"
 }

@@ -9,7 +9,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,7 +22,7 @@ import (
 	"github.com/kodustech/kodyls/analysis/workspace"
 )
 
-const fixUsage = `Usage: kodyls fix [--apply] [--build CMD] [--json] [--verbose] [--max-time D] [--workspace DIR] [FILE|-]
+const fixUsage = `Usage: kodyls fix [--apply] [--build CMD] [--rounds N] [--timeout D] [--max-time D] [--json] [--verbose] [--workspace DIR] [FILE|-]
 
 Fixes the primary error of compiler output (read from FILE, or stdin with
 "-" or no argument) in plan mode: the model plans an investigation with
@@ -62,7 +64,15 @@ Exit status:
   1  no error recognised in the output
   2  usage or configuration error (e.g. no model configured)
   3  no fix: no valid edit was proposed, or the build still fails after the
-     last round; nothing was written
+     last round; or --apply could not write the fix (the reason on
+     stderr); nothing was written
+  4  --apply wrote the fix only in part: a file could not be replaced
+     after others were; stderr names the files written and the rest, and
+     the diff is printed
+  130, 143  interrupted (SIGINT, SIGTERM); nothing was written
+
+The output is read to its end; of one longer than 8 MiB the first and the
+last 4 MiB are kept (said on stderr).
 `
 
 func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, logger *slog.Logger) int {
@@ -94,7 +104,10 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "kodyls fix: --timeout %s: give a positive duration, e.g. 2m (0: build.timeoutMs)\n", *timeout)
 		return 2
 	}
-	data, ws, at, err := compilerOutput(ctx, stdin, firstArg(pos), *wsFlag)
+	data, ws, at, err := compilerOutput(ctx, stdin, stderr, "fix", firstArg(pos), *wsFlag)
+	if ctx.Err() != nil {
+		return 2 // told as interrupted
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls fix: %v\n", err)
 		return 2
@@ -135,22 +148,39 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		emit = func(e agent.Event) { writeEvent(stderr, e) }
 	}
 	res, err := fx.Fix(ctx, req, emit)
+	if ctx.Err() != nil {
+		// Interrupted: nothing is written, and a fix cut short is not
+		// printed as a result (the checkpoints let the next run resume).
+		return 2
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls fix: %v\n", err)
 		return 2
 	}
 	found := res.Found()
-	var applied []string
+	var applied, unwritten []string
+	partial := false
 	if *apply && found {
 		if applied, err = fix.Apply(ws, fx.Ignore, res.Edits); err != nil {
-			fmt.Fprintf(stderr, "kodyls fix: nothing written: %v\n", err)
-			return 3
+			if len(applied) == 0 {
+				fmt.Fprintf(stderr, "kodyls fix: nothing written: %v\n", err)
+				return 3
+			}
+			// Some files were replaced before one could not be: the
+			// workspace holds part of the fix, which the user must know
+			// file by file.
+			partial, unwritten = true, notWritten(res.Edits, applied)
+			fmt.Fprintf(stderr, "kodyls fix: the fix was written only in part: %v; written: %s; not written: %s; the diff shows the whole fix\n",
+				err, strings.Join(applied, ", "), strings.Join(unwritten, ", "))
 		}
 	}
 	if *asJSON {
-		writeFixJSON(stdout, errs[p], res, applied)
+		writeFixJSON(stdout, errs[p], res, applied, unwritten)
 	} else {
-		writeFixText(stdout, errs[p], res, *apply, applied)
+		writeFixText(stdout, errs[p], res, *apply, applied, unwritten)
+	}
+	if partial {
+		return 4
 	}
 	if !found {
 		// A model, key or URL the endpoint refused on every call is a
@@ -166,7 +196,20 @@ func fixCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return 0
 }
 
-func writeFixJSON(w io.Writer, e errparse.Error, res *fix.Result, applied []string) {
+// notWritten is the files of edits that are not among written.
+func notWritten(edits []fix.Edit, written []string) []string {
+	var out []string
+	for _, e := range edits {
+		f := path.Clean(filepath.ToSlash(e.File))
+		if !slices.Contains(written, f) && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func writeFixJSON(w io.Writer, e errparse.Error, res *fix.Result, applied, unwritten []string) {
 	if applied == nil {
 		applied = []string{}
 	}
@@ -176,10 +219,13 @@ func writeFixJSON(w io.Writer, e errparse.Error, res *fix.Result, applied []stri
 		Error errparse.Error `json:"error"`
 		*fix.Result
 		Applied []string `json:"applied"`
-	}{e, res, applied})
+		// NotWritten: the files of a fix written only in part that were
+		// not written.
+		NotWritten []string `json:"notWritten,omitempty"`
+	}{e, res, applied, unwritten})
 }
 
-func writeFixText(w io.Writer, e errparse.Error, res *fix.Result, apply bool, applied []string) {
+func writeFixText(w io.Writer, e errparse.Error, res *fix.Result, apply bool, applied, unwritten []string) {
 	loc := e.File
 	if e.Line > 0 {
 		loc = fmt.Sprintf("%s:%d", loc, e.Line)
@@ -224,6 +270,8 @@ func writeFixText(w io.Writer, e errparse.Error, res *fix.Result, apply bool, ap
 		fmt.Fprintf(w, "Note: %s\n", res.Note)
 	}
 	switch {
+	case len(applied) > 0 && len(unwritten) > 0:
+		fmt.Fprintf(w, "Written only in part: applied to %s; NOT written: %s\n", strings.Join(applied, ", "), strings.Join(unwritten, ", "))
 	case len(applied) > 0:
 		fmt.Fprintf(w, "Applied to: %s\n", strings.Join(applied, ", "))
 	case apply:

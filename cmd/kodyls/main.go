@@ -18,10 +18,8 @@ import (
 	"log"
 	"log/slog"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; otherwise
@@ -56,12 +54,15 @@ Commands:
 
 Run kodyls help COMMAND (or kodyls COMMAND -h) for a command's usage and flags.
 
-Global flags:
+Global flags (--log-file and --log-level may also follow the command):
   --log-file PATH    append logs to PATH instead of stderr
   --log-level LEVEL  debug, info, warn or error (default info)
   --verbose          kodyls review: print the log's warnings on stderr too (by
                      default it prints its own progress and problem lines only)
   --stdio            accepted and ignored: stdin/stdout is the only transport
+
+Interrupted by SIGINT (Ctrl-C) or SIGTERM, a command says so on stderr and
+exits 130 or 143; a second signal ends kodyls at once.
 
 Environment:
   KODYLS_LLM_BASE_URL, KODYLS_LLM_API_KEY, KODYLS_LLM_MODEL   the OpenAI-compatible endpoint
@@ -100,22 +101,41 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "\n%s", usage)
 		return 2
 	}
+	rest := global.Args()
+	cmd := "serve"
+	if len(rest) > 0 {
+		cmd, rest = rest[0], rest[1:]
+	}
+	// --log-file and --log-level may also follow the command, as its own
+	// flags do: every command accepts them.
+	rest, lateLevel, err := lateGlobalFlags(rest, logFile, logLevel)
+	if err != nil {
+		fmt.Fprintf(stderr, "kodyls %s: %v\n", cmd, err)
+		return 2
+	}
 	logger, level, closeLog, err := newLogger(*logFile, *logLevel, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "kodyls: %v\n", err)
 		return 2
 	}
 	defer closeLog()
-	cli := cliLog{level: level, keep: *verbose || *logFile != ""}
+	cli := cliLog{level: level, keep: *verbose || *logFile != "" || lateLevel}
 	global.Visit(func(f *flag.Flag) { cli.keep = cli.keep || f.Name == "log-level" })
 
-	rest := global.Args()
-	cmd := "serve"
-	if len(rest) > 0 {
-		cmd, rest = rest[0], rest[1:]
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyInterrupt()
 	defer stop()
+	code := runCommand(ctx, cmd, rest, stdin, stdout, stderr, logger, cli)
+	if sig := interruptedBy(ctx); sig != nil {
+		// The command stopped early: whatever it printed is incomplete,
+		// and its status must not read as a result.
+		fmt.Fprintf(stderr, "kodyls %s: interrupted\n", commandName(cmd, rest))
+		return signalStatus(sig)
+	}
+	return code
+}
+
+// runCommand runs one command and returns its exit status.
+func runCommand(ctx context.Context, cmd string, rest []string, stdin io.Reader, stdout, stderr io.Writer, logger *slog.Logger, cli cliLog) int {
 	switch cmd {
 	case "help", "-h", "--help":
 		if len(rest) == 0 || isHelp(rest[0]) {
@@ -213,4 +233,53 @@ func (c cliLog) quiet(verbose bool) {
 		return
 	}
 	c.level.Set(slog.LevelError)
+}
+
+// lateGlobalFlags takes --log-file and --log-level out of a command's
+// arguments, where they may stand as well as before the command, and sets
+// them; levelSet reports a --log-level among them. What follows "--" is
+// left alone.
+func lateGlobalFlags(args []string, logFile, logLevel *string) (rest []string, levelSet bool, err error) {
+	rest = make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(rest, args[i:]...), levelSet, nil
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if name == a {
+			rest = append(rest, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(name, "=")
+		if name != "log-file" && name != "log-level" {
+			rest = append(rest, a)
+			continue
+		}
+		if !hasValue {
+			if i+1 == len(args) {
+				return nil, false, fmt.Errorf("flag needs an argument: -%s", name)
+			}
+			i++
+			value = args[i]
+		}
+		if name == "log-file" {
+			*logFile = value
+		} else {
+			*logLevel, levelSet = value, true
+		}
+	}
+	return rest, levelSet, nil
+}
+
+// commandName is the command as messages name it, with its subcommand:
+// "eval rca", "rules test".
+func commandName(cmd string, args []string) string {
+	switch cmd {
+	case "history", "rules", "eval":
+		if len(args) > 0 && args[0] != "" && !strings.HasPrefix(args[0], "-") {
+			return cmd + " " + args[0]
+		}
+	}
+	return cmd
 }

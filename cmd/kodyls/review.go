@@ -39,8 +39,10 @@ reviews as --workspace with that folder does. Submodules and repositories
 nested in the work tree are not reviewed from outside: run kodyls review
 inside them. Exit status: 0, or 1 when a finding is at or above --fail-on
 (critical, high, medium, low), 2 on a usage or setup error (a PATH inside
-another repository too). Problems are told on stderr in a line each (an
-endpoint that does not answer in one); --verbose adds the log's warnings.
+another repository too), 130 or 143 when interrupted (SIGINT, SIGTERM: the
+report covers the files reviewed until then and says so). Problems are told
+on stderr in a line each (an endpoint that does not answer in one);
+--verbose adds the log's warnings.
 `
 
 func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, logger *slog.Logger, cli cliLog) int {
@@ -275,10 +277,12 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		setupFailed = every
 	}
 	rep.Sort()
-	switch *format {
-	case "json":
+	switch {
+	case interruptedBy(ctx) != nil:
+		err = writeInterruptedReport(stdout, rep, *format, len(rep.Files), len(files))
+	case *format == "json":
 		err = rep.WriteJSON(stdout)
-	case "sarif":
+	case *format == "sarif":
 		err = rep.WriteSARIF(stdout)
 	default:
 		err = rep.WriteText(stdout)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -492,9 +493,9 @@ func rulesTest(ctx context.Context, args []string, stdout, stderr io.Writer, log
 			files = append(files, rel)
 		}
 	} else {
-		files, err = changedFiles(ctx, root, "HEAD", false, nil, cwd)
+		files, err = changedSinceHEAD(ctx, root)
 		if err != nil {
-			fmt.Fprintf(stderr, "kodyls rules test: cannot list the changed files (%v); give the FILEs to test\n", err)
+			fmt.Fprintf(stderr, "kodyls rules test: cannot list the changed files: %v; give the FILEs to test\n", err)
 			return 2
 		}
 	}
@@ -634,6 +635,26 @@ func findRules(rs []*rules.Rule, query string) []*rules.Rule {
 		return exactTitle
 	}
 	return partial
+}
+
+// changedSinceHEAD lists the files of the workspace at root changed
+// since the last commit, untracked ones included; the error says why they
+// cannot be listed (no git, no repository, git's own reason).
+func changedSinceHEAD(ctx context.Context, root string) ([]string, error) {
+	top, inRepo, err := changes.RepoRoot(ctx, root)
+	switch {
+	case errors.Is(err, changes.ErrGitNotFound):
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("git cannot read the repository of %s: %w", root, err)
+	case !inRepo:
+		return nil, fmt.Errorf("%s is not inside a git repository", root)
+	}
+	files, err := changes.ChangedFiles(ctx, root, "HEAD", false, nil)
+	if errors.Is(err, changes.ErrNotACommit) {
+		return nil, fmt.Errorf("HEAD is not a commit in %s", top)
+	}
+	return files, err
 }
 
 // relToRoot turns a FILE argument (relative to cwd, or absolute) into a
