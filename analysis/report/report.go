@@ -64,6 +64,9 @@ type Report struct {
 	Findings []Finding `json:"findings"`
 	Files    []File    `json:"files"`
 	Notes    []string  `json:"notes,omitempty"`
+	// Interrupted is set when a signal stopped the review: Files lists
+	// what was reviewed until then, and a note says how far it got.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Severities from the most to the least severe.
@@ -158,6 +161,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if r.Offline {
 		summary += "; offline: local Kody Rules only"
+	}
+	if r.Interrupted {
+		summary += "; interrupted: the review did not finish"
 	}
 	_, err := fmt.Fprintln(w, summary)
 	return err

@@ -156,7 +156,7 @@ func (r *Report) WriteSARIF(w io.Writer) error {
 		}
 		results = append(results, res)
 	}
-	inv := sarifInvoc{ExecutionSuccessful: true}
+	inv := sarifInvoc{ExecutionSuccessful: !r.Interrupted}
 	for _, f := range r.Files {
 		for _, d := range f.Degraded {
 			inv.ToolNotifications = append(inv.ToolNotifications, sarifNotification{Level: "warning", Message: sarifMessage{Text: f.Path + ": " + d}})

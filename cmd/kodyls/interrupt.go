@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"sync"
@@ -65,56 +63,15 @@ func signalStatus(sig os.Signal) int {
 	return 130
 }
 
-// writeInterruptedReport writes the report of a review a signal stopped
-// after reviewed of total files, so that it cannot pass for a whole one:
-// JSON gets "interrupted": true and a note, SARIF an invocation that did
-// not succeed, text a summary that says so.
-func writeInterruptedReport(w io.Writer, rep *report.Report, format string, reviewed, total int) error {
+// markInterrupted marks the report of a review a signal stopped after
+// reviewed of total files, so that it cannot pass for a whole one: JSON
+// gets "interrupted": true and a note, SARIF an invocation that did not
+// succeed, text a summary that says so.
+func markInterrupted(rep *report.Report, reviewed, total int) {
 	note := fmt.Sprintf("interrupted after %d of the %d changed files (the last perhaps in part): the others are not in this report", reviewed, total)
 	if reviewed >= total {
 		note = fmt.Sprintf("interrupted: the review of the %d changed files did not finish", total)
 	}
-	var buf bytes.Buffer
-	var err error
-	switch format {
-	case "json":
-		rep.Notes = append(rep.Notes, note)
-		if err = rep.WriteJSON(&buf); err == nil {
-			buf = *bytes.NewBuffer(withField(buf.Bytes(), `"interrupted": true,`))
-		}
-	case "sarif":
-		if err = rep.WriteSARIF(&buf); err == nil {
-			b := bytes.Replace(buf.Bytes(), []byte(`"executionSuccessful": true`), []byte(`"executionSuccessful": false`), 1)
-			b = bytes.Replace(b, []byte(`"executionSuccessful":true`), []byte(`"executionSuccessful":false`), 1)
-			buf = *bytes.NewBuffer(b)
-		}
-	default:
-		if err = rep.WriteText(&buf); err == nil {
-			// The summary is the last line.
-			b := bytes.TrimRight(buf.Bytes(), "\n")
-			buf = *bytes.NewBuffer(fmt.Appendf(b, "; %s\n", note))
-		}
-	}
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(buf.Bytes())
-	return err
-}
-
-// withField inserts field as the first member of the JSON object doc,
-// indented as the next one is.
-func withField(doc []byte, field string) []byte {
-	i := bytes.IndexByte(doc, '{')
-	if i < 0 {
-		return doc
-	}
-	k := i + 1
-	for k < len(doc) && (doc[k] == ' ' || doc[k] == '\n' || doc[k] == '\t' || doc[k] == '\r') {
-		k++
-	}
-	out := append([]byte{}, doc[:k]...)
-	out = append(out, field...)
-	out = append(out, doc[i+1:k]...)
-	return append(out, doc[k:]...)
+	rep.Interrupted = true
+	rep.Notes = append(rep.Notes, note)
 }

@@ -277,9 +277,10 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		setupFailed = every
 	}
 	rep.Sort()
+	if interruptedBy(ctx) != nil {
+		markInterrupted(rep, len(rep.Files), len(files))
+	}
 	switch {
-	case interruptedBy(ctx) != nil:
-		err = writeInterruptedReport(stdout, rep, *format, len(rep.Files), len(files))
 	case *format == "json":
 		err = rep.WriteJSON(stdout)
 	case *format == "sarif":
