@@ -301,23 +301,6 @@ func reviewCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 	return 0
 }
 
-// changedFiles lists the files changed against base (or staged), plus
-// untracked files for a working-tree review, limited to paths; submodules
-// and nested repositories are left out.
-func changedFiles(ctx context.Context, root, base string, staged bool, paths []string, cwd string) ([]string, error) {
-	list, err := changeList(ctx, root, root, base, staged, paths, cwd)
-	if err != nil {
-		return nil, err
-	}
-	var files []string
-	for _, c := range list {
-		if !c.Submodule() && !c.NestedRepo() {
-			files = append(files, c.Path)
-		}
-	}
-	return files, nil
-}
-
 // changeList lists the change set of the workspace root (in the
 // repository whose top level is top) against base (or staged), plus
 // untracked files for a working-tree review, limited to paths (relative to
