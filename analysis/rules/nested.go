@@ -29,9 +29,12 @@ var nestedDirLimit = MaxNestedDirs
 // generatedDirs are build output and caches, skipped by name at any depth
 // on top of what the review gate skips (vendored code, kodus-config
 // ignorePaths): nobody keeps instructions there, and they can be huge.
+// testdata holds test fixtures by Go's convention (the go tool ignores it
+// too): an AGENTS.md there is a sample, not the team's instructions.
 var generatedDirs = map[string]bool{
 	"dist": true, "build": true, "out": true, "target": true,
 	"__pycache__": true, "coverage": true, "bower_components": true,
+	"testdata": true,
 }
 
 // pathGate is the gate without the workspace's ignorePaths, for answers

@@ -27,11 +27,12 @@ func TestNestedInstructionFilesApplyToTheirSubtree(t *testing.T) {
 	writeFile(t, root, "web/CLAUDE.md", "Components are function components.\n")
 	writeFile(t, root, "app/[slug]/AGENTS.md", "Pages fetch data on the server.\n")
 	// None of these is read: dependencies, vendored and generated code,
-	// hidden directories, ignorePaths, and a file deeper than the limit.
+	// hidden directories, test fixtures, ignorePaths, and a file deeper
+	// than the limit.
 	for _, rel := range []string{
 		"node_modules/pkg/AGENTS.md", "web/node_modules/pkg/CLAUDE.md", "vendor/github.com/x/AGENTS.md",
 		"third_party/lib/AGENTS.md", ".git/AGENTS.md", ".venv/lib/AGENTS.md", "dist/AGENTS.md",
-		"legacy/old/AGENTS.md", "1/2/3/4/5/6/7/8/9/AGENTS.md",
+		"legacy/old/AGENTS.md", "1/2/3/4/5/6/7/8/9/AGENTS.md", "pkg/testdata/repo/CLAUDE.md",
 	} {
 		writeFile(t, root, rel, "- Skipped rule one in "+rel+".\n- Skipped rule two.\n")
 	}
