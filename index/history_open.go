@@ -103,7 +103,13 @@ func OpenHistory(ctx context.Context, st *Store, opts HistoryOptions) (*LocalHis
 	}
 	if opts.Limit > 0 {
 		if _, err := h.Prune(ctx, opts.Limit); err != nil {
-			log.Warn("cannot prune the error history", "error", err)
+			if ctx.Err() != nil {
+				// The caller is gone (a session that ended at once): no
+				// fault; the next open prunes.
+				log.Debug("cannot prune the error history", "error", err)
+			} else {
+				log.Warn("cannot prune the error history", "error", err)
+			}
 		}
 	}
 	if search != nil && opts.Hold {

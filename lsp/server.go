@@ -73,9 +73,12 @@ type Server struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup // goroutines the server owns
 
-	state    atomic.Int32
-	exited   chan int
-	exitOnce sync.Once
+	state atomic.Int32
+	// shutdownPending is set when shutdown set the state as it was read,
+	// until its reply.
+	shutdownPending atomic.Bool
+	exited          chan int
+	exitOnce        sync.Once
 
 	docs      *textdoc.Store
 	diags     *publisher
@@ -266,6 +269,14 @@ func (s *Server) goBackground(fn func(ctx context.Context)) {
 func (s *Server) handler() jsonrpc2.Handler {
 	h, cancel := jsonrpc2.CancelHandler(s.dispatch)
 	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		if req.IsCall() && req.Method() == protocol.MethodShutdown {
+			// Marked before the read loop moves on: the exit the editor
+			// sends right behind shutdown must find it, or the process
+			// would end with 1 as if shutdown never came.
+			if s.state.CompareAndSwap(stateInitialized, stateShutdown) {
+				s.shutdownPending.Store(true)
+			}
+		}
 		if req.IsCall() {
 			// Every call is released from the read loop before anything
 			// derives a context from it: the request (and its context) is
@@ -334,6 +345,9 @@ func (s *Server) dispatch(ctx context.Context, req *jsonrpc2.Request) (any, erro
 		}
 		return nil, nil // notifications before initialize are dropped
 	case stateShutdown:
+		if method == protocol.MethodShutdown && s.shutdownPending.CompareAndSwap(true, false) {
+			return nil, nil // the shutdown that set the state as it was read
+		}
 		if isCall {
 			return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "the server is shutting down: only exit is accepted")
 		}
@@ -425,7 +439,7 @@ func (s *Server) notification(ctx context.Context, method string, params []byte)
 func (s *Server) call(ctx context.Context, method string, params []byte) (any, error) {
 	switch method {
 	case protocol.MethodShutdown:
-		s.state.Store(stateShutdown)
+		s.state.Store(stateShutdown) // already, when handler() marked it
 		return nil, nil
 	case protocol.MethodTextDocumentCodeAction:
 		var p protocol.CodeActionParams

@@ -347,7 +347,8 @@ func (s *Services) History(ctx context.Context) index.History {
 	s.mu.Unlock()
 	if prune {
 		if _, err := h.Prune(ctx, rca.HistoryLimit); err != nil {
-			s.log.Warn("cannot prune the error history", "error", err)
+			// Cancelled: the session ended first; the next one prunes.
+			s.logUnlessCancelled(ctx, "cannot prune the error history", "error", err)
 		}
 	}
 	return h
@@ -439,6 +440,17 @@ func (s *Services) Folder(root string) *Folder {
 	return f
 }
 
+// logUnlessCancelled warns of a failure of background work, unless ctx was
+// cancelled (the session is ending): that is no fault, and is only logged
+// at debug level.
+func (s *Services) logUnlessCancelled(ctx context.Context, msg string, args ...any) {
+	if ctx.Err() != nil {
+		s.log.Debug(msg, args...)
+		return
+	}
+	s.log.Warn(msg, args...)
+}
+
 // RecordWorkspaces notes each workspace in the local store, so `kodyls
 // doctor` and the history can tell which projects were seen.
 func (s *Services) RecordWorkspaces(ctx context.Context, roots []string) {
@@ -447,7 +459,7 @@ func (s *Services) RecordWorkspaces(ctx context.Context, roots []string) {
 	}
 	for _, r := range roots {
 		if err := s.Store.TouchWorkspace(ctx, r); err != nil {
-			s.log.Warn("cannot record the workspace", "workspace", r, "error", err)
+			s.logUnlessCancelled(ctx, "cannot record the workspace", "workspace", r, "error", err)
 		}
 	}
 }
