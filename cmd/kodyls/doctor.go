@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -239,6 +241,9 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	row("settings", "review.trigger=%s rules.scope=%s baseRef=%s", cfg.Review.Trigger, cfg.Rules.Scope, cfg.BaseRef)
+	if set := changedSettings(res, cfg); len(set) > 0 {
+		row("", "also set: %s", strings.Join(set, " "))
+	}
 	if repoTop != "" && hasHead {
 		problems = append(problems, checkBaseRef(ctx, gitPath, repoTop, cfg.BaseRef, res.Origin["baseRef"], row)...)
 	}
@@ -440,4 +445,33 @@ func isShellName(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// changedSettings lists the settings the doctor's other rows do not show
+// whose value is not the default, each with the layer that set it
+// ("llm.timeoutMs=20000 (env KODYLS_SETTINGS)"), so that a value set in
+// the environment can be seen taking effect. cfg is redacted.
+func changedSettings(res contract.Resolved, cfg contract.Settings) []string {
+	shown := map[string]bool{
+		"llm.baseUrl": true, "llm.apiKey": true, "llm.model": true,
+		"review.trigger": true, "rules.scope": true, "baseRef": true,
+		"build.onSave": true, "severity": true,
+	}
+	def := contract.Defaults()
+	var out []string
+	for _, st := range contract.SettingsTable {
+		if shown[st.Key] {
+			continue
+		}
+		v := st.Get(cfg)
+		if reflect.DeepEqual(v, st.Get(def)) {
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s=%s (%s)", st.Key, b, res.Origin[st.Key]))
+	}
+	return out
 }

@@ -162,3 +162,24 @@ func TestDoctorNamesBrokenRuleFilesAsRulesCheckDoes(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorShowsEverySettingThatIsSet: a setting given in the environment
+// that no other row shows (the README's own KODYLS_SETTINGS example) is
+// listed with its value and where it came from; defaults are not.
+func TestDoctorShowsEverySettingThatIsSet(t *testing.T) {
+	repo := fixtureRepo(t)
+	env := append(testEnv(t), `KODYLS_SETTINGS={"llm":{"timeoutMs":20000,"maxConcurrent":2}}`)
+	out, errOut, code := runBin(t, env, repo.Dir, "doctor")
+	if code != 0 {
+		t.Fatalf("code %d\n%s%s", code, out, errOut)
+	}
+	line := lineWith(out, "also set:")
+	for _, want := range []string{"llm.timeoutMs=20000 (env KODYLS_SETTINGS)", "llm.maxConcurrent=2 (env KODYLS_SETTINGS)"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("doctor does not show %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(line, "review.idleDelayMs") || strings.Contains(line, "build.timeoutMs") {
+		t.Errorf("defaults listed as set: %q", line)
+	}
+}
