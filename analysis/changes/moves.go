@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // A file that git does not track yet may be one moved with a plain mv (or
@@ -16,7 +18,7 @@ import (
 // staged. The search is bounded so that it stays cheap: past these limits
 // the file counts as new, as it did before.
 const (
-	// moveMinSimilarity is the share of lines two files have in common
+	// moveMinSimilarity is the share of content two files have in common
 	// for one to be taken for the other moved: git's default for -M.
 	moveMinSimilarity = 0.5
 	// moveMaxCandidates is the most deleted files compared, and
@@ -70,16 +72,44 @@ func findOrigin(ctx context.Context, top, rev, rel, abs string) (origin, error) 
 	if len(deleted) == 0 || len(deleted) > moveMaxCandidates || st.Size() > moveMaxBytes {
 		return origin{}, nil
 	}
-	data, err := os.ReadFile(abs)
+	// The other untracked files compete for the same deleted files: the
+	// pairs are made over all of them, as kodyls review makes them, so
+	// that the editor and the CLI pair a file alike.
+	others, stderr, err := git(ctx, top, nil, "ls-files", "-z", "--others", "--exclude-standard")
 	if err != nil {
+		return origin{}, gitError("list untracked files", err, stderr)
+	}
+	news := splitNUL(others)
+	if len(news) > moveMaxNew {
 		return origin{}, nil
 	}
 	old, err := readBlobs(ctx, top, false, rev, deleted)
 	if err != nil {
 		return origin{}, err
 	}
-	from, _ := mostSimilar(string(data), deleted, old, nil)
-	return origin{from: from}, nil
+	texts := map[string]string{}
+	for _, n := range news {
+		if data, ok := readSmall(filepath.Join(top, filepath.FromSlash(n))); ok {
+			texts[n] = data
+		}
+	}
+	if _, ok := texts[rel]; !ok {
+		return origin{}, nil
+	}
+	return origin{from: pairMoves(texts, old)[rel]}, nil
+}
+
+// readSmall reads a regular file of at most moveMaxBytes, not empty.
+func readSmall(abs string) (string, bool) {
+	st, err := os.Lstat(abs)
+	if err != nil || !st.Mode().IsRegular() || st.Size() > moveMaxBytes || st.Size() == 0 {
+		return "", false
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return "", false
+	}
+	return string(data), true
 }
 
 // isIgnored reports whether git ignores rel, an untracked file (slash,
@@ -110,8 +140,7 @@ func guessMoves(ctx context.Context, root, base string, news []*ChangedFile, del
 	for i, d := range deleted {
 		names[i] = "./" + d
 	}
-	var old map[string]string
-	used := map[string]bool{}
+	texts := map[string]string{}
 	for _, f := range news {
 		st, err := r.Lstat(filepath.FromSlash(f.Path))
 		if err != nil || !st.Mode().IsRegular() || st.Size() > moveMaxBytes || st.Size() == 0 {
@@ -121,46 +150,110 @@ func guessMoves(ctx context.Context, root, base string, news []*ChangedFile, del
 		if err != nil {
 			continue
 		}
-		if old == nil {
-			if old, err = readBlobs(ctx, root, true, base, names); err != nil {
-				return
-			}
-		}
-		if from, ok := mostSimilar(string(data), names, old, used); ok {
-			used[from] = true
+		texts[f.Path] = string(data)
+	}
+	if len(texts) == 0 {
+		return
+	}
+	old, err := readBlobs(ctx, root, true, base, names)
+	if err != nil {
+		return
+	}
+	pairs := pairMoves(texts, old)
+	for _, f := range news {
+		if from, ok := pairs[f.Path]; ok {
 			f.From = strings.TrimPrefix(from, "./")
 		}
 	}
 }
 
-// mostSimilar returns the candidate (a key of texts) whose text has the
-// most lines in common with text, at least moveMinSimilarity of the longer
-// one's, and not in used.
-func mostSimilar(text string, candidates []string, texts map[string]string, used map[string]bool) (string, bool) {
-	b := SplitLines(text)
-	if len(b) == 0 {
-		return "", false
+// lineBag is what the similarity of two files is measured on: each line
+// that says something (a letter or a digit in it), trimmed, with the times
+// it occurs, and the size of all the trimmed lines. Blank lines and lines
+// of punctuation alone ("}", ")") are left out of what two files share, so
+// that the skeleton every file of a language has does not make two
+// unrelated files look alike; they still count in the size.
+type lineBag struct {
+	counts map[string]int
+	size   int
+}
+
+func bagOf(text string) lineBag {
+	b := lineBag{counts: map[string]int{}}
+	for _, l := range SplitLines(text) {
+		l = strings.TrimSpace(l)
+		b.size += len(l)
+		if strings.IndexFunc(l, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+			b.counts[l]++
+		}
 	}
-	best, bestScore := "", moveMinSimilarity
-	for _, c := range candidates {
-		old, ok := texts[c]
-		if !ok || used[c] {
+	return b
+}
+
+// similarity is the share of the larger file's bytes that the two files
+// have in common, counted by lines wherever they stand, as git's rename
+// detection counts shared content.
+func similarity(a, b lineBag) float64 {
+	larger := max(a.size, b.size)
+	if larger == 0 {
+		return 0
+	}
+	if float64(min(a.size, b.size)) < moveMinSimilarity*float64(larger) {
+		return 0 // too small to have enough in common
+	}
+	if len(a.counts) > len(b.counts) {
+		a, b = b, a
+	}
+	common := 0
+	for l, n := range a.counts {
+		common += min(n, b.counts[l]) * len(l)
+	}
+	return float64(common) / float64(larger)
+}
+
+// pairMoves pairs new files with the deleted files they were moved from:
+// of all pairs at least moveMinSimilarity alike, the most alike first,
+// each file in one pair at most (git's way), so that an exact move is
+// never lost to a partial copy that sorts first. news and deleted map
+// paths to texts; the result maps a new path to its deleted one.
+func pairMoves(news, deleted map[string]string) map[string]string {
+	type pair struct {
+		to, from string
+		score    float64
+	}
+	oldBags := make(map[string]lineBag, len(deleted))
+	for p, t := range deleted {
+		oldBags[p] = bagOf(t)
+	}
+	var pairs []pair
+	for to, t := range news {
+		nb := bagOf(t)
+		for from, ob := range oldBags {
+			if sc := similarity(nb, ob); sc >= moveMinSimilarity {
+				pairs = append(pairs, pair{to, from, sc})
+			}
+		}
+	}
+	sort.Slice(pairs, func(i, j int) bool {
+		a, b := pairs[i], pairs[j]
+		if a.score != b.score {
+			return a.score > b.score
+		}
+		if a.to != b.to {
+			return a.to < b.to
+		}
+		return a.from < b.from
+	})
+	out := map[string]string{}
+	taken := map[string]bool{}
+	for _, p := range pairs {
+		if _, done := out[p.to]; done || taken[p.from] {
 			continue
 		}
-		a := SplitLines(old)
-		longer := max(len(a), len(b))
-		if float64(min(len(a), len(b))) < bestScore*float64(longer) {
-			continue // too few lines to have enough in common
-		}
-		added := 0
-		for _, e := range DiffLines(a, b) {
-			added += e.B1 - e.B0
-		}
-		if score := float64(len(b)-added) / float64(longer); score >= bestScore && (best == "" || score > bestScore) {
-			best, bestScore = c, score
-		}
+		out[p.to] = p.from
+		taken[p.from] = true
 	}
-	return best, best != ""
+	return out
 }
 
 // readBlobs reads the stored content of the files names at rev (paths

@@ -228,3 +228,65 @@ func TestListChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestMovesArePairedByContentNotSkeleton: a new file that shares only a
+// language's skeleton with a deleted one (package clause, imports, braces)
+// is new, in the editor and in kodyls review alike, so that every line of
+// it is checked.
+func TestMovesArePairedByContentNotSkeleton(t *testing.T) {
+	r := newRepo(t)
+	r.write("handler.go", "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\nfunc handle(args []string) {\n\tif len(args) > 1 {\n\t\tfmt.Println(args[1])\n\t}\n\tos.Exit(0)\n}\n")
+	r.commit("initial")
+	if err := os.Remove(filepath.Join(r.dir, "handler.go")); err != nil {
+		t.Fatal(err)
+	}
+	p := r.write("metrics.go", "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\nfunc reportMetricsToTheConfiguredCollectorWithRetries(counts map[string]int, collectorEndpoint string) {\n\tfor metricName, metricValue := range counts {\n\t\tfmt.Println(args[1])\n\t}\n\tos.Exit(0)\n}\n")
+	if b := load(t, p, ""); b.Kind != Untracked || b.From != "" {
+		t.Errorf("editor: a file sharing only the skeleton is compared with %q (kind %v)", b.From, b.Kind)
+	}
+	list, err := ListChanges(context.Background(), r.dir, "HEAD", false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range list {
+		if c.Path == "metrics.go" && c.From != "" {
+			t.Errorf("review: metrics.go taken for a move of %q", c.From)
+		}
+	}
+}
+
+// TestExactMoveWinsOverAPartialCopy: a file moved whole is paired with
+// its old path even when a partial copy of it sorts first, and the editor
+// pairs it as kodyls review does.
+func TestExactMoveWinsOverAPartialCopy(t *testing.T) {
+	r := newRepo(t)
+	var old strings.Builder
+	for i := 1; i <= 10; i++ {
+		fmt.Fprintf(&old, "func f%d() {\n\tfmt.Println(\"step %d\")\n}\n\n", i, i)
+	}
+	r.write("old.go", old.String())
+	r.commit("initial")
+	if err := os.Rename(filepath.Join(r.dir, "old.go"), filepath.Join(r.dir, "z_moved.go")); err != nil {
+		t.Fatal(err)
+	}
+	partial := strings.Join(strings.SplitAfter(old.String(), "\n")[:30], "") + "func extra() {}\nfunc more() {}\n"
+	r.write("a_partial.go", partial)
+
+	list, err := ListChanges(context.Background(), r.dir, "HEAD", false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := map[string]string{}
+	for _, c := range list {
+		from[c.Path] = c.From
+	}
+	if from["z_moved.go"] != "old.go" || from["a_partial.go"] != "" {
+		t.Errorf("review pairs %v, want z_moved.go from old.go and a_partial.go new", from)
+	}
+	if b := load(t, filepath.Join(r.dir, "z_moved.go"), ""); b.From != "old.go" {
+		t.Errorf("editor: z_moved.go from %q, want old.go", b.From)
+	}
+	if b := load(t, filepath.Join(r.dir, "a_partial.go"), ""); b.From != "" || b.Kind != Untracked {
+		t.Errorf("editor: a_partial.go from %q (kind %v), want new", b.From, b.Kind)
+	}
+}
