@@ -99,3 +99,23 @@ func TestApplyWritesNothingWhenALinkTargetCannotBeWritten(t *testing.T) {
 		t.Errorf("a.go was written: %q", got)
 	}
 }
+
+// TestApplyRefusesOneFileUnderTwoNames: edits of a file and of a symbolic
+// link to it would write it twice, the second write losing the first's
+// edit while both are reported written; the plan is refused and nothing
+// is written.
+func TestApplyRefusesOneFileUnderTwoNames(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "a_target.go"), []byte("package a\n\nvar A = 1\nvar B = 2\n"), 0o644))
+	must(t, os.Symlink("a_target.go", filepath.Join(dir, "z_link.go")))
+	written, err := fix.Apply(dir, nil, []fix.Edit{
+		{File: "a_target.go", OldText: "var A = 1", NewText: "var A = 10"},
+		{File: "z_link.go", OldText: "var B = 2", NewText: "var B = 20"},
+	})
+	if err == nil || len(written) != 0 || !strings.Contains(err.Error(), "same file") {
+		t.Fatalf("written %v, err %v; want the plan refused", written, err)
+	}
+	if got := content(t, filepath.Join(dir, "a_target.go")); got != "package a\n\nvar A = 1\nvar B = 2\n" {
+		t.Errorf("the file was written: %q", got)
+	}
+}

@@ -40,10 +40,13 @@ type checker struct {
 	files map[string]string
 	// orig holds the content on disk.
 	orig map[string]string
+	// names maps the real path of each file edited (its symbolic links
+	// resolved) to the name the edits gave it.
+	names map[string]string
 }
 
 func newChecker(root string, ignore func(string) bool) *checker {
-	return &checker{root: root, ignore: ignore, files: map[string]string{}, orig: map[string]string{}}
+	return &checker{root: root, ignore: ignore, files: map[string]string{}, orig: map[string]string{}, names: map[string]string{}}
 }
 
 // relPath turns a model-given path into a clean workspace-relative one, or
@@ -117,6 +120,14 @@ func (c *checker) apply(e Edit) (Edit, error) {
 	text, err := c.content(rel)
 	if err != nil {
 		return e, err
+	}
+	// One file edited under two names (a symbolic link and its target)
+	// would be written twice, the second write losing the first's edits.
+	if real, ok := (tools.Workspace{Root: c.root}).Resolve(rel); ok {
+		if other, seen := c.names[real]; seen && other != rel {
+			return e, fmt.Errorf("%s and %s are the same file (through a symbolic link); edit it under one name", other, rel)
+		}
+		c.names[real] = rel
 	}
 	switch n := strings.Count(text, e.OldText); n {
 	case 1:
