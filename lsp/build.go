@@ -4,15 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
 	"github.com/kodustech/kodyls/analysis/errparse"
 	"github.com/kodustech/kodyls/analysis/workspace"
+	"github.com/kodustech/kodyls/lsp/textdoc"
 )
 
 // builds remembers, per workspace root, the files showing build
@@ -72,6 +75,15 @@ func (s *Server) buildOnSave(od *openDoc) {
 		switch {
 		case errors.Is(err, workspace.ErrBuildCancelled):
 			s.log.Info("build cancelled", "workspace", root, "reason", err)
+		case errors.Is(err, workspace.ErrBuildTimeout):
+			// No newer build is coming: the last one's errors, on lines
+			// that may no longer hold them, must not stay as if current,
+			// and a build that never finished must not look clean.
+			s.log.Warn("build on save", "error", err)
+			if !s.publishBuild(root, gen, nil) {
+				return
+			}
+			s.buildFailed(fmt.Sprintf("kodyls: build.onSave %q did not finish within %s (build.timeoutMs)", cfg.OnSave, time.Duration(cfg.TimeoutMS)*time.Millisecond))
 		case errors.Is(err, workspace.ErrBuildUnrecognized):
 			// The earlier build's errors are no longer true either.
 			s.log.Warn("build on save", "error", err)
@@ -167,6 +179,7 @@ func (s *Server) buildFailed(msg string) {
 // false.
 func (s *Server) publishBuild(root string, gen uint64, errs []errparse.Error) bool {
 	byFile := map[uri.URI][]protocol.Diagnostic{}
+	texts := map[uri.URI]*textdoc.Document{}
 	for _, e := range errs {
 		if e.File == "" || e.Line == 0 {
 			continue
@@ -176,8 +189,11 @@ func (s *Server) publishBuild(root string, gen uint64, errs []errparse.Error) bo
 			path = filepath.Join(root, filepath.FromSlash(path))
 		}
 		u := s.clientURI(canonicalPath(path))
-		line := uint32(e.Line - 1)
-		col := uint32(max(e.Column-1, 0))
+		doc, seen := texts[u]
+		if !seen {
+			doc = s.buildText(u, path)
+			texts[u] = doc
+		}
 		sev := protocol.DiagnosticSeverityError
 		switch e.Severity {
 		case "warning":
@@ -186,7 +202,7 @@ func (s *Server) publishBuild(root string, gen uint64, errs []errparse.Error) bo
 			sev = protocol.DiagnosticSeverityInformation
 		}
 		d := protocol.Diagnostic{
-			Range:    protocol.Range{Start: protocol.Position{Line: line, Character: col}, End: protocol.Position{Line: line, Character: col + 1}},
+			Range:    s.buildRange(doc, e),
 			Severity: sev,
 			Source:   protocol.NewOptional("build"),
 			Message:  protocol.String(e.Message),
@@ -219,4 +235,40 @@ func (s *Server) publishBuild(root string, gen uint64, errs []errparse.Error) bo
 		s.diags.Set(s.ctx, u, SourceBuild, 0, ds)
 	}
 	return true
+}
+
+// buildText is the text a build error's column is counted in: the open
+// buffer's, else the file's on disk; nil when neither can be read.
+func (s *Server) buildText(u uri.URI, path string) *textdoc.Document {
+	if doc, ok := s.docs.Get(string(u)); ok {
+		return doc
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return textdoc.New(string(u), 0, string(data))
+}
+
+// buildRange is the range of a build error: the character at its column.
+// The tool counts the column in its own unit (bytes for go and gcc,
+// characters for rustc, UTF-16 code units for javac and tsc: see
+// errparse.ColumnUnit), the editor in the negotiated position encoding:
+// the column is placed in the line's text and counted again. With no text
+// to read, the column is taken as it is.
+func (s *Server) buildRange(doc *textdoc.Document, e errparse.Error) protocol.Range {
+	line := uint32(e.Line - 1)
+	start := uint32(max(e.Column-1, 0))
+	end := start + 1
+	if doc != nil && e.Line <= doc.LineCount() {
+		text := doc.Line(e.Line - 1)
+		off := e.ColumnUnit.ByteOffset(text, e.Column)
+		cols := doc.Columns(e.Line-1, s.encoding)
+		start, end = cols.Char(off), cols.Char(off)+1
+		if off < len(text) {
+			_, size := utf8.DecodeRuneInString(text[off:])
+			end = cols.Char(off + size)
+		}
+	}
+	return protocol.Range{Start: protocol.Position{Line: line, Character: start}, End: protocol.Position{Line: line, Character: end}}
 }

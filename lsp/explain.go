@@ -50,6 +50,11 @@ func (s *Server) explainError(ctx context.Context, arg []byte, token protocol.Pr
 		rep, err = x.Explain(ctx, a.Text, a.Offline, emit)
 	} else {
 		e := s.diagnosticError(root, a)
+		// The diagnostic's line counts the buffer's lines: the code the
+		// explanation reads is the buffer's, unsaved changes included.
+		if doc, open := s.docs.Get(string(a.URI)); open && e.File != "" && !filepath.IsAbs(e.File) {
+			x.Overlay = map[string]string{e.File: doc.Text()}
+		}
 		rep, err = x.ExplainError(ctx, e, fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Message), a.Offline, emit)
 	}
 	if err != nil {

@@ -168,6 +168,13 @@ type Explainer struct {
 	History index.History // nil: nothing remembered
 	Prompts *prompts.Set
 	Ignore  func(rel string) bool // files never read into a prompt
+	// Overlay is the text of files open in the editor, by path relative
+	// to Workspace (slash-separated): the code around the error, the
+	// agent's read_file and the history's "same error in the same code"
+	// read it rather than the disk, whose lines are not the ones the
+	// editor's diagnostic counts while changes are unsaved. The privacy
+	// list applies to these paths as to the others. nil: the disk.
+	Overlay map[string]string
 	// NoModel says why Gateway is nil and what to do (an unusable base URL,
 	// a missing model), for the note of an answer given without a model;
 	// "": no model is configured.
@@ -393,7 +400,7 @@ func (x *Explainer) similar(ctx context.Context, rec index.ErrorRecord) []Simila
 
 // agent runs the agent's strategy with the workspace tools.
 func (x *Explainer) agent(ctx context.Context, e errparse.Error, output, hash string, similar []Similar, emit func(agent.Event)) (*Answer, error) {
-	ws := tools.Workspace{Root: x.Workspace, Ignore: x.Ignore}
+	ws := x.files()
 	ts := []agent.Tool{ws.ReadFile(), ws.SearchWorkspace(), ws.ListFiles(), ws.FindReferences(), x.similarErrorsTool(e), tools.LocalDocs()}
 	refs := make([]prompts.ToolRef, len(ts))
 	for i, t := range ts {
@@ -456,7 +463,13 @@ func (x *Explainer) thread(e errparse.Error, contentHash string) string {
 // codeContext reads the lines around the error, when the file lies in the
 // workspace and is not on the ignore list.
 func (x *Explainer) codeContext(e errparse.Error) prompts.CodeContext {
-	return CodeContext(tools.Workspace{Root: x.Workspace, Ignore: x.Ignore}, e)
+	return CodeContext(x.files(), e)
+}
+
+// files is the workspace as the agent and the prompt read it: the disk,
+// with the editor's open buffers over it.
+func (x *Explainer) files() tools.Workspace {
+	return tools.Workspace{Root: x.Workspace, Ignore: x.Ignore, Overlay: x.Overlay}
 }
 
 // CodeContext returns the lines around the error (the first 60 lines
@@ -477,6 +490,9 @@ func CodeContext(ws tools.Workspace, e errparse.Error) prompts.CodeContext {
 	if e.Line <= 0 {
 		from, to = 1, min(60, len(lines))
 	}
+	if from > to {
+		return cc // a line past the end: not this text's
+	}
 	cc.StartLine = from
 	cc.Text = strings.Join(lines[from-1:to], "\n")
 	return cc
@@ -486,7 +502,7 @@ func (x *Explainer) readWorkspaceFile(rel string) ([]byte, bool) {
 	if rel == "" || x.Workspace == "" {
 		return nil, false
 	}
-	data, err := tools.Workspace{Root: x.Workspace, Ignore: x.Ignore}.Contents(rel)
+	data, err := x.files().Contents(rel)
 	return data, err == nil
 }
 

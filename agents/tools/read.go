@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/kodustech/kodyls/agents/agent"
 	"github.com/kodustech/kodyls/agents/redact"
@@ -43,6 +44,12 @@ func (w Workspace) Contents(rel string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if text, ok := w.Overlay[clean]; ok {
+		if binary([]byte(text)) {
+			return nil, fmt.Errorf("%s is a binary file", clean)
+		}
+		return []byte(text), nil
+	}
 	root, err := w.open()
 	if err != nil {
 		return nil, err
@@ -68,22 +75,29 @@ func (w Workspace) read(a ReadFileArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	root, err := w.open()
-	if err != nil {
-		return "", err
-	}
-	defer root.Close()
-	f, err := w.openFile(root, rel)
-	if err != nil {
-		return "", rootErr(rel, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", fmt.Errorf("stat %s: %w", rel, err)
-	}
-	if st.IsDir() {
-		return "", fmt.Errorf("%s is a directory; use list_files", rel)
+	var f io.ReadSeeker
+	var size int64
+	if text, ok := w.Overlay[rel]; ok {
+		f, size = strings.NewReader(text), int64(len(text))
+	} else {
+		root, err := w.open()
+		if err != nil {
+			return "", err
+		}
+		defer root.Close()
+		file, err := w.openFile(root, rel)
+		if err != nil {
+			return "", rootErr(rel, err)
+		}
+		defer file.Close()
+		st, err := file.Stat()
+		if err != nil {
+			return "", fmt.Errorf("stat %s: %w", rel, err)
+		}
+		if st.IsDir() {
+			return "", fmt.Errorf("%s is a directory; use list_files", rel)
+		}
+		f, size = file, st.Size()
 	}
 	head := make([]byte, 8000)
 	n, err := io.ReadFull(f, head)
@@ -107,8 +121,8 @@ func (w Workspace) read(a ReadFileArgs) (string, error) {
 		// Redacted, a file over the limit may fit whole: only a file
 		// with something left out gets the note.
 		head, cut := redact.Cut(string(data), MaxOutput)
-		if cut || st.Size() > int64(len(data)) {
-			return head + fmt.Sprintf("\n[output truncated at %d KiB of %d bytes; pass line and radius to read further]\n", MaxOutput>>10, st.Size()), nil
+		if cut || size > int64(len(data)) {
+			return head + fmt.Sprintf("\n[output truncated at %d KiB of %d bytes; pass line and radius to read further]\n", MaxOutput>>10, size), nil
 		}
 		return head, nil
 	}

@@ -87,6 +87,9 @@ func (w Workspace) grep(ctx context.Context, match func(string) bool) (string, e
 			return false
 		}
 		data, err := w.readFile(root, rel)
+		if text, ok := w.Overlay[rel]; ok {
+			data, err = []byte(text), nil
+		}
 		if err != nil || len(data) > maxFileSize || binary(data) {
 			return true
 		}

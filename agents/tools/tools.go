@@ -43,6 +43,13 @@ type Workspace struct {
 	// the user's privacy list; such files are never read, listed or
 	// searched. nil ignores nothing.
 	Ignore func(rel string) bool
+	// Overlay is the text of files open in an editor, by slash-separated
+	// path relative to Root (as clean returns it): read_file, the
+	// searches and Contents read it rather than the file on disk, which
+	// lacks the unsaved changes the editor's line numbers count. The
+	// checks on the path (inside Root, not on the privacy list) are the
+	// same. nil reads the disk only.
+	Overlay map[string]string
 }
 
 // errOutside is wrapped by the errors for paths that are not inside the

@@ -80,7 +80,11 @@
 //   - Python: "Traceback (most recent call last):" with "File "x.py", line 3,
 //     in f" frames, chained tracebacks, and the bare SyntaxError block
 //     ("File "x.py", line 2" + code + caret). Code is the exception class as
-//     printed ("ValueError", "json.decoder.JSONDecodeError"). Each traceback
+//     printed ("ValueError", "json.decoder.JSONDecodeError"). The caret of a
+//     SyntaxError (IndentationError, TabError) gives its column; Python
+//     prints the line without its indentation, so the column is counted in
+//     the file's line, read from disk (Options.Dir or Workspace): no column
+//     when it cannot be read or no longer holds the printed text. Each traceback
 //     of a chain ("The above exception was the direct cause…") is one Error,
 //     in printed order, so the original cause comes first and is primary.
 //     An ExceptionGroup's boxed report ("+ Exception Group Traceback", "| "
@@ -256,9 +260,14 @@ type Error struct {
 	// File is as printed by the tool, or relative to the workspace when it
 	// lies inside it.
 	File string `json:"file,omitempty"`
-	// Line and Column are 1-based; 0 means the output had none.
+	// Line and Column are 1-based; 0 means the output had none. Column
+	// is the tool's, as printed, counted in ColumnUnit.
 	Line   int `json:"line,omitempty"`
 	Column int `json:"column,omitempty"`
+	// ColumnUnit is what Column counts (bytes, characters, UTF-16 code
+	// units, …), the tool's unit unless its parser knows better (see
+	// ColumnUnit).
+	ColumnUnit ColumnUnit `json:"-"`
 	// Severity is "error", "warning" or "note".
 	Severity string `json:"severity"`
 	// Code is the tool's identifier for the kind of error (see the package
@@ -427,6 +436,9 @@ func finish(e *Error, o Options) {
 	if e.Language == "" {
 		e.Language = LanguageOf(e.File)
 	}
+	if e.ColumnUnit == UnitDefault {
+		e.ColumnUnit = ToolColumnUnit(e.Tool)
+	}
 	e.Fingerprint = Fingerprint(*e)
 }
 
@@ -506,6 +518,7 @@ type scanner struct {
 	lastRace       int              // index in out of the last one
 	lastC          int              // index in out of the last gcc/clang/ld error, -1 if none
 	lastLD         int
+	pyReads        int         // files read for the carets of syntax errors (pyCaretColumn)
 	noCloseFrom    bool        // no line "}" follows: a go vet -json object cannot start
 	generic        []Error     // lines of the last-resort form (parseGeneric)
 	goTestPending  []goTestLog // go test log lines not yet placed in their package

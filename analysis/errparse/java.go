@@ -30,13 +30,13 @@ func parseJavac(s *scanner) bool {
 	line := s.lines[s.i]
 	if m := javacRawRE.FindStringSubmatch(line); m != nil {
 		sev := map[string]string{"err": "error", "warn": "warning", "note": "note", "misc": "note"}[m[5]]
-		s.add(Error{Tool: "javac", Language: "java", File: s.rel(m[1]), Line: atoi(m[2]), Column: atoi(m[3]), Severity: sev, Code: m[4], Message: m[6]})
+		s.add(Error{Tool: "javac", Language: "java", File: s.rel(m[1]), Line: atoi(m[2]), Column: atoi(m[3]), ColumnUnit: UnitUTF16Tab8, Severity: sev, Code: m[4], Message: m[6]})
 		s.i++
 		return true
 	}
 	if m := mavenRE.FindStringSubmatch(line); m != nil {
 		sev := map[string]string{"ERROR": "error", "WARNING": "warning", "INFO": "note"}[m[1]]
-		e := Error{Tool: "javac", Language: LanguageOf(m[2]), File: s.rel(m[2]), Line: atoi(m[3]), Column: atoi(m[4]), Severity: sev, Message: m[5], Details: []string{"reported by maven"}}
+		e := Error{Tool: "javac", Language: LanguageOf(m[2]), File: s.rel(m[2]), Line: atoi(m[3]), Column: atoi(m[4]), ColumnUnit: UnitUTF16Tab8, Severity: sev, Message: m[5], Details: []string{"reported by maven"}}
 		if lm := javacLintRE.FindStringSubmatch(m[5]); lm != nil {
 			e.Code, e.Message = lm[1], lm[2]
 		}

@@ -1,8 +1,14 @@
 package errparse
 
 import (
+	"bufio"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // Python tracebacks and syntax errors.
@@ -89,6 +95,7 @@ func parsePythonTraceback(s *scanner) bool {
 		return false
 	}
 	var printed []Frame // outermost first, as Python prints them
+	var under []string  // the lines under the last frame: source, caret
 	for s.i < len(s.lines) {
 		l := s.lines[s.i]
 		m := pyFrameRE.FindStringSubmatch(l)
@@ -96,12 +103,14 @@ func parsePythonTraceback(s *scanner) bool {
 			// Source lines, carets, "[Previous line repeated N more
 			// times]": everything indented belongs to the frames.
 			if strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t") {
+				under = append(under, l)
 				s.i++
 				continue
 			}
 			break
 		}
 		printed = append(printed, Frame{File: m[1], Line: atoi(m[2]), Func: m[3]})
+		under = nil
 		s.i++
 	}
 	if s.i >= len(s.lines) {
@@ -115,7 +124,113 @@ func parsePythonTraceback(s *scanner) bool {
 		return len(printed) > 0 && s.addPython("", exc, printed)
 	}
 	s.i++
+	if len(printed) > 0 && pySyntaxError(m[1]) && len(under) >= 2 {
+		last := &printed[len(printed)-1]
+		last.Column = s.pyCaretColumn(last.File, last.Line, under[0], under[1])
+	}
 	return s.addPython(m[1], m[2], printed)
+}
+
+// pySyntaxError reports the exception classes whose block Python prints
+// with the source line and a caret under the column: SyntaxError and its
+// subclasses.
+func pySyntaxError(class string) bool {
+	switch class[strings.LastIndexByte(class, '.')+1:] {
+	case "SyntaxError", "IndentationError", "TabError":
+		return true
+	}
+	return false
+}
+
+// maxPySourceReads bounds the files one Parse reads for the carets of
+// syntax errors: pasted output can hold any number of them.
+const maxPySourceReads = 16
+
+// pyCaretColumn is the 1-based column, in characters, that the caret
+// under a SyntaxError's source line points at, or 0 when it cannot be
+// told. Python prints the line without its indentation (and the caret
+// relative to that), so the indentation is read from the file: with no
+// file to read, or a file whose line is not the one printed (it changed
+// since), there is no column rather than a wrong one. The start of a
+// range ("^^^^", Python 3.10 and later) is the column.
+func (s *scanner) pyCaretColumn(file string, line int, src, caret string) int {
+	text, ok := strings.CutPrefix(src, "    ")
+	if !ok || !nodeCaretRE.MatchString(caret) || line <= 0 {
+		return 0
+	}
+	inCaret, ok := strings.CutPrefix(caret, "    ")
+	if !ok {
+		return 0
+	}
+	at := utf8.RuneCountInString(inCaret[:strings.IndexByte(inCaret, '^')])
+	if s.pyReads >= maxPySourceReads {
+		return 0
+	}
+	s.pyReads++
+	full, ok := readLine(s.sourcePath(file), line)
+	if !ok {
+		return 0
+	}
+	full = strings.TrimRight(full, " \t\f\r\n")
+	text = strings.TrimRight(text, " \t\f\r\n")
+	indent := len(full) - len(text)
+	if text == "" || indent < 0 || full[indent:] != text || strings.Trim(full[:indent], " \t\f") != "" {
+		return 0
+	}
+	return utf8.RuneCountInString(full[:indent]) + at + 1
+}
+
+// sourcePath is where the file a tool named, as printed, is on disk: an
+// absolute path as it is, a relative one under the directory make entered,
+// the directory the tool ran in (Options.Dir) or the workspace.
+func (s *scanner) sourcePath(p string) string {
+	p = strings.TrimPrefix(p, "file://")
+	if p == "" || isAbs(p) {
+		return p
+	}
+	if n := len(s.makeDirs); n > 0 {
+		p = path.Join(s.makeDirs[n-1], p)
+		if isAbs(p) {
+			return p
+		}
+	}
+	base := s.o.Dir
+	if base == "" {
+		base = s.o.Workspace
+	}
+	if base == "" {
+		return p
+	}
+	return filepath.Join(base, filepath.FromSlash(p))
+}
+
+// maxSourceRead bounds how much of a file readLine reads.
+const maxSourceRead = 8 << 20
+
+// readLine returns the 1-based line n of a text file, without its line
+// terminator.
+func readLine(name string, n int) (string, bool) {
+	if name == "" || n <= 0 {
+		return "", false
+	}
+	f, err := os.Open(filepath.FromSlash(name))
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	r := bufio.NewReader(io.LimitReader(f, maxSourceRead))
+	for i := 1; ; i++ {
+		l, err := r.ReadString('\n')
+		if i == n {
+			if err != nil && err != io.EOF || err == io.EOF && l == "" {
+				return "", false
+			}
+			return strings.TrimRight(l, "\r\n"), true
+		}
+		if err != nil {
+			return "", false
+		}
+	}
 }
 
 func (s *scanner) addPython(code, msg string, printed []Frame) bool {
