@@ -48,6 +48,11 @@ var searchFields = []string{"template", "message", "code", "root_cause", "tool",
 // the variable parts (names, numbers) abstracted away.
 type ErrorRecord struct {
 	Workspace, Fingerprint, Tool, Language, Code, Message, Template, File, Raw string
+	// MessageHash identifies this very error (see Explanation.MessageHash)
+	// when it is looked up: Similar then prefers the explanation given
+	// for it. It is not stored with the error, whose row stands for every
+	// error of its kind.
+	MessageHash string
 }
 
 // Explanation is one answer kodyls gave for an error.
@@ -58,6 +63,15 @@ type Explanation struct {
 	Source      string // SourceModel, SourceHistory or SourceOffline
 	Model       string
 	ContentHash string // hash of the involved files' content when explained
+	// Message is the error message the explanation was given for: the
+	// error's row holds the latest occurrence's, which may be another
+	// error of the same kind. "" for explanations stored before kodyls
+	// kept it.
+	Message string
+	// MessageHash identifies the exact error explained (its message and
+	// line, as the caller hashes them); Cached reuses an explanation only
+	// for the same hash. "": none, never reused.
+	MessageHash string
 	CreatedAt   time.Time
 	Feedback    int // -1, 0 or 1
 }
@@ -311,10 +325,10 @@ func (h *LocalHistory) Explain(ctx context.Context, errorID int64, ex Explanatio
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO explanations
-  (error_id, root_cause, steps, confidence, source, model, created_at, feedback, content_hash)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  (error_id, root_cause, steps, confidence, source, model, created_at, feedback, content_hash, message, msg_hash)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			errorID, ex.RootCause, string(stepsJSON), ex.Confidence, ex.Source, ex.Model,
-			ex.CreatedAt.UnixMilli(), ex.Feedback, ex.ContentHash)
+			ex.CreatedAt.UnixMilli(), ex.Feedback, ex.ContentHash, ex.Message, ex.MessageHash)
 		if err != nil {
 			return err
 		}
@@ -328,18 +342,25 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 }
 
 // Cached returns the latest explanation of the error with this fingerprint
-// that was made for the same file content (contentHash) and is younger than
-// maxAge (maxAge <= 0: any age). Explanations the user voted down are never
-// served again: the point of asking is to get a better one.
-func (h *LocalHistory) Cached(ctx context.Context, workspace, fingerprint, contentHash string, maxAge time.Duration) (*Explanation, bool, error) {
+// that was given for the same error (messageHash, see
+// Explanation.MessageHash) in the same file content (contentHash) and is
+// younger than maxAge (maxAge <= 0: any age). The fingerprint alone names
+// a kind of error ("No module named <id>"): an explanation of another
+// error of the kind, or one stored without a message hash, is not served.
+// Explanations the user voted down are never served again: the point of
+// asking is to get a better one.
+func (h *LocalHistory) Cached(ctx context.Context, workspace, fingerprint, contentHash, messageHash string, maxAge time.Duration) (*Explanation, bool, error) {
+	if messageHash == "" {
+		return nil, false, nil
+	}
 	since := int64(0)
 	if maxAge > 0 {
 		since = h.now().Add(-maxAge).UnixMilli()
 	}
 	row := h.st.Reader().QueryRowContext(ctx, `SELECT x.error_id, `+explanationCols+`
 FROM explanations x JOIN errors e ON e.id = x.error_id
-WHERE e.workspace = ? AND e.fingerprint = ? AND x.content_hash = ? AND x.created_at >= ? AND x.feedback >= 0
-ORDER BY x.created_at DESC, x.id DESC LIMIT 1`, workspace, fingerprint, contentHash, since)
+WHERE e.workspace = ? AND e.fingerprint = ? AND x.content_hash = ? AND x.msg_hash = ? AND x.created_at >= ? AND x.feedback >= 0
+ORDER BY x.created_at DESC, x.id DESC LIMIT 1`, workspace, fingerprint, contentHash, messageHash, since)
 	_, ex, err := scanExplanation(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
@@ -351,7 +372,7 @@ ORDER BY x.created_at DESC, x.id DESC LIMIT 1`, workspace, fingerprint, contentH
 }
 
 // explanationCols are the columns scanExplanation reads, after error_id.
-const explanationCols = `x.root_cause, x.steps, x.confidence, x.source, x.model, x.content_hash, x.created_at, x.feedback`
+const explanationCols = `x.root_cause, x.steps, x.confidence, x.source, x.model, x.content_hash, x.message, x.msg_hash, x.created_at, x.feedback`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -363,7 +384,7 @@ func scanExplanation(r scanner) (int64, *Explanation, error) {
 		created int64
 	)
 	if err := r.Scan(&errorID, &ex.RootCause, &steps, &ex.Confidence, &ex.Source, &ex.Model,
-		&ex.ContentHash, &created, &ex.Feedback); err != nil {
+		&ex.ContentHash, &ex.Message, &ex.MessageHash, &created, &ex.Feedback); err != nil {
 		return 0, nil, err
 	}
 	if err := json.Unmarshal([]byte(steps), &ex.Steps); err != nil {
@@ -375,16 +396,18 @@ func scanExplanation(r scanner) (int64, *Explanation, error) {
 
 // Similar returns up to k (k <= 0: 5) remembered errors like e in workspace
 // ("" = every workspace), each with its latest explanation: first the exact
-// fingerprint matches (Score 1, Exact), then errors whose template, message
-// or code match e's in the search index, best first. If the index is busy
+// fingerprint matches (Score 1, Exact), with the latest explanation given
+// for this very error (e.MessageHash, else e.Message) when there is one:
+// another error of the same kind may have been explained since; then errors whose template, message or code match
+// e's in the search index, best first. If the index is busy
 // or fails (even once rebuilt, see Search), the exact matches alone are
 // returned: an answer now beats a better one later.
 func (h *LocalHistory) Similar(ctx context.Context, workspace string, e ErrorRecord, k int) ([]HistoryEntry, error) {
 	if k <= 0 {
 		k = 5
 	}
-	q := entrySelect + ` WHERE e.fingerprint = ?`
-	args := []any{e.Fingerprint}
+	q := exactSelect + ` WHERE e.fingerprint = ?`
+	args := []any{e.MessageHash, e.MessageHash, e.Message, e.Fingerprint}
 	if workspace != "" {
 		q += ` AND e.workspace = ?`
 		args = append(args, workspace)
@@ -578,11 +601,21 @@ func (h *LocalHistory) queryIDs(ctx context.Context, q string, args ...any) ([]i
 // entrySelect reads an error with its latest explanation, if any, as
 // scanEntry scans it. The latest explanation is found through the
 // explanations_error index, newest first, ties to the last written.
-const entrySelect = `SELECT e.id, e.workspace, e.fingerprint, e.tool, e.language, e.code, e.message, e.template, e.file, e.raw,
-  e.first_seen, e.last_seen, e.count,
-  x.root_cause, x.steps, x.confidence, x.source, x.model, x.content_hash, x.created_at, x.feedback
+const entrySelect = entryCols + `
 FROM errors e LEFT JOIN explanations x ON x.id = (
   SELECT y.id FROM explanations y WHERE y.error_id = e.id ORDER BY y.created_at DESC, y.id DESC LIMIT 1)`
+
+// exactSelect is entrySelect preferring the latest explanation given for
+// the error of its first parameters: its message hash (twice; "" matches
+// none), then its message.
+const exactSelect = entryCols + `
+FROM errors e LEFT JOIN explanations x ON x.id = (
+  SELECT y.id FROM explanations y WHERE y.error_id = e.id
+  ORDER BY (? <> '' AND y.msg_hash = ?) DESC, y.message = ? DESC, y.created_at DESC, y.id DESC LIMIT 1)`
+
+const entryCols = `SELECT e.id, e.workspace, e.fingerprint, e.tool, e.language, e.code, e.message, e.template, e.file, e.raw,
+  e.first_seen, e.last_seen, e.count,
+  x.root_cause, x.steps, x.confidence, x.source, x.model, x.content_hash, x.message, x.msg_hash, x.created_at, x.feedback`
 
 // entries loads the errors with these ids (in workspace, unless it is "")
 // and their latest explanations, in the order of ids.
@@ -664,18 +697,20 @@ func scanEntry(r scanner) (HistoryEntry, error) {
 		first, last          int64
 		rootCause, steps     sql.NullString
 		source, model, chash sql.NullString
+		xmsg, xhash          sql.NullString
 		confidence           sql.NullFloat64
 		created, feedback    sql.NullInt64
 	)
 	if err := r.Scan(&en.ErrorID, &en.Workspace, &en.Fingerprint, &en.Tool, &en.Language, &en.Code,
 		&en.Message, &en.Template, &en.File, &en.Raw, &first, &last, &en.Count,
-		&rootCause, &steps, &confidence, &source, &model, &chash, &created, &feedback); err != nil {
+		&rootCause, &steps, &confidence, &source, &model, &chash, &xmsg, &xhash, &created, &feedback); err != nil {
 		return HistoryEntry{}, err
 	}
 	en.FirstSeen, en.LastSeen = time.UnixMilli(first), time.UnixMilli(last)
 	if created.Valid {
 		ex := &Explanation{RootCause: rootCause.String, Confidence: confidence.Float64, Source: source.String,
-			Model: model.String, ContentHash: chash.String, CreatedAt: time.UnixMilli(created.Int64), Feedback: int(feedback.Int64)}
+			Model: model.String, ContentHash: chash.String, Message: xmsg.String, MessageHash: xhash.String,
+			CreatedAt: time.UnixMilli(created.Int64), Feedback: int(feedback.Int64)}
 		if err := json.Unmarshal([]byte(steps.String), &ex.Steps); err != nil {
 			return HistoryEntry{}, fmt.Errorf("decode steps of error %d: %w", en.ErrorID, err)
 		}
@@ -800,6 +835,10 @@ func groupCount(ctx context.Context, db *sql.DB, q string, into map[string]int) 
 
 // Forget deletes the errors of workspace ("" = all workspaces) with their
 // explanations and search documents, and returns how many errors it deleted.
+// The store overwrites deleted rows (secure_delete), and Forget then
+// checkpoints the write-ahead log and merges the search index, so that
+// their text is gone from the files too, not only from the tables and
+// the searches.
 func (h *LocalHistory) Forget(ctx context.Context, workspace string) (int, error) {
 	q := `SELECT id FROM errors`
 	var args []any
@@ -810,6 +849,20 @@ func (h *LocalHistory) Forget(ctx context.Context, workspace string) (int, error
 	n, err := h.deleteSelected(ctx, q, args...)
 	if err != nil {
 		return n, fmt.Errorf("forget history: %w", err)
+	}
+	if n > 0 {
+		if ok, err := h.st.Checkpoint(ctx); err != nil || !ok {
+			// The rows are deleted all the same; the log is emptied by
+			// the next checkpoint.
+			h.log.Warn("the write-ahead log still holds the forgotten errors until the next checkpoint", "error", err)
+		}
+		if h.x != nil {
+			if err := h.x.Compact(ctx); err != nil {
+				// They are found by no search; their text goes with the
+				// index's next merge.
+				h.log.Warn("the search index still holds the text of the forgotten errors until its segments are merged", "error", err)
+			}
+		}
 	}
 	return n, nil
 }

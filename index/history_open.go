@@ -20,9 +20,9 @@ type History interface {
 	Record(ctx context.Context, e ErrorRecord) (int64, error)
 	// Explain stores an explanation of the error errorID.
 	Explain(ctx context.Context, errorID int64, ex Explanation) error
-	// Cached returns the latest usable explanation of the same error in
-	// the same code, younger than maxAge.
-	Cached(ctx context.Context, workspace, fingerprint, contentHash string, maxAge time.Duration) (*Explanation, bool, error)
+	// Cached returns the latest usable explanation of the same error
+	// (fingerprint and message hash) in the same code, younger than maxAge.
+	Cached(ctx context.Context, workspace, fingerprint, contentHash, messageHash string, maxAge time.Duration) (*Explanation, bool, error)
 	// Similar returns up to k remembered errors like e, exact matches first.
 	Similar(ctx context.Context, workspace string, e ErrorRecord, k int) ([]HistoryEntry, error)
 	// Search finds remembered errors of workspace ("" = every workspace)

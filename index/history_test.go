@@ -88,29 +88,33 @@ func TestHistoryExplainAndCached(t *testing.T) {
 	ex := Explanation{
 		RootCause: "fooBar is not declared", Steps: []string{"declare fooBar", "or import it"},
 		Confidence: 0.8, Source: SourceModel, Model: "m1", ContentHash: "h1",
+		Message: "undefined: fooBar", MessageHash: "m1",
 	}
 	if err := h.Explain(ctx, id, ex); err != nil {
 		t.Fatal(err)
 	}
 
-	got, ok, err := h.Cached(ctx, "/ws/a", "fp1", "h1", time.Hour)
+	got, ok, err := h.Cached(ctx, "/ws/a", "fp1", "h1", "m1", time.Hour)
 	if err != nil || !ok {
 		t.Fatalf("Cached = %v, %v, want a hit", ok, err)
 	}
 	if got.RootCause != ex.RootCause || len(got.Steps) != 2 || got.Steps[1] != "or import it" ||
-		got.Confidence != 0.8 || got.Source != SourceModel || got.Model != "m1" || got.ContentHash != "h1" || got.CreatedAt.IsZero() {
+		got.Confidence != 0.8 || got.Source != SourceModel || got.Model != "m1" || got.ContentHash != "h1" || got.CreatedAt.IsZero() ||
+		got.Message != "undefined: fooBar" || got.MessageHash != "m1" {
 		t.Errorf("Cached = %+v", got)
 	}
 
 	for name, c := range map[string]struct {
-		ws, fp, hash string
-		age          time.Duration
+		ws, fp, hash, msg string
+		age               time.Duration
 	}{
-		"other hash":      {"/ws/a", "fp1", "h2", time.Hour},
-		"other workspace": {"/ws/b", "fp1", "h1", time.Hour},
-		"too old":         {"/ws/a", "fp1", "h1", time.Nanosecond},
+		"other hash":      {"/ws/a", "fp1", "h2", "m1", time.Hour},
+		"other message":   {"/ws/a", "fp1", "h1", "m2", time.Hour},
+		"no message":      {"/ws/a", "fp1", "h1", "", time.Hour},
+		"other workspace": {"/ws/b", "fp1", "h1", "m1", time.Hour},
+		"too old":         {"/ws/a", "fp1", "h1", "m1", time.Nanosecond},
 	} {
-		if _, ok, err := h.Cached(ctx, c.ws, c.fp, c.hash, c.age); err != nil || ok {
+		if _, ok, err := h.Cached(ctx, c.ws, c.fp, c.hash, c.msg, c.age); err != nil || ok {
 			t.Errorf("%s: Cached = %v, %v, want a miss", name, ok, err)
 		}
 	}
@@ -121,7 +125,7 @@ func TestHistoryExplainAndCached(t *testing.T) {
 	if err := h.Explain(ctx, id, old); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, _ := h.Cached(ctx, "/ws/a", "fp1", "h1", 0); got == nil || got.RootCause != ex.RootCause {
+	if got, _, _ := h.Cached(ctx, "/ws/a", "fp1", "h1", "m1", 0); got == nil || got.RootCause != ex.RootCause {
 		t.Errorf("Cached = %+v, want the latest", got)
 	}
 	// A downvoted explanation is not served again.
@@ -130,7 +134,7 @@ func TestHistoryExplainAndCached(t *testing.T) {
 	if err := h.Explain(ctx, id, bad); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, _ := h.Cached(ctx, "/ws/a", "fp1", "h1", 0); got == nil || got.RootCause != ex.RootCause {
+	if got, _, _ := h.Cached(ctx, "/ws/a", "fp1", "h1", "m1", 0); got == nil || got.RootCause != ex.RootCause {
 		t.Errorf("Cached = %+v, want the one not voted down", got)
 	}
 
@@ -390,10 +394,10 @@ func TestMigrationV3ToV4(t *testing.T) {
 	}
 	h := newLocalHistory(st, nil)
 	id := mustRecord(t, h, goErr("/ws", "fp", "undefined: x"))
-	if err := h.Explain(ctx, id, Explanation{RootCause: "r", ContentHash: "c"}); err != nil {
+	if err := h.Explain(ctx, id, Explanation{RootCause: "r", ContentHash: "c", MessageHash: "m"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := h.Cached(ctx, "/ws", "fp", "c", time.Hour); err != nil || !ok {
+	if _, ok, err := h.Cached(ctx, "/ws", "fp", "c", "m", time.Hour); err != nil || !ok {
 		t.Errorf("Cached after migration = %v, %v", ok, err)
 	}
 }

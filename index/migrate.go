@@ -136,6 +136,16 @@ var migrations = [][]string{
 	{
 		`CREATE INDEX errors_template ON errors (template, last_seen)`,
 	},
+	// v7: what each explanation was given for. An error row is a kind of
+	// error (its fingerprint abstracts names away) and its message is the
+	// latest occurrence's; message is the message the explanation answered
+	// and msg_hash identifies that exact error (message and line), so a
+	// stored answer is reused for the same error only, never for another
+	// of its kind. Rows from before have '' in both: never the same error.
+	{
+		`ALTER TABLE explanations ADD COLUMN message TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE explanations ADD COLUMN msg_hash TEXT NOT NULL DEFAULT ''`,
+	},
 }
 
 // LatestSchemaVersion is the user_version this binary migrates to.

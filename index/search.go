@@ -451,6 +451,101 @@ func (x *Search) TryFlush(ctx context.Context) error {
 	return nil
 }
 
+// compactDoc is the ID of the empty document Compact adds for the length
+// of a merge; it is no history document (it has no docKindField).
+const compactDoc = "compact:"
+
+// Compact applies queued changes and merges the index's segments into
+// one, which drops the documents deleted from them: until then a deleted
+// document's text stays in its segment's file. It waits for the index
+// like a write (and fails with ErrBusy when it stays in use).
+func (x *Search) Compact(ctx context.Context) error {
+	err := x.withMode(ctx, modeWrite, func(idx bleve.Index) error {
+		ai, err := idx.Advanced()
+		if err != nil {
+			return err
+		}
+		s, ok := ai.(*scorch.Scorch)
+		if !ok {
+			return nil
+		}
+		// Scorch merges two segments or more, and only segments written
+		// to disk, never rewrites one alone: an empty document makes a
+		// second one, and goes once merged.
+		if err := idx.Index(compactDoc, map[string]string{}); err != nil {
+			return err
+		}
+		if err := x.settle(ctx, s, false, nil); err != nil {
+			return err
+		}
+		if err := s.ForceMerge(ctx, nil); err != nil {
+			return err
+		}
+		// The files of the merged segments are removed in the background
+		// once the snapshots that read them are let go of; a change (the
+		// delete, again if need be) has the index look for them.
+		nudge := func() error { return idx.Delete(compactDoc) }
+		if err := nudge(); err != nil {
+			return err
+		}
+		return x.settle(ctx, s, true, nudge)
+	})
+	if err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	return nil
+}
+
+// settle waits, at most settleWait, until every segment of s is written
+// to disk, and with merged until they are at most one and their files
+// the only segment files left on disk; nudge, if not nil, is called
+// every 50 ms meanwhile.
+func (x *Search) settle(ctx context.Context, s *scorch.Scorch, merged bool, nudge func() error) error {
+	start, nudged := time.Now(), time.Now()
+	for {
+		m := s.StatsMap()
+		mem, _ := m["num_root_memorysegments"].(uint64)
+		files, _ := m["num_root_filesegments"].(uint64)
+		onDisk, err := x.segmentFiles()
+		if err != nil {
+			return err
+		}
+		if mem == 0 && (!merged || files <= 1 && onDisk == files) {
+			return nil
+		}
+		if time.Since(start) > settleWait {
+			return fmt.Errorf("the index did not write or merge its segments in %s", settleWait)
+		}
+		if nudge != nil && time.Since(nudged) > 50*time.Millisecond {
+			nudged = time.Now()
+			if err := nudge(); err != nil {
+				return err
+			}
+		}
+		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// settleWait bounds the wait for the index to write and merge segments.
+const settleWait = 10 * time.Second
+
+// segmentFiles counts the index's segment files.
+func (x *Search) segmentFiles() (uint64, error) {
+	ents, err := os.ReadDir(filepath.Join(x.path, "store"))
+	if err != nil {
+		return 0, err
+	}
+	n := uint64(0)
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".zap") {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // Warm opens the index for reading ahead of the first lookup (and fills
 // it from sqlite if it is new); queued changes are left to the lookups.
 func (x *Search) Warm(ctx context.Context) error {

@@ -92,9 +92,11 @@ func OpenStore(ctx context.Context, dir string) (*Store, error) {
 	// busy_timeout makes sqlite wait for another process's lock instead of
 	// failing at once; _txlock=immediate takes the write lock at BEGIN, so a
 	// transaction never has to upgrade a read lock, which is the one case
-	// busy_timeout cannot help with.
+	// busy_timeout cannot help with. secure_delete overwrites what a delete
+	// frees with zeros, so that forgetting the history (which holds error
+	// output and code) removes its bytes from the file, not only its rows.
 	w, err := sql.Open("sqlite", dsn(path, []string{
-		"busy_timeout(5000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(NORMAL)",
+		"busy_timeout(5000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(NORMAL)", "secure_delete(1)",
 	}, "immediate"))
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -374,6 +376,23 @@ func dsn(path string, pragmas []string, txlock string) string {
 	}
 	u := url.URL{Scheme: "file", OmitHost: true, Path: filepath.ToSlash(path), RawQuery: q.Encode()}
 	return u.String()
+}
+
+// Checkpoint copies the write-ahead log into the database file and
+// empties the log (PRAGMA wal_checkpoint(TRUNCATE)), so that rows just
+// deleted leave no copy in kodyls.db-wal. It reports whether it could:
+// a reader of another process in the middle of a transaction keeps it
+// from finishing, and the next checkpoint (sqlite's own, or the one of
+// the last connection to close) does it then.
+func (s *Store) Checkpoint(ctx context.Context) (bool, error) {
+	var busy, logFrames, done int
+	err := s.retryBusy(ctx, "checkpoint", func() error {
+		return s.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done)
+	})
+	if err != nil {
+		return false, s.Fault(fmt.Errorf("checkpoint %s: %w", s.path, err))
+	}
+	return busy == 0, nil
 }
 
 // Close closes both connection pools.

@@ -86,15 +86,18 @@ func TestMigrationsFresh(t *testing.T) {
 	}
 	// The write pool must really have the pragmas from the DSN.
 	err = st.Write(ctx, func(tx *sql.Tx) error {
-		var busy, fk int
+		var busy, fk, secure int
 		if err := tx.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&busy); err != nil {
 			return err
 		}
 		if err := tx.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
 			return err
 		}
-		if busy != 5000 || fk != 1 {
-			return fmt.Errorf("busy_timeout = %d, foreign_keys = %d", busy, fk)
+		if err := tx.QueryRowContext(ctx, "PRAGMA secure_delete").Scan(&secure); err != nil {
+			return err
+		}
+		if busy != 5000 || fk != 1 || secure != 1 {
+			return fmt.Errorf("busy_timeout = %d, foreign_keys = %d, secure_delete = %d", busy, fk, secure)
 		}
 		return nil
 	})

@@ -216,10 +216,8 @@ func (x *Explainer) ExplainError(ctx context.Context, e errparse.Error, raw stri
 func (x *Explainer) explain(ctx context.Context, errs []errparse.Error, primary int, output string, offline bool, emit func(agent.Event)) (*Report, error) {
 	rep := &Report{Errors: errs, Primary: primary, Similar: []Similar{}}
 	e := errs[primary]
-	rec := index.ErrorRecord{
-		Workspace: x.Workspace, Fingerprint: e.Fingerprint, Tool: e.Tool, Language: e.Language,
-		Code: e.Code, Message: e.Message, Template: errparse.Template(e), File: e.File, Raw: excerpt(output, 4000),
-	}
+	rec := record(x.Workspace, e, output)
+	msgHash := rec.MessageHash
 	hash, known := x.contentHash(e)
 	var errID int64
 	if x.History != nil {
@@ -231,7 +229,7 @@ func (x *Explainer) explain(ctx context.Context, errs []errparse.Error, primary 
 		// Code kodyls cannot read may have changed since: no stored
 		// answer is reused for it.
 		if known {
-			if ex, ok, err := x.History.Cached(ctx, x.Workspace, e.Fingerprint, hash, CacheAge); err == nil && ok {
+			if ex, ok, err := x.History.Cached(ctx, x.Workspace, e.Fingerprint, hash, msgHash, CacheAge); err == nil && ok {
 				rep.RCA = &Answer{RootCause: ex.RootCause, FixGuidelines: ex.Steps, Confidence: ex.Confidence, Source: SourceHistory, ToolsUsed: []string{}}
 				rep.Note = fmt.Sprintf("answered from history: the same error in the same code was explained %s ago", time.Since(ex.CreatedAt).Round(time.Minute))
 				rep.Similar = x.similar(ctx, rec)
@@ -278,12 +276,55 @@ func (x *Explainer) explain(ctx context.Context, errs []errparse.Error, primary 
 		rep.Note = fmt.Sprintf("resumed from step %d of an interrupted explanation: the model calls made before the interruption were not repeated", resumed)
 	}
 	if x.History != nil && errID != 0 {
-		ex := index.Explanation{RootCause: ans.RootCause, Steps: ans.FixGuidelines, Confidence: ans.Confidence, Source: SourceModel, Model: x.Gateway.Model(llm.TaskAgent), ContentHash: hash}
+		ex := index.Explanation{RootCause: ans.RootCause, Steps: ans.FixGuidelines, Confidence: ans.Confidence, Source: SourceModel,
+			Model: x.Gateway.Model(llm.TaskAgent), ContentHash: hash, Message: rec.Message, MessageHash: msgHash}
 		if err := x.History.Explain(ctx, errID, ex); err != nil {
 			x.log().Warn("cannot store the explanation", "error", err)
 		}
 	}
 	return rep, nil
+}
+
+// record is error e as the history keeps it, with the secrets of its text
+// redacted: the history is a file on disk that outlives the session, and
+// `kodyls history search` prints it. The fingerprint, made from the text
+// as it was, is not changed by it: a URI's password is part of the <url>
+// the fingerprint abstracts anyway.
+func record(workspace string, e errparse.Error, output string) index.ErrorRecord {
+	red := redact.Default()
+	rec := index.ErrorRecord{
+		Workspace: workspace, Fingerprint: e.Fingerprint, Tool: e.Tool, Language: e.Language, Code: e.Code,
+		Message: red.String(e.Message), Template: red.String(errparse.Template(e)), File: e.File,
+		Raw: red.String(excerpt(output, 4000)),
+	}
+	rec.MessageHash = messageHash(rec.Message, e.Line)
+	return rec
+}
+
+// messageHash identifies one error, not merely its kind: its message (as
+// stored, without the timestamps that change from run to run, see
+// errparse.MessageKey) and its line. An explanation is served from the
+// history for the same error only: "No module named 'numpy'" shares the
+// fingerprint of "No module named 'requests'", not its answer.
+func messageHash(message string, line int) string {
+	d := sha256.Sum256([]byte(fmt.Sprintf("%d\x00%s", line, errparse.MessageKey(message))))
+	return hex.EncodeToString(d[:])[:16]
+}
+
+// givenFor is the message of the error h's latest explanation answered:
+// the error's row holds the latest occurrence's, which may be another
+// error of its kind. An explanation stored before kodyls kept it may have
+// answered any of them: its kind (the template) stands for it.
+func givenFor(h index.HistoryEntry) string {
+	switch {
+	case h.Latest == nil:
+		return h.Message
+	case h.Latest.Message != "":
+		return h.Latest.Message
+	case h.Template != "":
+		return h.Template
+	}
+	return h.Message
 }
 
 // cutShort reports whether a run stopped for want of time or of an
@@ -389,7 +430,16 @@ func (x *Explainer) similar(ctx context.Context, rec index.ErrorRecord) []Simila
 		if h.Fingerprint == rec.Fingerprint && h.Count <= 1 && h.Latest == nil {
 			continue // the error just recorded, seen for the first time
 		}
-		s := Similar{Fingerprint: h.Fingerprint, Tool: h.Tool, Code: h.Code, Message: h.Message, File: h.File, Count: h.Count, Score: h.Score, Exact: h.Exact}
+		// The same error only when the explanation was given for this
+		// very error (message and line); another of its kind, or one
+		// explained before kodyls told them apart, is a similar error.
+		same := h.Exact && h.Fingerprint == rec.Fingerprint
+		if h.Latest != nil {
+			same = same && h.Latest.MessageHash == rec.MessageHash
+		} else {
+			same = same && errparse.MessageKey(h.Message) == errparse.MessageKey(rec.Message)
+		}
+		s := Similar{Fingerprint: h.Fingerprint, Tool: h.Tool, Code: h.Code, Message: givenFor(h), File: h.File, Count: h.Count, Score: h.Score, Exact: same}
 		if h.Latest != nil {
 			s.RootCause, s.FixGuidelines, s.Confidence = h.Latest.RootCause, h.Latest.Steps, h.Latest.Confidence
 		}
@@ -453,10 +503,11 @@ func (x *Explainer) agent(ctx context.Context, e errparse.Error, output, hash st
 
 // thread names the agent run of one error in one state of the code: the
 // same error explained again before the code changed continues an
-// interrupted run, and a change of the code starts a new one.
+// interrupted run, and a change of the code, or another error of the
+// same kind, starts a new one.
 func (x *Explainer) thread(e errparse.Error, contentHash string) string {
 	d := sha256.New()
-	fmt.Fprintf(d, "%s\x00%s\x00%s", x.Workspace, e.Fingerprint, contentHash)
+	fmt.Fprintf(d, "%s\x00%s\x00%s\x00%s", x.Workspace, e.Fingerprint, contentHash, messageHash(e.Message, e.Line))
 	return "rca/" + hex.EncodeToString(d.Sum(nil))[:24]
 }
 
@@ -630,10 +681,7 @@ func (x *Explainer) similarErrorsTool(e errparse.Error) agent.Tool {
 			var entries []index.HistoryEntry
 			var err error
 			if strings.TrimSpace(a.Query) == "" {
-				entries, err = x.History.Similar(ctx, x.Workspace, index.ErrorRecord{
-					Workspace: x.Workspace, Fingerprint: e.Fingerprint, Tool: e.Tool, Language: e.Language,
-					Code: e.Code, Message: e.Message, Template: errparse.Template(e), File: e.File,
-				}, 5)
+				entries, err = x.History.Similar(ctx, x.Workspace, record(x.Workspace, e, ""), 5)
 			} else {
 				entries, err = x.History.Search(ctx, x.Workspace, a.Query, 5)
 			}
@@ -644,6 +692,10 @@ func (x *Explainer) similarErrorsTool(e errparse.Error) agent.Tool {
 			for _, h := range entries {
 				fmt.Fprintf(&b, "- %s %s at %s (seen %d times, score %.2f)\n", h.Tool, h.Message, h.File, h.Count, h.Score)
 				if h.Latest != nil {
+					if m := givenFor(h); m != h.Message {
+						// Given for another error of the kind.
+						fmt.Fprintf(&b, "  explained then for: %s\n", m)
+					}
 					fmt.Fprintf(&b, "  root cause then: %s\n", h.Latest.RootCause)
 				}
 			}

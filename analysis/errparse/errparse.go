@@ -216,6 +216,11 @@
 //     quote only opens after a non-word character and only closes before one,
 //     so apostrophes in "can't" do not count.
 //  4. UUIDs → <uuid>.
+//     Dates with a time of day (RFC 3339 / ISO 8601, with T or a blank,
+//     fractional seconds, Z or an offset: 2026-11-25T15:09:30Z,
+//     2026-11-25 15:09:30.5 +0000 UTC, 20261125T150930Z) → <time>. A date
+//     alone is left to rule 8; a log's 2026/11/25 15:09:30 is already
+//     <path> <n>:<n>:<n> by rules 5 and 8.
 //  5. File paths → <path>: absolute unix or windows paths, ./ ../ ~/ paths,
 //     relative paths with a slash and a file extension or two slashes, and
 //     bare names with a source extension (x.go, a.ts), each with an optional

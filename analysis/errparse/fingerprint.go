@@ -38,13 +38,36 @@ func reRule(name, re, repl string) templateRule {
 var (
 	hexLongRE = regexp.MustCompile(`\b[0-9a-fA-F]{8,}\b`)
 	digitRE   = regexp.MustCompile(`[0-9]`)
+	// timeRE matches a date with a time of day as RFC 3339 and ISO 8601
+	// write it: T or a blank between them, seconds and their fraction
+	// optional, then Z, an offset (+01:00, -0500) or Go's " +0000 UTC";
+	// or ISO 8601's basic form (20261125T150930Z). A date alone is left to
+	// the number rule, which makes it <n>-<n>-<n> whatever the date.
+	timeRE = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:[Zz]\b|[+-]\d{2}(?::?\d{2})?\b| [+-]\d{4}(?: [A-Z]{2,5}\b)?)?` +
+		`|\b\d{8}[Tt]\d{6}(?:[.,]\d+)?(?:[Zz]|[+-]\d{4})?\b`)
+	// logTimeRE matches the date and time of Go's log package and of many
+	// loggers (2026/11/25 15:09:30.123456). Template already makes it
+	// "<path> <n>:<n>:<n>", the same for every time; MessageKey needs it.
+	logTimeRE = regexp.MustCompile(`\b\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?\b`)
 )
+
+// MessageKey returns msg with what differs between two runs of the very
+// same error replaced by placeholders: dates with a time of day (the
+// clock, not the mistake). Two errors are the same error, not merely of
+// the same kind (Fingerprint), when their MessageKeys are equal: "No
+// module named 'requests'" and "No module named 'numpy'" share a
+// fingerprint but not a key.
+func MessageKey(msg string) string {
+	msg = timeRE.ReplaceAllString(msg, "<time>")
+	return logTimeRE.ReplaceAllString(msg, "<time>")
+}
 
 var templateRules = []templateRule{
 	reRule("suggestion", `(?i)\s*[;,.]?\s*(?:did you mean|perhaps you meant)\b.*$`, ""),
 	reRule("url", `\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'"<>]+`, "<url>"),
 	{"quoted", stripQuoted},
 	reRule("uuid", `(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`, "<uuid>"),
+	{"time", func(s string) string { return timeRE.ReplaceAllString(s, "<time>") }},
 	{"path", stripPaths},
 	reRule("hex-address", `\b0[xX][0-9a-fA-F]+\b`, "<hex>"),
 	{"hex-long", func(s string) string {

@@ -186,6 +186,13 @@ func TestTemplateRules(t *testing.T) {
 		{"it's the user's 'thing'", "it's the user's <id>"},
 		// 4. UUIDs
 		{"job 3f2b1c9e-8a7d-4c1e-9b2a-0c4d5e6f7a8b failed", "job <uuid> failed"},
+		// 4b. dates with a time of day; a date alone and a log's time stay as they were
+		{"current time 2026-11-25T15:09:30Z is after 2026-11-24T00:00:00+01:00", "current time <time> is after <time>"},
+		{"at 2026-11-25 15:09:30.123456789 +0000 UTC m=+0.5", "at <time> m=+<n>"},
+		{"at 2026-11-25t15:09:30,5-0500, again 20261125T150930Z", "at <time>, again <time>"},
+		{"since 2026-11-25 15:09", "since <time>"},
+		{"released 2026-11-25", "released <n>-<n>-<n>"},
+		{"2026/11/25 15:09:30 dial failed", "<path> <n>:<n>:<n> dial failed"},
 		// 5. paths, with line:col, unix and windows, relative
 		{"open /tmp/x/config.yaml: no such file or directory", "open <path>: no such file or directory"},
 		{`C:\Users\me\app\main.go:12:3: oops`, "<path>: oops"},
@@ -218,6 +225,43 @@ func TestTemplateRules(t *testing.T) {
 	for _, c := range cases {
 		if got := Template(Error{Message: c.in}); got != c.want {
 			t.Errorf("Template(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+// An error that quotes the clock is one error, run after run: the
+// timestamps neither split its fingerprint nor make its message another.
+func TestTimestampsDoNotSplitAnError(t *testing.T) {
+	runs := []string{
+		"x509: certificate has expired or is not yet valid: current time 2026-11-25T15:09:30Z is after 2026-11-24T00:00:00Z",
+		"x509: certificate has expired or is not yet valid: current time 2026-11-25T15:10:02.51Z is after 2026-11-24T00:00:00Z",
+		"x509: certificate has expired or is not yet valid: current time 2026-11-26T09:00:00+01:00 is after 2026-11-24T00:00:00Z",
+	}
+	fp, key := "", ""
+	for i, m := range runs {
+		e := Error{Tool: "go test", Message: m}
+		if i == 0 {
+			fp, key = Fingerprint(e), MessageKey(m)
+			continue
+		}
+		if Fingerprint(e) != fp {
+			t.Errorf("run %d: fingerprint %s, want %s (template %q)", i, Fingerprint(e), fp, Template(e))
+		}
+		if MessageKey(m) != key {
+			t.Errorf("run %d: message key %q, want %q", i, MessageKey(m), key)
+		}
+	}
+	if MessageKey("2026/11/25 15:09:30 dial tcp: refused") != MessageKey("2026/11/26 08:00:01.5 dial tcp: refused") {
+		t.Error("a log's timestamp made another message key")
+	}
+	// Names and numbers stay: they are what tells one error from another.
+	for _, p := range [][2]string{
+		{"No module named 'requests'", "No module named 'numpy'"},
+		{"undefined: foo", "undefined: bar"},
+		{"got 3, want 4", "got 3, want 5"},
+	} {
+		if MessageKey(p[0]) == MessageKey(p[1]) {
+			t.Errorf("MessageKey(%q) = MessageKey(%q)", p[0], p[1])
 		}
 	}
 }

@@ -169,6 +169,9 @@ type historyEntryJSON struct {
 }
 
 type historyExplanationJSON struct {
+	// GivenFor is the message of the error the explanation answered,
+	// which may be another error of the kind than the latest one.
+	GivenFor   string    `json:"givenFor,omitempty"`
 	RootCause  string    `json:"rootCause"`
 	Steps      []string  `json:"steps"`
 	Confidence float64   `json:"confidence"`
@@ -190,7 +193,7 @@ func toEntryJSON(e index.HistoryEntry) historyEntryJSON {
 			steps = []string{}
 		}
 		out.Latest = &historyExplanationJSON{
-			RootCause: x.RootCause, Steps: steps, Confidence: x.Confidence, Source: x.Source,
+			GivenFor: x.Message, RootCause: x.RootCause, Steps: steps, Confidence: x.Confidence, Source: x.Source,
 			Model: x.Model, CreatedAt: x.CreatedAt.UTC(), Feedback: x.Feedback,
 		}
 	}
@@ -210,6 +213,11 @@ func writeEntryText(w io.Writer, e index.HistoryEntry) {
 	fmt.Fprintf(w, "  seen:       %d time(s), last %s\n", e.Count, e.LastSeen.Local().Format("2006-01-02 15:04"))
 	if x := e.Latest; x != nil && x.RootCause != "" {
 		fmt.Fprintf(w, "  root cause: %s (%s, confidence %.0f%%)\n", x.RootCause, x.Source, x.Confidence*100)
+		if x.Message != "" && x.Message != e.Message {
+			// An error is a kind of error: the explanation may answer
+			// another one of the kind than the latest.
+			fmt.Fprintf(w, "  given for:  %s\n", x.Message)
+		}
 	} else {
 		fmt.Fprintln(w, "  root cause: not explained yet")
 	}
