@@ -190,46 +190,56 @@ func bagOf(text string) lineBag {
 	return b
 }
 
-// similarity is the share of the larger file's bytes that the two files
-// have in common, counted by lines wherever they stand, as git's rename
-// detection counts shared content.
-func similarity(a, b lineBag) float64 {
-	larger := max(a.size, b.size)
-	if larger == 0 {
-		return 0
-	}
-	if float64(min(a.size, b.size)) < moveMinSimilarity*float64(larger) {
+// similar reports whether two files of these sizes can be moveMinSimilarity
+// alike at all, and the share of the larger one's bytes that common bytes
+// make.
+func similar(common, sizeA, sizeB int) float64 {
+	larger := max(sizeA, sizeB)
+	if larger == 0 || float64(min(sizeA, sizeB)) < moveMinSimilarity*float64(larger) {
 		return 0 // too small to have enough in common
-	}
-	if len(a.counts) > len(b.counts) {
-		a, b = b, a
-	}
-	common := 0
-	for l, n := range a.counts {
-		common += min(n, b.counts[l]) * len(l)
 	}
 	return float64(common) / float64(larger)
 }
 
 // pairMoves pairs new files with the deleted files they were moved from:
-// of all pairs at least moveMinSimilarity alike, the most alike first,
-// each file in one pair at most (git's way), so that an exact move is
-// never lost to a partial copy that sorts first. news and deleted map
+// of all pairs at least moveMinSimilarity alike (the share of the larger
+// file's bytes the two have in common, counted by lines wherever they
+// stand, as git's rename detection counts shared content), the most alike
+// first, each file in one pair at most (git's way), so that an exact move
+// is never lost to a partial copy that sorts first. news and deleted map
 // paths to texts; the result maps a new path to its deleted one.
 func pairMoves(news, deleted map[string]string) map[string]string {
 	type pair struct {
 		to, from string
 		score    float64
 	}
-	oldBags := make(map[string]lineBag, len(deleted))
+	// Each line of the deleted files, with the files it is in: a new
+	// file's lines are looked up once each, so unrelated files cost
+	// nothing to compare.
+	type posting struct{ file, n int }
+	var olds []string
+	var oldSizes []int
+	lines := map[string][]posting{}
 	for p, t := range deleted {
-		oldBags[p] = bagOf(t)
+		bag := bagOf(t)
+		for l, n := range bag.counts {
+			lines[l] = append(lines[l], posting{len(olds), n})
+		}
+		olds = append(olds, p)
+		oldSizes = append(oldSizes, bag.size)
 	}
 	var pairs []pair
+	common := make([]int, len(olds))
 	for to, t := range news {
 		nb := bagOf(t)
-		for from, ob := range oldBags {
-			if sc := similarity(nb, ob); sc >= moveMinSimilarity {
+		clear(common)
+		for l, n := range nb.counts {
+			for _, p := range lines[l] {
+				common[p.file] += min(n, p.n) * len(l)
+			}
+		}
+		for i, from := range olds {
+			if sc := similar(common[i], nb.size, oldSizes[i]); sc >= moveMinSimilarity {
 				pairs = append(pairs, pair{to, from, sc})
 			}
 		}
