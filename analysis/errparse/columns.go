@@ -1,6 +1,7 @@
 package errparse
 
 import (
+	"strings"
 	"unicode/utf8"
 )
 
@@ -17,9 +18,12 @@ import (
 //
 //	tool                              unit
 //	go build, go vet                  UTF-8 bytes (go/token)
+//	gcc, g++ (their default)          display columns: a tab advancing to
+//	                                  the next multiple of 8, a wide
+//	                                  character (CJK, emoji) 2
 //	gcc, g++ with -fdiagnostics-column-unit=byte, clang
-//	                                  UTF-8 bytes (gcc's default counts
-//	                                  display columns, a tab as 8)
+//	                                  UTF-8 bytes (the build sets it when
+//	                                  the command has the flag)
 //	mypy                              UTF-8 bytes (Python's ast offsets)
 //	rustc, cargo (text and JSON)      characters (code points; a tab is 1)
 //	rust panics ("panicked at f:l:c") display columns: a tab is 4, an
@@ -40,8 +44,10 @@ import (
 // Not run for this table: jest, vitest and node --test print V8's stack
 // frames and ESLint the offsets of JavaScript strings (UTF-16 too);
 // staticcheck uses go/token and the sanitizers the compiler's columns
-// (bytes). Other tools (flake8, the last-resort "file:line:col" form,
-// nasm, …) are taken to count bytes, the convention of gcc-style output.
+// (bytes). flake8 mixes units: pyflakes (F) and mccabe (C9) codes give
+// the ast's byte offsets, pycodestyle (E, W) characters; its lines carry
+// the unit of their code. Other tools (the last-resort "file:line:col"
+// form, nasm, …) are taken to count bytes.
 // On a line of ASCII text every unit but the display columns agrees.
 type ColumnUnit uint8
 
@@ -63,6 +69,10 @@ const (
 	// panic's location: a tab is 4, a wide character (CJK, emoji) 2, a
 	// combining mark 0.
 	UnitDisplay
+	// UnitDisplayTab8 counts display columns as gcc does by default: a
+	// tab advances to the next multiple of 8, a wide character is 2, a
+	// combining mark 0.
+	UnitDisplayTab8
 )
 
 // String names the unit, for logs and tests.
@@ -78,6 +88,8 @@ func (u ColumnUnit) String() string {
 		return "utf-16, tab 8"
 	case UnitDisplay:
 		return "display columns"
+	case UnitDisplayTab8:
+		return "display columns, tab 8"
 	}
 	return "default"
 }
@@ -90,10 +102,26 @@ func ToolColumnUnit(tool string) ColumnUnit {
 		return UnitChars
 	case "rust panic":
 		return UnitDisplay
+	case "gcc":
+		return UnitDisplayTab8
 	case "javac", "node", "tsc", "eslint", "jest", "vitest":
 		return UnitUTF16
 	}
 	return UnitBytes
+}
+
+// CommandColumnUnits sets the unit of the errors of command's output that
+// its flags decide and its output does not show: gcc and g++ count display
+// columns unless -fdiagnostics-column-unit=byte is given.
+func CommandColumnUnits(errs []Error, command string) {
+	if !strings.Contains(command, "-fdiagnostics-column-unit=byte") {
+		return
+	}
+	for i := range errs {
+		if errs[i].Tool == "gcc" {
+			errs[i].ColumnUnit = UnitBytes
+		}
+	}
 }
 
 // ByteOffset is the 0-based byte offset in line (one line of text, without
@@ -142,8 +170,10 @@ func (u ColumnUnit) width(r rune, at int) int {
 		if r > 0xFFFF {
 			return 2
 		}
-	case UnitDisplay:
+	case UnitDisplay, UnitDisplayTab8:
 		switch {
+		case r == '\t' && u == UnitDisplayTab8:
+			return 8 - at%8
 		case r == '\t':
 			return 4
 		case combining(r):

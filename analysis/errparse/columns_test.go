@@ -1,6 +1,7 @@
 package errparse
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path"
@@ -80,6 +81,12 @@ var toolColumnCases = []toolColumnCase{
 	{name: "g++ byte columns", program: "g++", files: map[string]string{
 		"a.cpp": "int main() {\n\tconst char *s = " + mixed + "; int y = undefinedThing;\n}\n",
 	}, command: "g++ -fsyntax-only -fdiagnostics-column-unit=byte a.cpp", file: "a.cpp", line: 2, marker: "undefinedThing", unit: UnitBytes},
+	{name: "gcc", program: "gcc", files: map[string]string{
+		"a.c": "int main(void) {\n\tconst char *s = " + mixed + "; int y = undefinedThing;\n}\n",
+	}, command: "gcc -fsyntax-only a.c", file: "a.c", line: 2, marker: "undefinedThing", unit: UnitDisplayTab8},
+	{name: "g++", program: "g++", files: map[string]string{
+		"a.cpp": "int main() {\n\tconst char *s = \"日本\" " + mixed + "; int y = undefinedThing;\n}\n",
+	}, command: "g++ -fsyntax-only a.cpp", file: "a.cpp", line: 2, marker: "undefinedThing", unit: UnitDisplayTab8},
 	{name: "clang", program: "clang", files: map[string]string{
 		"a.c": "int main(void) {\n\tconst char *s = " + mixed + "; int y = undefinedThing;\n}\n",
 	}, command: "clang -fsyntax-only a.c", file: "a.c", line: 2, marker: "undefinedThing", unit: UnitBytes},
@@ -168,7 +175,9 @@ func TestToolColumnUnits(t *testing.T) {
 			if c.marker == "\n" {
 				want = len(line)
 			}
-			for _, e := range Parse(string(out), Options{Workspace: dir}) {
+			errs := Parse(string(out), Options{Workspace: dir})
+			CommandColumnUnits(errs, c.command)
+			for _, e := range errs {
 				if path.Clean(e.File) != c.file || e.Line != c.line {
 					continue
 				}
@@ -224,5 +233,36 @@ func TestPythonCaretNeedsTheFile(t *testing.T) {
 	errs := Parse(out, Options{Workspace: ws, Dir: filepath.Join(ws, "app")})
 	if len(errs) != 1 || errs[0].File != "app/a.py" || errs[0].Column != 11 {
 		t.Errorf("run in app/: %+v, want app/a.py at column 11", errs)
+	}
+}
+
+// TestFlake8ColumnsByCode: flake8 prints pyflakes' columns (F) in bytes and
+// pycodestyle's (E, W) in characters; each line is read in its code's
+// unit. The output is flake8 5.0.4's (pyflakes 2.5, pycodestyle 2.10) for
+// the text below.
+func TestFlake8ColumnsByCode(t *testing.T) {
+	text := "def f():\n    s = \"héllo 日本\"; return s \n\n\ndef g():\n    t = \"😀😀\"; return undefined_thing\n"
+	out := "f.py:2:19: E702 multiple statements on one line (semicolon)\n" +
+		"f.py:2:29: W291 trailing whitespace\n" +
+		"f.py:6:5: F841 local variable 't' is assigned to but never used\n" +
+		"f.py:6:13: E702 multiple statements on one line (semicolon)\n" +
+		"f.py:6:28: F821 undefined name 'undefined_thing'\n"
+	lines := strings.Split(text, "\n")
+	want := map[string]int{ // code@line → byte offset of what it names
+		"E702@2": strings.Index(lines[1], ";"),
+		"W291@2": len(lines[1]) - 1,
+		"F841@6": strings.Index(lines[5], "t"),
+		"E702@6": strings.Index(lines[5], ";"),
+		"F821@6": strings.Index(lines[5], "undefined_thing"),
+	}
+	errs := Parse(out, Options{})
+	if len(errs) != len(want) {
+		t.Fatalf("%d errors: %+v", len(errs), errs)
+	}
+	for _, e := range errs {
+		key := fmt.Sprintf("%s@%d", e.Code, e.Line)
+		if got := e.ColumnUnit.ByteOffset(lines[e.Line-1], e.Column); got != want[key] {
+			t.Errorf("%s: column %d (%s) is byte %d, want %d", key, e.Column, e.ColumnUnit, got, want[key])
+		}
 	}
 }

@@ -271,7 +271,13 @@ func parsePythonWarning(s *scanner) bool {
 		if flake8ErrorRE.MatchString(m[4]) {
 			sev = "error"
 		}
-		s.add(Error{Tool: "flake8", Language: "python", File: s.rel(m[1]), Line: atoi(m[2]), Column: atoi(m[3]), Severity: sev, Code: m[4], Message: m[5]})
+		// pyflakes (F) and mccabe (C9) give the ast's offsets, in bytes;
+		// pycodestyle (E, W) and most plugins count characters.
+		unit := UnitChars
+		if strings.HasPrefix(m[4], "F") || strings.HasPrefix(m[4], "C9") {
+			unit = UnitBytes
+		}
+		s.add(Error{Tool: "flake8", Language: "python", File: s.rel(m[1]), Line: atoi(m[2]), Column: atoi(m[3]), ColumnUnit: unit, Severity: sev, Code: m[4], Message: m[5]})
 		s.i++
 		return true
 	}

@@ -116,6 +116,7 @@ func (b *Build) Wait() ([]errparse.Error, error) {
 		return nil, fmt.Errorf("build command %q failed to run: %w", b.command, err)
 	}
 	errs := errparse.Parse(out, errparse.Options{Workspace: b.folder.Root, Dir: CommandDir(b.folder.Root, b.command)})
+	errparse.CommandColumnUnits(errs, b.command)
 	errs = b.placed(errs)
 	if err != nil && len(errs) == 0 {
 		// It failed, but with nothing kodyls can place in a file: say what

@@ -96,8 +96,7 @@ var SettingsTable = []Setting{
 	stringSetting("build.onSave", func(s *Settings) *string { return &s.Build.OnSave }, "",
 		"a shell command run in the workspace on save, e.g. `go build ./...`; its errors become diagnostics "+
 			"(`source` \"build\") that offer \"Explain this error\"; a newer save cancels the running build "+
-			"and kills its process group (for gcc add `-fdiagnostics-column-unit=byte`: it counts a tab as "+
-			"8 columns otherwise)", "go build ./..."),
+			"and kills its process group", "go build ./..."),
 	intSetting("build.timeoutMs", func(s *Settings) *int { return &s.Build.TimeoutMS }, 120000, 1000, 3600000,
 		"limit of one build", 300000),
 	mapSetting("severity", func(s *Settings) *map[string]string { return &s.Severity }, map[string]string{
