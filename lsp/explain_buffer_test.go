@@ -1,21 +1,15 @@
 package lsp_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"go.lsp.dev/protocol"
 
-	"github.com/kodustech/kodyls/agents/llm"
 	"github.com/kodustech/kodyls/agents/llmtest"
-	"github.com/kodustech/kodyls/analysis/workspace"
 	"github.com/kodustech/kodyls/editors/contract"
-	"github.com/kodustech/kodyls/index"
-	"github.com/kodustech/kodyls/lsp"
 	"github.com/kodustech/kodyls/lsp/lsptest"
 )
 
@@ -44,21 +38,7 @@ func TestExplainReadsTheUnsavedBuffer(t *testing.T) {
 	fake.On(turn, llmtest.Tools(llmtest.ToolCall{Name: "read_file", Arguments: fmt.Sprintf(`{"path":"main.go","line":%d,"radius":1}`, errLine+1)}))
 
 	repo := lsptest.NewRepo(t, map[string]string{"main.go": disk.String()})
-	st, err := index.OpenStore(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc := workspace.Open(context.Background(), workspace.Config{
-		Getenv:    func(string) string { return "" },
-		Store:     st,
-		AdjustLLM: func(c *llm.Config) { c.MaxRetries, c.Timeout = -1, 5*time.Second },
-	})
-	t.Cleanup(svc.Close)
-	s := lsptest.StartInProcess(t, repo.Dir, lsp.Options{Services: svc})
-	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{
-		"llm": map[string]any{"baseUrl": fake.URL, "model": "fake-model"},
-	}})
+	s := startExplaining(t, repo.Dir, fake.URL)
 	s.OpenFile("main.go")
 	s.Insert("main.go", protocol.Position{Line: 2, Character: 0}, unsaved.String())
 	s.AwaitIdle("")

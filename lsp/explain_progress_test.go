@@ -38,26 +38,12 @@ func TestExplanationProgressShowsEveryStep(t *testing.T) {
 	fake.On(llmtest.HasTool("final_answer"), llmtest.Tools(llmtest.ToolCall{Name: "final_answer",
 		Arguments: `{"rootCause":"fmt has no Printx","fixGuidelines":["Call fmt.Print."],"confidence":0.9}`}))
 	repo := newWorkspace(t)
-	st, err := index.OpenStore(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc := workspace.Open(context.Background(), workspace.Config{
-		Getenv:    func(string) string { return "" },
-		Store:     st,
-		AdjustLLM: func(c *llm.Config) { c.MaxRetries, c.Timeout = -1, 5*time.Second },
-	})
-	t.Cleanup(svc.Close)
-	s := lsptest.StartInProcess(t, repo.Dir, lsp.Options{Services: svc})
-	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{
-		"llm": map[string]any{"baseUrl": fake.URL, "model": "fake-model"},
-	}})
+	s := startExplaining(t, repo.Dir, fake.URL)
 	s.AwaitIdle("")
 
 	arg, _ := json.Marshal(contract.ExplainArgs{Text: "main.go:6:2: undefined: fmt.Printx"})
 	var res contract.ExplainResult
-	err = s.Call(protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{
+	err := s.Call(protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{
 		WorkDoneProgressParams: protocol.WorkDoneProgressParams{WorkDoneToken: protocol.String("explain-1")},
 		Command:                contract.CommandExplainError,
 		Arguments:              []protocol.LSPAny{arg},
@@ -93,4 +79,26 @@ func TestExplanationProgressShowsEveryStep(t *testing.T) {
 		t.Fatalf("progress lacks a node start (%v), a node finish (%v) or the tool call (%v):\n%s", started, finished, called, all)
 	}
 	s.Shutdown()
+}
+
+// startExplaining starts a server on dir with its own store and the model
+// at url, failing fast on a model that does not answer.
+func startExplaining(t *testing.T, dir, url string) *lsptest.Session {
+	t.Helper()
+	st, err := index.OpenStore(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	svc := workspace.Open(context.Background(), workspace.Config{
+		Getenv:    func(string) string { return "" },
+		Store:     st,
+		AdjustLLM: func(c *llm.Config) { c.MaxRetries, c.Timeout = -1, 5*time.Second },
+	})
+	t.Cleanup(svc.Close)
+	s := lsptest.StartInProcess(t, dir, lsp.Options{Services: svc})
+	s.Initialize(lsptest.InitOptions{InitializationOptions: map[string]any{
+		"llm": map[string]any{"baseUrl": url, "model": "fake-model"},
+	}})
+	return s
 }
