@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/kodustech/kodyls/agents/redact"
 	"github.com/kodustech/kodyls/analysis/kodusconfig/yamlpos"
 	"go.yaml.in/yaml/v3"
 )
@@ -642,10 +643,15 @@ func firstSentence(text string) string {
 }
 
 // cutTitle shortens a title to maxTitleLen characters at a word boundary,
-// ending it with "…" when it was cut.
+// ending it with "…" when it was cut. A title to cut is redacted first: a
+// secret cut in half would no longer be recognised where the title is
+// sent to the model.
 func cutTitle(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) <= maxTitleLen {
+		return s
+	}
+	if s = redact.Default().String(s); utf8.RuneCountInString(s) <= maxTitleLen {
 		return s
 	}
 	rs := []rune(s)[:maxTitleLen-1]

@@ -290,3 +290,21 @@ func TestAssistantLoadFiles(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestAssistantTitleCutKeepsNoPartOfASecret: a long bullet whose title is
+// cut inside a token keeps none of it (the title is sent to the model, and
+// half a token is no longer recognised as one there); the rule's text
+// keeps the whole line for the model's redaction.
+func TestAssistantTitleCutKeepsNoPartOfASecret(t *testing.T) {
+	token := "ghp_STRADDLEabcdefghijklmnopqrstuvwx1234"
+	// 40 characters, then the token: the cut at 79 falls inside it, and
+	// no blank after the first half of the title lets the cut move back.
+	bullet := "The deploy bot of staging authenticates " + token + " and nothing else ever uses it"
+	rules, errs := ClaudeMD().Parse("CLAUDE.md", []byte("- "+bullet+"\n- Keep functions short.\n"))
+	if len(errs) != 0 || len(rules) != 2 {
+		t.Fatalf("rules %v, errors %v", rules, errs)
+	}
+	if title := rules[0].Title; strings.Contains(title, "ghp_") || strings.Contains(title, "Ab1Ab1") {
+		t.Errorf("the title keeps part of the token: %q", title)
+	}
+}
