@@ -106,15 +106,7 @@ func TestSeenBeforeCarriesTheConfidenceGivenThen(t *testing.T) {
 func explainedBefore(t *testing.T, ws string, e errparse.Error, ex index.Explanation) *index.LocalHistory {
 	t.Helper()
 	ctx := context.Background()
-	st, err := index.OpenStore(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	hist, err := index.OpenHistory(ctx, st, index.HistoryOptions{RequireIndex: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	hist := openHistory(t)
 	id, err := hist.Record(ctx, index.ErrorRecord{Workspace: ws, Fingerprint: e.Fingerprint, Tool: e.Tool, Language: e.Language, Message: e.Message, Template: errparse.Template(e), File: e.File})
 	if err != nil {
 		t.Fatal(err)
